@@ -1,0 +1,43 @@
+# vkxla: two commands do all set-up on a fresh Debian machine (as root).
+#   make run   — compiles and runs the example program
+#   make test  — runs every test (lavapipe with the Khronos validation layer on)
+SHELL := /bin/bash
+export PATH := $(PATH):/usr/local/go/bin
+GO ?= go
+# Validation settings (sync validation on) for every device test.
+export VK_LAYER_SETTINGS_PATH := $(CURDIR)/testdata/vk_layer_settings.txt
+export VKXLA_VALIDATION ?= 1
+
+.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench
+
+setup:
+	@bash scripts/setup.sh
+
+run: setup
+	$(GO) run ./cmd/vkxla
+
+test: setup vet test-go test-race test-cgocheck
+
+vet:
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -count=1 ./...
+
+# The GC stress test under the race detector.
+test-race:
+	$(GO) test -count=1 -race -run 'GCStress' ./device/...
+
+# The device binding must pass Go's strict cgo pointer checks.
+test-cgocheck:
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./device/...
+
+generate:
+	$(GO) generate ./...
+
+bench: setup
+	$(GO) test -run '^$$' -bench . -benchtime 3x ./...
+
+# A few minutes of parser fuzzing (not part of make test; the seed corpus is).
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 3m ./hlo/
