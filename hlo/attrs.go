@@ -1,0 +1,169 @@
+package hlo
+
+import "fmt"
+
+// Attributes holds the op-specific fields of an instruction. One flat struct, as XLA's
+// attribute set is small and most fields apply to one or two ops; which fields an op
+// uses is fixed by shape inference and the printer, and unused fields stay zero.
+type Attributes struct {
+	// Dimensions: broadcast (operand dim → output dim), transpose (permutation),
+	// reverse, reduce (reduced dims), concatenate and sort (one dim).
+	Dimensions []int64
+	// IotaDimension is iota's counting dimension.
+	IotaDimension int64
+	// Slice is slice's [start:limit:stride] per dimension.
+	Slice []SliceDim
+	// Padding is pad's low/high/interior per dimension.
+	Padding []PadDim
+	// Window is reduce-window's, select-and-scatter's and convolution's window.
+	Window []WindowDim
+	// Direction and CompareType are compare's.
+	Direction   ComparisonDirection
+	CompareType CompareType
+	// Dot is dot's dimension numbers.
+	Dot *DotDims
+	// Conv is convolution's dim_labels; the group counts default to 1.
+	Conv              *ConvDims
+	FeatureGroupCount int64
+	BatchGroupCount   int64
+	// SliceSizes is dynamic-slice's dynamic_slice_sizes and gather's slice_sizes.
+	SliceSizes []int64
+	Gather     *GatherDims
+	Scatter    *ScatterDims
+	// IsStable is sort's.
+	IsStable bool
+	// TupleIndex is get-tuple-element's index.
+	TupleIndex int64
+	// ParameterNumber is parameter's position in its computation's signature.
+	ParameterNumber int64
+	// Literal is constant's value.
+	Literal *Literal
+}
+
+// SliceDim is one dimension of a slice: elements start, start+stride, … < limit.
+type SliceDim struct{ Start, Limit, Stride int64 }
+
+// PadDim is one dimension of a pad; negative low/high padding removes elements.
+type PadDim struct{ Low, High, Interior int64 }
+
+// WindowDim is one dimension of a window, with XLA's fields. A zero dilation or stride
+// is never valid; NewWindowDim gives the defaults (stride and dilations 1).
+type WindowDim struct {
+	Size, Stride    int64
+	PadLow, PadHigh int64
+	WindowDilation  int64 // rhs_dilation for convolution
+	BaseDilation    int64 // lhs_dilation for convolution
+	WindowReversal  bool
+}
+
+// NewWindowDim returns a window dimension of the given size with unit stride and
+// dilations and no padding.
+func NewWindowDim(size int64) WindowDim {
+	return WindowDim{Size: size, Stride: 1, WindowDilation: 1, BaseDilation: 1}
+}
+
+// ComparisonDirection is compare's direction.
+type ComparisonDirection uint8
+
+// The comparison directions.
+const (
+	CmpEQ ComparisonDirection = iota
+	CmpNE
+	CmpLT
+	CmpLE
+	CmpGT
+	CmpGE
+)
+
+var directionNames = [...]string{"EQ", "NE", "LT", "LE", "GT", "GE"}
+
+func (d ComparisonDirection) String() string {
+	if int(d) < len(directionNames) {
+		return directionNames[d]
+	}
+	return fmt.Sprintf("direction(%d)", uint8(d))
+}
+
+// ParseComparisonDirection maps "EQ", "LT", … to a direction.
+func ParseComparisonDirection(s string) (ComparisonDirection, error) {
+	for i, n := range directionNames {
+		if n == s {
+			return ComparisonDirection(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown comparison direction %q", s)
+}
+
+// CompareType is compare's optional type= attribute. CompareDefault follows the
+// operand type (FLOAT with IEEE semantics for floats, SIGNED/UNSIGNED for integers);
+// CompareTotalOrder orders floats as -NaN < -Inf < … < -0 < +0 < … < +Inf < +NaN.
+type CompareType uint8
+
+// The compare types.
+const (
+	CompareDefault CompareType = iota
+	CompareFloat
+	CompareTotalOrder
+	CompareSigned
+	CompareUnsigned
+)
+
+var compareTypeNames = [...]string{"", "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"}
+
+func (c CompareType) String() string {
+	if int(c) < len(compareTypeNames) {
+		return compareTypeNames[c]
+	}
+	return fmt.Sprintf("comparetype(%d)", uint8(c))
+}
+
+// ParseCompareType maps "FLOAT", "TOTALORDER", … to a compare type.
+func ParseCompareType(s string) (CompareType, error) {
+	for i, n := range compareTypeNames {
+		if n == s && i != 0 {
+			return CompareType(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown comparison type %q", s)
+}
+
+// DotDims are dot's dimension numbers. The output is batch dims, then lhs free dims,
+// then rhs free dims, each in operand order.
+type DotDims struct {
+	LhsBatch, RhsBatch             []int64
+	LhsContracting, RhsContracting []int64
+}
+
+// ConvDims are convolution's dimension numbers, as dim_labels such as b01f_01io->b01f
+// spell them: which dimension is batch, feature and each spatial dimension.
+type ConvDims struct {
+	InputBatch, InputFeature   int64
+	InputSpatial               []int64
+	KernelInput, KernelOutput  int64
+	KernelSpatial              []int64
+	OutputBatch, OutputFeature int64
+	OutputSpatial              []int64
+}
+
+// GatherDims are gather's dimension numbers (XLA operation semantics).
+type GatherDims struct {
+	OffsetDims         []int64
+	CollapsedSliceDims []int64
+	StartIndexMap      []int64
+	IndexVectorDim     int64
+	// Batching dims (XLA's operand_batching_dims / start_indices_batching_dims).
+	OperandBatchingDims      []int64
+	StartIndicesBatchingDims []int64
+}
+
+// ScatterDims are scatter's dimension numbers (XLA operation semantics).
+type ScatterDims struct {
+	UpdateWindowDims           []int64
+	InsertedWindowDims         []int64
+	ScatterDimsToOperandDims   []int64
+	IndexVectorDim             int64
+	InputBatchingDims          []int64
+	ScatterIndicesBatchingDims []int64
+	IndicesAreSorted           bool
+	UniqueIndices              bool
+}

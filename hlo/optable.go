@@ -1,0 +1,293 @@
+package hlo
+
+import "fmt"
+
+// Opcode identifies an HLO operation. Every opcode has exactly one row in opTable; the
+// builder, shape inference, verifier, printer, parser, cpuref and codegen all read it,
+// and TestOpTableCoverage fails where one of them lacks an opcode.
+type Opcode uint8
+
+// The opcodes, in op-table order.
+const (
+	OpInvalid Opcode = iota
+	OpParameter
+	OpConstant
+	OpIota
+	// Unary elementwise.
+	OpNegate
+	OpAbs
+	OpSign
+	OpExp
+	OpExpm1
+	OpLog
+	OpLog1p
+	OpSqrt
+	OpRsqrt
+	OpCbrt
+	OpTanh
+	OpLogistic
+	OpSin
+	OpCos
+	OpFloor
+	OpCeil
+	OpRoundNearestEven
+	OpIsFinite
+	OpNot
+	OpPopcnt
+	OpClz
+	// Binary elementwise.
+	OpAdd
+	OpSubtract
+	OpMultiply
+	OpDivide
+	OpRemainder
+	OpMaximum
+	OpMinimum
+	OpPower
+	OpAtan2
+	OpAnd
+	OpOr
+	OpXor
+	OpShiftLeft
+	OpShiftRightLogical
+	OpShiftRightArithmetic
+	OpCompare
+	// Ternary and conversions.
+	OpSelect
+	OpClamp
+	OpConvert
+	OpBitcastConvert
+	// Data movement.
+	OpBroadcast
+	OpReshape
+	OpTranspose
+	OpSlice
+	OpConcatenate
+	OpPad
+	OpReverse
+	OpDynamicSlice
+	OpDynamicUpdateSlice
+	OpGather
+	OpScatter
+	// Reductions and contractions.
+	OpReduce
+	OpReduceWindow
+	OpSelectAndScatter
+	OpDot
+	OpConvolution
+	OpSort
+	// Tuples and control flow.
+	OpTuple
+	OpGetTupleElement
+	OpWhile
+	OpConditional
+	OpCall
+	numOpcodes
+)
+
+// OpKind groups opcodes that share shape rules and lowering strategy.
+type OpKind uint8
+
+// The kinds of operation.
+const (
+	KindLeaf        OpKind = iota // parameter, constant, iota
+	KindUnary                     // elementwise, one operand
+	KindBinary                    // elementwise, two operands of one type
+	KindElementwise               // other elementwise: compare, select, clamp, convert
+	KindMovement                  // moves or selects elements without arithmetic
+	KindReduction                 // reduce, reduce-window, select-and-scatter
+	KindContraction               // dot, convolution
+	KindSort
+	KindTuple
+	KindControl // while, conditional, call
+)
+
+// TypeClass constrains the element type of an op's (array) operands.
+type TypeClass uint8
+
+// The type classes.
+const (
+	AnyType   TypeClass = iota // every array type
+	Numeric                    // integers and floats
+	FloatOnly                  // f16, bf16, f32, f64
+	IntOnly                    // signed and unsigned integers
+	IntOrPred                  // integers and pred (bitwise logic)
+)
+
+// Allows reports whether dt is in the class.
+func (c TypeClass) Allows(dt DType) bool {
+	switch c {
+	case Numeric:
+		return dt.IsNumeric()
+	case FloatOnly:
+		return dt.IsFloat()
+	case IntOnly:
+		return dt.IsInteger()
+	case IntOrPred:
+		return dt.IsInteger() || dt == Pred
+	default:
+		return dt.IsValid()
+	}
+}
+
+func (c TypeClass) String() string {
+	return [...]string{"any type", "a numeric type", "a floating-point type",
+		"an integer type", "an integer or pred type"}[c]
+}
+
+// Variadic marks an op row whose operand count is not fixed.
+const Variadic = -1
+
+// OpInfo is one row of the op table.
+type OpInfo struct {
+	Name  string // XLA text name
+	Kind  OpKind
+	Arity int // operand count, or Variadic
+	// Types constrains operand element types (for elementwise ops; others check in
+	// shape inference).
+	Types TypeClass
+	// Elementwise ops map each output element from the same-index operand elements.
+	Elementwise bool
+	// Commutative binary ops may swap operands (CSE, algebraic simplification).
+	Commutative bool
+	// Called names the roles of the called computations, in Instruction.Called order,
+	// as the HLO text attribute names them (to_apply, condition, body, …). A role
+	// ending in "*" is a list attribute (branch_computations).
+	Called []string
+	// SideEffectFree ops may be removed when unused and duplicated when rematerialised.
+	SideEffectFree bool
+}
+
+func unaryOp(name string, types TypeClass) OpInfo {
+	return OpInfo{Name: name, Kind: KindUnary, Arity: 1, Types: types, Elementwise: true, SideEffectFree: true}
+}
+
+func binaryOp(name string, types TypeClass, commutative bool) OpInfo {
+	return OpInfo{Name: name, Kind: KindBinary, Arity: 2, Types: types, Elementwise: true,
+		Commutative: commutative, SideEffectFree: true}
+}
+
+func op(name string, kind OpKind, arity int, called ...string) OpInfo {
+	return OpInfo{Name: name, Kind: kind, Arity: arity, Called: called, SideEffectFree: true}
+}
+
+func elementwise(name string, arity int) OpInfo {
+	info := op(name, KindElementwise, arity)
+	info.Elementwise = true
+	return info
+}
+
+var opTable = [numOpcodes]OpInfo{
+	OpInvalid:   {Name: "invalid"},
+	OpParameter: op("parameter", KindLeaf, 0),
+	OpConstant:  op("constant", KindLeaf, 0),
+	OpIota:      op("iota", KindLeaf, 0),
+
+	OpNegate:           unaryOp("negate", Numeric),
+	OpAbs:              unaryOp("abs", Numeric),
+	OpSign:             unaryOp("sign", Numeric),
+	OpExp:              unaryOp("exponential", FloatOnly),
+	OpExpm1:            unaryOp("exponential-minus-one", FloatOnly),
+	OpLog:              unaryOp("log", FloatOnly),
+	OpLog1p:            unaryOp("log-plus-one", FloatOnly),
+	OpSqrt:             unaryOp("sqrt", FloatOnly),
+	OpRsqrt:            unaryOp("rsqrt", FloatOnly),
+	OpCbrt:             unaryOp("cbrt", FloatOnly),
+	OpTanh:             unaryOp("tanh", FloatOnly),
+	OpLogistic:         unaryOp("logistic", FloatOnly),
+	OpSin:              unaryOp("sine", FloatOnly),
+	OpCos:              unaryOp("cosine", FloatOnly),
+	OpFloor:            unaryOp("floor", FloatOnly),
+	OpCeil:             unaryOp("ceil", FloatOnly),
+	OpRoundNearestEven: unaryOp("round-nearest-even", FloatOnly),
+	OpIsFinite:         unaryOp("is-finite", FloatOnly),
+	OpNot:              unaryOp("not", IntOrPred),
+	OpPopcnt:           unaryOp("popcnt", IntOnly),
+	OpClz:              unaryOp("count-leading-zeros", IntOnly),
+
+	OpAdd:                  binaryOp("add", Numeric, true),
+	OpSubtract:             binaryOp("subtract", Numeric, false),
+	OpMultiply:             binaryOp("multiply", Numeric, true),
+	OpDivide:               binaryOp("divide", Numeric, false),
+	OpRemainder:            binaryOp("remainder", Numeric, false),
+	OpMaximum:              binaryOp("maximum", Numeric, true),
+	OpMinimum:              binaryOp("minimum", Numeric, true),
+	OpPower:                binaryOp("power", Numeric, false),
+	OpAtan2:                binaryOp("atan2", FloatOnly, false),
+	OpAnd:                  binaryOp("and", IntOrPred, true),
+	OpOr:                   binaryOp("or", IntOrPred, true),
+	OpXor:                  binaryOp("xor", IntOrPred, true),
+	OpShiftLeft:            binaryOp("shift-left", IntOnly, false),
+	OpShiftRightLogical:    binaryOp("shift-right-logical", IntOnly, false),
+	OpShiftRightArithmetic: binaryOp("shift-right-arithmetic", IntOnly, false),
+	OpCompare:              elementwise("compare", 2),
+
+	OpSelect:         elementwise("select", 3),
+	OpClamp:          elementwise("clamp", 3),
+	OpConvert:        elementwise("convert", 1),
+	OpBitcastConvert: op("bitcast-convert", KindElementwise, 1),
+
+	OpBroadcast:          op("broadcast", KindMovement, 1),
+	OpReshape:            op("reshape", KindMovement, 1),
+	OpTranspose:          op("transpose", KindMovement, 1),
+	OpSlice:              op("slice", KindMovement, 1),
+	OpConcatenate:        op("concatenate", KindMovement, Variadic),
+	OpPad:                op("pad", KindMovement, 2),
+	OpReverse:            op("reverse", KindMovement, 1),
+	OpDynamicSlice:       op("dynamic-slice", KindMovement, Variadic),
+	OpDynamicUpdateSlice: op("dynamic-update-slice", KindMovement, Variadic),
+	OpGather:             op("gather", KindMovement, 2),
+	OpScatter:            op("scatter", KindMovement, Variadic, "to_apply"),
+
+	OpReduce:           op("reduce", KindReduction, Variadic, "to_apply"),
+	OpReduceWindow:     op("reduce-window", KindReduction, Variadic, "to_apply"),
+	OpSelectAndScatter: op("select-and-scatter", KindReduction, 3, "select", "scatter"),
+	OpDot:              op("dot", KindContraction, 2),
+	OpConvolution:      op("convolution", KindContraction, 2),
+	OpSort:             op("sort", KindSort, Variadic, "to_apply"),
+
+	OpTuple:           op("tuple", KindTuple, Variadic),
+	OpGetTupleElement: op("get-tuple-element", KindTuple, 1),
+	OpWhile:           op("while", KindControl, 1, "condition", "body"),
+	OpConditional:     op("conditional", KindControl, Variadic, "branch_computations*"),
+	OpCall:            op("call", KindControl, Variadic, "to_apply"),
+}
+
+// Info returns the op-table row of an opcode.
+func (o Opcode) Info() *OpInfo {
+	if o >= numOpcodes {
+		return &opTable[OpInvalid]
+	}
+	return &opTable[o]
+}
+
+// String returns the XLA text name.
+func (o Opcode) String() string {
+	if o >= numOpcodes || o == OpInvalid {
+		return fmt.Sprintf("opcode(%d)", uint8(o))
+	}
+	return opTable[o].Name
+}
+
+// AllOpcodes lists every valid opcode in table order.
+func AllOpcodes() []Opcode {
+	ops := make([]Opcode, 0, numOpcodes-1)
+	for o := OpInvalid + 1; o < numOpcodes; o++ {
+		ops = append(ops, o)
+	}
+	return ops
+}
+
+var opcodesByName = func() map[string]Opcode {
+	m := make(map[string]Opcode, numOpcodes)
+	for _, o := range AllOpcodes() {
+		m[opTable[o].Name] = o
+	}
+	return m
+}()
+
+// LookupOpcode maps an XLA text name to its opcode.
+func LookupOpcode(name string) (Opcode, bool) {
+	o, ok := opcodesByName[name]
+	return o, ok
+}

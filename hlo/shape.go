@@ -1,0 +1,125 @@
+package hlo
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Shape is a static array shape (element type and dimensions, row-major) or a tuple of
+// shapes. All layouts are row-major; layouts in HLO text are accepted and ignored.
+type Shape struct {
+	DType DType
+	Dims  []int64
+	// Elems holds the element shapes when DType is Tuple.
+	Elems []Shape
+}
+
+// MakeShape builds an array shape.
+func MakeShape(dt DType, dims ...int64) Shape {
+	return Shape{DType: dt, Dims: append([]int64{}, dims...)}
+}
+
+// MakeTuple builds a tuple shape.
+func MakeTuple(elems ...Shape) Shape {
+	return Shape{DType: Tuple, Elems: append([]Shape{}, elems...)}
+}
+
+// Scalar is a rank-0 shape.
+func Scalar(dt DType) Shape { return Shape{DType: dt} }
+
+// IsTuple reports a tuple shape.
+func (s Shape) IsTuple() bool { return s.DType == Tuple }
+
+// IsArray reports a valid array shape.
+func (s Shape) IsArray() bool { return s.DType.IsValid() }
+
+// Rank is the number of dimensions.
+func (s Shape) Rank() int { return len(s.Dims) }
+
+// IsScalar reports a rank-0 array.
+func (s Shape) IsScalar() bool { return s.IsArray() && len(s.Dims) == 0 }
+
+// NumElements is the product of the dimensions (1 for a scalar).
+func (s Shape) NumElements() int64 {
+	n := int64(1)
+	for _, d := range s.Dims {
+		n *= d
+	}
+	return n
+}
+
+// ByteSize is the dense row-major size of an array, or the sum over a tuple's elements.
+func (s Shape) ByteSize() int64 {
+	if s.IsTuple() {
+		var total int64
+		for _, e := range s.Elems {
+			total += e.ByteSize()
+		}
+		return total
+	}
+	return s.NumElements() * int64(s.DType.Size())
+}
+
+// Strides returns row-major element strides.
+func (s Shape) Strides() []int64 {
+	strides := make([]int64, len(s.Dims))
+	acc := int64(1)
+	for i := len(s.Dims) - 1; i >= 0; i-- {
+		strides[i] = acc
+		acc *= s.Dims[i]
+	}
+	return strides
+}
+
+// Equal compares element types, dimensions and tuple structure.
+func (s Shape) Equal(o Shape) bool {
+	if s.DType != o.DType || len(s.Dims) != len(o.Dims) || len(s.Elems) != len(o.Elems) {
+		return false
+	}
+	for i := range s.Dims {
+		if s.Dims[i] != o.Dims[i] {
+			return false
+		}
+	}
+	for i := range s.Elems {
+		if !s.Elems[i].Equal(o.Elems[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// SameDims compares dimensions only.
+func (s Shape) SameDims(o Shape) bool {
+	return s.Rank() == o.Rank() && s.WithDType(o.DType).Equal(o)
+}
+
+// WithDType returns the same dimensions with another element type.
+func (s Shape) WithDType(dt DType) Shape {
+	return Shape{DType: dt, Dims: append([]int64{}, s.Dims...)}
+}
+
+// Clone returns a deep copy.
+func (s Shape) Clone() Shape {
+	c := Shape{DType: s.DType, Dims: append([]int64(nil), s.Dims...)}
+	for _, e := range s.Elems {
+		c.Elems = append(c.Elems, e.Clone())
+	}
+	return c
+}
+
+// String prints the shape in XLA text form without a layout: f32[2,3], (f32[], s32[4]).
+func (s Shape) String() string {
+	if s.IsTuple() {
+		parts := make([]string, len(s.Elems))
+		for i, e := range s.Elems {
+			parts[i] = e.String()
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
+	}
+	dims := make([]string, len(s.Dims))
+	for i, d := range s.Dims {
+		dims[i] = fmt.Sprint(d)
+	}
+	return s.DType.String() + "[" + strings.Join(dims, ",") + "]"
+}
