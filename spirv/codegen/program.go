@@ -1,0 +1,92 @@
+// Package codegen lowers kernel computations to SPIR-V compute kernels.
+//
+// The unit of code generation is a kernel computation: an hlo.Computation whose
+// parameters are the kernel's inputs and whose root is its output (or a tuple of
+// outputs, for multi-output kernels). An unfused op is simply a kernel computation of
+// one op; fusion passes produce larger ones. Lower turns one kernel computation into a
+// Program: the compute kernels to dispatch, in order, and the arguments each binds.
+// Control flow (while, conditional, call) is driven by the host and never reaches
+// codegen; called scalar computations (reducers, comparators) are inlined.
+//
+// The package is pure Go: target facts come in as a Target, filled by the root
+// package from the device's capabilities, so code generation builds and tests without
+// Vulkan.
+package codegen
+
+import "github.com/vkxla/vkxla/hlo"
+
+// Target is what code generation needs to know about the device.
+type Target struct {
+	SubgroupSize            uint32
+	SubgroupArithmetic      bool // OpGroupNonUniform arithmetic in compute shaders
+	MaxSharedMemory         uint32
+	MaxWorkgroupInvocations uint32
+	MaxWorkgroupSize        [3]uint32
+	MaxWorkgroupCount       [3]uint32
+	MaxStorageBufferRange   int64
+	// Arithmetic types beyond 32-bit int/float.
+	Float16, Float64, Int8, Int16, Int64 bool
+	// Storage of 8- and 16-bit types in storage buffers.
+	StorageBuffer8Bit, StorageBuffer16Bit bool
+}
+
+// LavapipeTarget is the target facts of Mesa lavapipe 22.3 (the CI device); tests
+// that need no device use it.
+func LavapipeTarget() Target {
+	return Target{
+		SubgroupSize: 8, SubgroupArithmetic: true,
+		MaxSharedMemory: 32 << 10, MaxWorkgroupInvocations: 1024,
+		MaxWorkgroupSize:      [3]uint32{1024, 1024, 1024},
+		MaxWorkgroupCount:     [3]uint32{65535, 65535, 65535},
+		MaxStorageBufferRange: 128 << 20,
+		Float16:               true, Float64: true, Int8: true, Int16: true, Int64: true,
+		StorageBuffer8Bit: true, StorageBuffer16Bit: true,
+	}
+}
+
+// ArgKind says where a kernel binding's buffer comes from.
+type ArgKind uint8
+
+// The argument kinds.
+const (
+	ArgInput   ArgKind = iota // the program's input (computation parameter) Index
+	ArgOutput                 // the program's output Index (flattened root tuple)
+	ArgScratch                // the program's scratch buffer Index
+)
+
+// Arg is one binding of a dispatch.
+type Arg struct {
+	Kind  ArgKind
+	Index int
+}
+
+// Kernel is one SPIR-V compute kernel. Its storage buffers are bindings 0..Bindings-1
+// of descriptor set 0, each a runtime array of its element type.
+type Kernel struct {
+	Name             string
+	SPIRV            []byte
+	EntryPoint       string
+	LocalSize        [3]uint32
+	Bindings         int
+	PushConstantSize int
+}
+
+// Dispatch is one kernel launch: binding i is bound to Args[i]; Groups is the grid.
+// Dispatches of a program run in order, with a full barrier between consecutive ones.
+type Dispatch struct {
+	Kernel *Kernel
+	Args   []Arg
+	Groups [3]uint32
+	Push   []byte
+}
+
+// Program is the lowering of one kernel computation.
+type Program struct {
+	Name    string
+	Inputs  []hlo.Shape // the computation's parameter shapes
+	Outputs []hlo.Shape // the root's shape, or its tuple elements
+	// Scratch lists the byte sizes of temporary buffers the dispatches share; they
+	// are dead after the program and need no initial value.
+	Scratch    []int64
+	Dispatches []Dispatch
+}
