@@ -107,11 +107,12 @@ type TypeClass uint8
 
 // The type classes.
 const (
-	AnyType   TypeClass = iota // every array type
-	Numeric                    // integers and floats
-	FloatOnly                  // f16, bf16, f32, f64
-	IntOnly                    // signed and unsigned integers
-	IntOrPred                  // integers and pred (bitwise logic)
+	AnyType       TypeClass = iota // every array type
+	Numeric                        // integers and floats
+	FloatOnly                      // f16, bf16, f32, f64
+	IntOnly                        // signed and unsigned integers
+	IntOrPred                      // integers and pred (bitwise logic)
+	SignedNumeric                  // signed integers and floats (abs, sign: XLA refuses unsigned)
 )
 
 // Allows reports whether dt is in the class.
@@ -125,6 +126,8 @@ func (c TypeClass) Allows(dt DType) bool {
 		return dt.IsInteger()
 	case IntOrPred:
 		return dt.IsInteger() || dt == Pred
+	case SignedNumeric:
+		return dt.IsSigned() || dt.IsFloat()
 	default:
 		return dt.IsValid()
 	}
@@ -132,7 +135,7 @@ func (c TypeClass) Allows(dt DType) bool {
 
 func (c TypeClass) String() string {
 	return [...]string{"any type", "a numeric type", "a floating-point type",
-		"an integer type", "an integer or pred type"}[c]
+		"an integer type", "an integer or pred type", "a signed integer or floating-point type"}[c]
 }
 
 // Variadic marks an op row whose operand count is not fixed.
@@ -184,8 +187,8 @@ var opTable = [numOpcodes]OpInfo{
 	OpIota:      op("iota", KindLeaf, 0),
 
 	OpNegate:           unaryOp("negate", Numeric),
-	OpAbs:              unaryOp("abs", Numeric),
-	OpSign:             unaryOp("sign", Numeric),
+	OpAbs:              unaryOp("abs", SignedNumeric),
+	OpSign:             unaryOp("sign", SignedNumeric),
 	OpExp:              unaryOp("exponential", FloatOnly),
 	OpExpm1:            unaryOp("exponential-minus-one", FloatOnly),
 	OpLog:              unaryOp("log", FloatOnly),
