@@ -1,6 +1,9 @@
 package spirv
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Variable declares a module-scope variable of type pointee in storage class
 // sc and returns its id (its type is the pointer). Function-local variables
@@ -45,6 +48,7 @@ func (m *Module) StorageBuffer(name string, set, binding uint32, elem ID, access
 	m.needNarrowStorage(elem, StorageClassStorageBuffer)
 	arr := m.TypeRuntimeArray(elem, m.ElementStride(elem))
 	block := m.TypeBlock(Member{Name: "data", Type: arr})
+	m.Name(block, "Buffer_"+identifier(m.TypeName(elem)))
 	v := m.Variable(StorageClassStorageBuffer, block, name)
 	m.Decorate(v, DecorationDescriptorSet, set)
 	m.Decorate(v, DecorationBinding, binding)
@@ -146,6 +150,7 @@ func (m *Module) block(name string, sc StorageClass, members []Member) Block {
 		m.needNarrowStorage(mem.Type, sc)
 	}
 	t := m.TypeBlock(members...)
+	m.Name(t, name+"_block")
 	return Block{Var: m.Variable(sc, t, name), Type: t, Members: types, Storage: sc}
 }
 
@@ -257,4 +262,15 @@ func (m *Module) WorkgroupSizeSpec(ids, def [3]uint32) (size ID, xyz [3]ID) {
 	m.globals.add(OpSpecConstantComposite, uint32(t), uint32(size), uint32(xyz[0]), uint32(xyz[1]), uint32(xyz[2]))
 	m.Decorate(size, DecorationBuiltIn, uint32(BuiltInWorkgroupSize))
 	return size, xyz
+}
+
+// identifier turns a type name such as "vec4<f32>" into "vec4_f32" for use
+// in debug names.
+func identifier(s string) string {
+	return strings.Trim(strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s), "_")
 }

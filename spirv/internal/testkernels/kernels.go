@@ -1,0 +1,392 @@
+// Package testkernels builds small compute kernels by hand with the spirv
+// builder. The spirv tests validate every one of them for each Vulkan
+// environment, and the tools benchmarks time SPIRV-Tools on the GEMM. Each
+// kernel exercises a different corner of the builder; together they are the
+// builder's executable documentation.
+package testkernels
+
+import "github.com/vkxla/vkxla/spirv"
+
+// Kernel builds one kernel for a SPIR-V version.
+type Kernel struct {
+	Name  string
+	Build func(v spirv.Version) *spirv.Module
+}
+
+// All lists every kernel.
+var All = []Kernel{
+	{"vector_add", VectorAdd},
+	{"row_sum", RowSum},
+	{"control_flow", ControlFlow},
+	{"shared_reduce", SharedReduce},
+	{"int64", Int64},
+	{"float16", Float16},
+	{"int8", Int8},
+	{"subgroup", Subgroup},
+	{"atomics", Atomics},
+	{"conversions", Conversions},
+	{"vec4", Vec4},
+	{"spec_size", SpecSize},
+	{"redundant_loads", RedundantLoads},
+	{"call", Call},
+	{"gemm", GEMM},
+}
+
+// VectorAdd is c[i] = a[i] + b[i] for i < n, with n a push constant.
+func VectorAdd(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	a := m.StorageBuffer("a", 0, 0, f32, spirv.ReadOnly)
+	b := m.StorageBuffer("b", 0, 1, f32, spirv.ReadOnly)
+	c := m.StorageBuffer("c", 0, 2, f32, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "n", Type: u32})
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.If(k.Less(i, k.LoadMember(pc, 0)), func() {
+		k.StoreElem(c, i, k.Add(k.LoadElem(a, i), k.LoadElem(b, i)))
+	}, nil)
+	return m
+}
+
+// RowSum is out[r] = sum_j in[r*cols + j]: a loop with a Function-variable
+// accumulator.
+func RowSum(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, f32, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "rows", Type: u32}, spirv.Member{Name: "cols", Type: u32})
+	k := m.Kernel("main", 64, 1, 1)
+	row := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	rows, cols := k.LoadMember(pc, 0), k.LoadMember(pc, 1)
+	k.If(k.Less(row, rows), func() {
+		acc := k.Var(f32, "acc")
+		k.Store(acc, m.ConstOf(f32, 0))
+		base := k.Mul(row, cols)
+		k.Range(m.U32(0), cols, m.U32(1), func(j spirv.ID) {
+			k.Store(acc, k.Add(k.Load(acc), k.LoadElem(in, k.Add(base, j))))
+		})
+		k.StoreElem(out, row, k.Load(acc))
+	}, nil)
+	return m
+}
+
+// ControlFlow finds, per row, the index of the first negative element while
+// skipping NaNs: While, Break, Continue, nested If/else and IfValue.
+func ControlFlow(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, i32, u32 := m.TypeF32(), m.TypeI32(), m.TypeU32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, i32, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "cols", Type: u32})
+	k := m.Kernel("main", 32, 1, 1)
+	row := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	cols := k.LoadMember(pc, 0)
+	found := k.Var(i32, "found")
+	j := k.Var(u32, "j")
+	k.Store(found, m.I32(-1))
+	k.Store(j, m.U32(0))
+	k.While(func() spirv.ID { return k.Less(k.Load(j), cols) }, func() {
+		idx := k.Load(j)
+		k.Store(j, k.Add(idx, m.U32(1)))
+		x := k.LoadElem(in, k.Add(k.Mul(row, cols), idx))
+		k.If(k.IsNan(x), func() { k.Continue() }, nil)
+		k.If(k.Less(x, m.F32(0)), func() {
+			k.Store(found, k.Convert(i32, idx))
+			k.Break()
+		}, func() {
+			k.If(k.Greater(x, m.F32(1e30)), func() { k.Break() }, nil)
+		})
+	})
+	f := k.Load(found)
+	clamped := k.IfValue(i32, k.Less(f, m.I32(0)),
+		func() spirv.ID { return m.I32(-1) },
+		func() spirv.ID { return k.Min(f, m.I32(1<<30)) })
+	k.StoreElem(out, row, clamped)
+	return m
+}
+
+// SharedReduce sums 64 elements per workgroup with a shared-memory tree and
+// workgroup barriers.
+func SharedReduce(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, f32, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "n", Type: u32})
+	tile := m.SharedArray("tile", f32, 64)
+	k := m.Kernel("main", 64, 1, 1)
+	gid := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	lid := k.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)
+	wid := k.BuiltInComponent(spirv.BuiltInWorkgroupId, 0)
+	x := k.IfValue(f32, k.Less(gid, k.LoadMember(pc, 0)),
+		func() spirv.ID { return k.LoadElem(in, gid) },
+		func() spirv.ID { return m.F32(0) })
+	k.Store(k.AccessChain(tile, lid), x)
+	k.WorkgroupBarrier()
+	k.For(m.U32(32),
+		func(s spirv.ID) spirv.ID { return k.Greater(s, m.U32(0)) },
+		func(s spirv.ID) spirv.ID { return k.ShrL(s, m.U32(1)) },
+		func(s spirv.ID) {
+			k.If(k.Less(lid, s), func() {
+				mine := k.AccessChain(tile, lid)
+				k.Store(mine, k.Add(k.Load(mine), k.Load(k.AccessChain(tile, k.Add(lid, s)))))
+			}, nil)
+			k.WorkgroupBarrier()
+		})
+	k.If(k.Equal(lid, m.U32(0)), func() {
+		k.StoreElem(out, wid, k.Load(k.AccessChain(tile, m.U32(0))))
+	}, nil)
+	return m
+}
+
+// Int64 does 64-bit arithmetic, a 64-bit constant above 2^32, index
+// arithmetic in 64 bits and a 64-bit atomic.
+func Int64(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	i64, u64, u32 := m.TypeInt(64, true), m.TypeInt(64, false), m.TypeU32()
+	a := m.StorageBuffer("a", 0, 0, i64, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, i64, 0)
+	total := m.StorageBuffer("total", 0, 2, u64, 0)
+	k := m.Kernel("main", 64, 1, 1)
+	gid := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	wide := k.Convert(u64, gid)
+	idx := k.Add(k.Mul(wide, m.ConstUint(u64, 1)), m.ConstUint(u64, 0))
+	x := k.LoadElem(a, idx)
+	y := k.Add(k.Mul(x, m.ConstInt(i64, -3)), m.ConstInt(i64, 1<<40))
+	y = k.ShrA(y, m.ConstUint(u32, 2))
+	k.StoreElem(out, idx, y)
+	k.Atomic(spirv.OpAtomicIAdd, k.Element(total, m.U32(0)), k.Convert(u64, y))
+	return m
+}
+
+// Float16 reads half floats, computes in f32 and f16, and writes halves.
+func Float16(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f16, f32 := m.TypeFloat(16), m.TypeF32()
+	in := m.StorageBuffer("in", 0, 0, f16, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, f16, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "scale", Type: f32}, spirv.Member{Name: "n", Type: m.TypeU32()})
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.If(k.Less(i, k.LoadMember(pc, 1)), func() {
+		x := k.LoadElem(in, i)
+		wide := k.GLSL(spirv.GLSLExp, k.Mul(k.Convert(f32, x), k.LoadMember(pc, 0)))
+		half := k.Add(k.Convert(f16, wide), m.ConstFloat(f16, 0.5))
+		k.StoreElem(out, i, k.GLSL(spirv.GLSLFClamp, half, m.ConstFloat(f16, -65504), m.ConstFloat(f16, 65504)))
+	}, nil)
+	return m
+}
+
+// Int8 reads signed bytes and 16-bit integers and writes unsigned bytes.
+func Int8(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	i8, u8, i16 := m.TypeInt(8, true), m.TypeInt(8, false), m.TypeInt(16, true)
+	a := m.StorageBuffer("a", 0, 0, i8, spirv.ReadOnly)
+	b := m.StorageBuffer("b", 0, 1, i16, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 2, u8, spirv.WriteOnly)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	sum := k.Add(k.Convert(i16, k.LoadElem(a, i)), k.LoadElem(b, i))
+	sum = k.Max(sum, m.ConstInt(i16, 0))
+	k.StoreElem(out, i, k.Convert(u8, k.Min(sum, m.ConstInt(i16, 255))))
+	return m
+}
+
+// Subgroup reduces with subgroup arithmetic, shuffles, ballots and
+// broadcasts, then one invocation per subgroup writes its partial sum.
+func Subgroup(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	partial := m.StorageBuffer("partial", 0, 1, f32, spirv.WriteOnly)
+	counts := m.StorageBuffer("counts", 0, 2, u32, 0)
+	k := m.Kernel("main", 64, 1, 1)
+	gid := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	wid := k.BuiltInComponent(spirv.BuiltInWorkgroupId, 0)
+	sg := k.LoadBuiltIn(spirv.BuiltInSubgroupId)
+	nsg := k.LoadBuiltIn(spirv.BuiltInNumSubgroups)
+	lane := k.LoadBuiltIn(spirv.BuiltInSubgroupLocalInvocationId)
+	x := k.LoadElem(in, gid)
+	butterfly := k.Add(x, k.SubgroupShuffleXor(x, m.U32(1)))
+	sum := k.SubgroupAdd(butterfly)
+	top := k.SubgroupMax(lane)
+	first := k.SubgroupBroadcastFirst(top)
+	lane0 := k.SubgroupBroadcast(x, m.U32(0))
+	positive := k.SubgroupBallot(k.Greater(x, m.F32(0)))
+	size := k.LoadBuiltIn(spirv.BuiltInSubgroupSize)
+	k.If(k.SubgroupElect(), func() {
+		k.StoreElem(partial, k.Add(k.Mul(wid, nsg), sg), k.Add(sum, lane0))
+		bits := k.GLSL(spirv.GLSLFindUMsb, k.CompositeExtract(positive, 0))
+		k.Atomic(spirv.OpAtomicIAdd, k.Element(counts, m.U32(0)), k.Add(k.Add(first, size), k.Bitcast(u32, bits)))
+	}, nil)
+	return m
+}
+
+// Atomics uses storage-buffer and shared-memory atomics of every form.
+func Atomics(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	u32, i32 := m.TypeU32(), m.TypeI32()
+	buf := m.StorageBuffer("counters", 0, 0, u32, spirv.Coherent)
+	ints := m.StorageBuffer("ints", 0, 1, i32, 0)
+	shared := m.SharedArray("local_max", u32, 1)
+	k := m.Kernel("main", 64, 1, 1)
+	lid := k.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)
+	gid := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.If(k.Equal(lid, m.U32(0)), func() { k.AtomicStore(k.AccessChain(shared, m.U32(0)), m.U32(0)) }, nil)
+	k.WorkgroupBarrier()
+	k.Atomic(spirv.OpAtomicUMax, k.AccessChain(shared, m.U32(0)), gid)
+	k.WorkgroupBarrier()
+	k.Atomic(spirv.OpAtomicIAdd, k.Element(buf, m.U32(0)), m.U32(1))
+	old := k.AtomicCompareExchange(k.Element(buf, m.U32(1)), gid, m.U32(0))
+	k.Atomic(spirv.OpAtomicExchange, k.Element(buf, m.U32(2)), old)
+	k.Atomic(spirv.OpAtomicSMin, k.Element(ints, m.U32(0)), k.Bitcast(i32, gid))
+	k.Atomic(spirv.OpAtomicOr, k.Element(buf, m.U32(3)), k.AtomicLoad(k.AccessChain(shared, m.U32(0))))
+	return m
+}
+
+// Conversions converts one value through every scalar type the builder
+// knows, so that Convert's opcode choice is validated for each pair.
+func Conversions(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	types := []spirv.ID{
+		m.TypeInt(8, true), m.TypeInt(8, false), m.TypeInt(16, true), m.TypeInt(16, false),
+		m.TypeI32(), m.TypeU32(), m.TypeInt(64, true), m.TypeInt(64, false),
+		m.TypeFloat(16), m.TypeF32(), m.TypeFloat(64), m.TypeBool(),
+	}
+	f32 := m.TypeF32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	out := m.StorageBuffer("out", 0, 1, f32, spirv.WriteOnly)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	x := k.LoadElem(in, i)
+	acc := m.F32(0)
+	for _, from := range types {
+		src := k.Convert(from, x)
+		for _, to := range types {
+			acc = k.Add(acc, k.Convert(f32, k.Convert(to, src)))
+		}
+	}
+	k.StoreElem(out, i, acc)
+	return m
+}
+
+// Vec4 works on vec4 elements: shuffles, extraction, dot products, fma and
+// splats.
+func Vec4(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32 := m.TypeF32()
+	vec4 := m.TypeVector(f32, 4)
+	a := m.StorageBuffer("a", 0, 0, vec4, spirv.ReadOnly|spirv.Restrict)
+	out := m.StorageBuffer("out", 0, 1, vec4, spirv.WriteOnly|spirv.Restrict)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	x := k.LoadElem(a, i)
+	rev := k.VectorShuffle(x, x, 3, 2, 1, 0)
+	d := k.Dot(x, rev)
+	y := k.GLSL(spirv.GLSLFma, x, k.Splat(d, 4), m.ConstOf(vec4, 1))
+	y = k.CompositeInsert(k.CompositeExtract(x, 0), y, 3)
+	y = k.Select(k.Less(y, m.ConstOf(vec4, 0)), m.ConstOf(vec4, 0), y)
+	k.StoreElem(out, i, k.GLSL(spirv.GLSLSqrt, y))
+	return m
+}
+
+// SpecSize takes its workgroup size and a scale factor from specialization
+// constants.
+func SpecSize(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32 := m.TypeF32()
+	_, xyz := m.WorkgroupSizeSpec([3]uint32{0, 1, 2}, [3]uint32{128, 1, 1})
+	scale := m.SpecConstFloat(f32, 3, 2.0)
+	enabled := m.SpecConstBool(4, true)
+	buf := m.StorageBuffer("data", 0, 0, f32, 0)
+	k := m.Kernel("main", 1, 1, 1)
+	wid := k.BuiltInComponent(spirv.BuiltInWorkgroupId, 0)
+	lid := k.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)
+	i := k.Add(k.Mul(wid, xyz[0]), lid)
+	k.If(enabled, func() { k.StoreElem(buf, i, k.Mul(k.LoadElem(buf, i), scale)) }, nil)
+	return m
+}
+
+// RedundantLoads reloads the same push constant and buffer element and goes
+// through a Function variable: the optimiser should shrink it.
+func RedundantLoads(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	buf := m.StorageBuffer("data", 0, 0, f32, 0)
+	pc := m.PushConstants("params", spirv.Member{Name: "n", Type: u32}, spirv.Member{Name: "alpha", Type: f32})
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	tmp := k.Var(f32, "tmp")
+	k.If(k.Less(i, k.LoadMember(pc, 0)), func() {
+		k.Store(tmp, k.LoadElem(buf, i))
+		for range 4 {
+			k.Store(tmp, k.Add(k.Load(tmp), k.Mul(k.LoadMember(pc, 1), k.LoadElem(buf, i))))
+		}
+		k.StoreElem(buf, i, k.Load(tmp))
+	}, nil)
+	return m
+}
+
+// Call moves y = a*x + y into a helper function with parameters and a
+// return value, called from the kernel.
+func Call(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32 := m.TypeF32()
+	axpy := m.Function("axpy", f32, f32, f32, f32)
+	axpy.ReturnValue(axpy.GLSL(spirv.GLSLFma, axpy.Param(0), axpy.Param(1), axpy.Param(2)))
+	x := m.StorageBuffer("x", 0, 0, f32, spirv.ReadOnly)
+	y := m.StorageBuffer("y", 0, 1, f32, 0)
+	pc := m.PushConstants("params", spirv.Member{Name: "a", Type: f32})
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.StoreElem(y, i, k.Call(axpy, k.LoadMember(pc, 0), k.LoadElem(x, i), k.LoadElem(y, i)))
+	return m
+}
+
+// GEMM is a 16x16 shared-memory tiled C = A·B for row-major f32 matrices
+// with M, N, K push constants: the size of kernel the compiler will emit most.
+func GEMM(v spirv.Version) *spirv.Module {
+	const tile = 16
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	a := m.StorageBuffer("A", 0, 0, f32, spirv.ReadOnly)
+	b := m.StorageBuffer("B", 0, 1, f32, spirv.ReadOnly)
+	c := m.StorageBuffer("C", 0, 2, f32, spirv.WriteOnly)
+	pc := m.PushConstants("dims", spirv.Member{Name: "M", Type: u32}, spirv.Member{Name: "N", Type: u32}, spirv.Member{Name: "K", Type: u32})
+	as := m.SharedArray("As", f32, tile*tile)
+	bs := m.SharedArray("Bs", f32, tile*tile)
+	k := m.Kernel("main", tile, tile, 1)
+	lx := k.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)
+	ly := k.BuiltInComponent(spirv.BuiltInLocalInvocationId, 1)
+	col := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	row := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 1)
+	dimM, dimN, dimK := k.LoadMember(pc, 0), k.LoadMember(pc, 1), k.LoadMember(pc, 2)
+	acc := k.Var(f32, "acc")
+	k.Store(acc, m.F32(0))
+	zero := m.F32(0)
+	slot := k.Add(k.Mul(ly, m.U32(tile)), lx)
+	k.Range(m.U32(0), dimK, m.U32(tile), func(t spirv.ID) {
+		ak := k.Add(t, lx)
+		av := k.IfValue(f32, k.LogicalAnd(k.Less(row, dimM), k.Less(ak, dimK)),
+			func() spirv.ID { return k.LoadElem(a, k.Add(k.Mul(row, dimK), ak)) },
+			func() spirv.ID { return zero })
+		k.Store(k.AccessChain(as, slot), av)
+		bk := k.Add(t, ly)
+		bv := k.IfValue(f32, k.LogicalAnd(k.Less(bk, dimK), k.Less(col, dimN)),
+			func() spirv.ID { return k.LoadElem(b, k.Add(k.Mul(bk, dimN), col)) },
+			func() spirv.ID { return zero })
+		k.Store(k.AccessChain(bs, slot), bv)
+		k.WorkgroupBarrier()
+		k.Range(m.U32(0), m.U32(tile), m.U32(1), func(i spirv.ID) {
+			x := k.Load(k.AccessChain(as, k.Add(k.Mul(ly, m.U32(tile)), i)))
+			y := k.Load(k.AccessChain(bs, k.Add(k.Mul(i, m.U32(tile)), lx)))
+			k.Store(acc, k.GLSL(spirv.GLSLFma, x, y, k.Load(acc)))
+		})
+		k.WorkgroupBarrier()
+	})
+	k.If(k.LogicalAnd(k.Less(row, dimM), k.Less(col, dimN)), func() {
+		k.StoreElem(c, k.Add(k.Mul(row, dimN), col), k.Load(acc))
+	}, nil)
+	return m
+}
