@@ -84,7 +84,7 @@ func TestOptimizeKeepsBindings(t *testing.T) {
 	assert.Contains(t, text, "Binding 3", "an unused binding stays, so descriptor layouts match")
 }
 
-// TestGoldenDisassembly pins the exact output of the builder for a small
+// TestGoldenDisassembly pins the exact output of the builder for two small
 // kernels; refresh with `go test ./spirv -run Golden -update`.
 func TestGoldenDisassembly(t *testing.T) {
 	for _, k := range []testkernels.Kernel{{Name: "vector_add", Build: testkernels.VectorAdd}, {Name: "shared_reduce", Build: testkernels.SharedReduce}} {
