@@ -1,0 +1,13 @@
+package device
+
+// SetForceStaging makes later NewBuffer calls allocate buffers that are not mapped,
+// so tests on a unified-memory device (lavapipe) exercise the staging path.
+func SetForceStaging(d *Device, on bool) { d.forceStaging = on }
+
+// LeakOnClose makes Close forget the device's open objects instead of freeing them,
+// so a test can check that the validation layer reports leaks.
+func LeakOnClose(d *Device) {
+	d.mu.Lock()
+	clear(d.children)
+	d.mu.Unlock()
+}

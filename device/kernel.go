@@ -1,0 +1,153 @@
+package device
+
+/*
+#include <stdlib.h>
+#include "vkx.h"
+*/
+import "C"
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+)
+
+// KernelSpec describes a compute shader's interface.
+type KernelSpec struct {
+	EntryPoint       string   // "" means "main"
+	Bindings         int      // storage buffers at set 0, bindings 0..Bindings-1
+	PushConstantSize int      // bytes, a multiple of 4; every Dispatch passes exactly this many
+	SpecConstants    []uint32 // value of specialisation constant_id i
+}
+
+// Kernel is a compute pipeline with its descriptor set and pipeline layouts.
+type Kernel struct {
+	res  resource
+	c    *C.vkx_kernel
+	spec KernelSpec
+}
+
+// NewKernel creates a compute pipeline from SPIR-V.
+func (d *Device) NewKernel(spirv []byte, spec KernelSpec) (*Kernel, error) {
+	if spec.EntryPoint == "" {
+		spec.EntryPoint = "main"
+	}
+	words, err := d.checkKernel(spirv, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.enter(); err != nil {
+		return nil, err
+	}
+	defer d.exit()
+	entry := C.CString(spec.EntryPoint)
+	defer C.free(unsafe.Pointer(entry))
+	var c *C.vkx_kernel
+	err = check(C.vkx_kernel_create(d.c, (*C.uint32_t)(unsafe.SliceData(words)), C.size_t(4*len(words)), entry,
+		C.uint32_t(spec.Bindings), C.uint32_t(spec.PushConstantSize),
+		(*C.uint32_t)(unsafe.SliceData(spec.SpecConstants)), C.uint32_t(len(spec.SpecConstants)), &c))
+	if err != nil {
+		return nil, fmt.Errorf("NewKernel(%s): %w", spec.EntryPoint, err)
+	}
+	spec.SpecConstants = append([]uint32(nil), spec.SpecConstants...)
+	k := &Kernel{c: c, spec: spec}
+	k.res.init(d, "kernel", func() {
+		C.vkx_kernel_destroy(d.c, k.c)
+		k.c = nil
+		d.forget(k)
+	})
+	d.adopt(k)
+	return k, nil
+}
+
+// checkKernel validates the spec against the device limits and decodes the SPIR-V.
+// Drivers may crash on malformed SPIR-V (the validation layer would report it, but
+// only when it is on), so the module's framing and entry point are checked here.
+func (d *Device) checkKernel(spirv []byte, spec KernelSpec) ([]uint32, error) {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("device: NewKernel(%s): "+format, append([]any{spec.EntryPoint}, args...)...)
+	}
+	if spec.Bindings < 0 || spec.Bindings > d.caps.MaxStorageBuffersPerStage {
+		return nil, fail("%d bindings; the device allows 0..%d", spec.Bindings, d.caps.MaxStorageBuffersPerStage)
+	}
+	if spec.PushConstantSize < 0 || spec.PushConstantSize%4 != 0 || spec.PushConstantSize > d.caps.MaxPushConstantsSize {
+		return nil, fail("push constant size %d must be a multiple of 4 in 0..%d", spec.PushConstantSize, d.caps.MaxPushConstantsSize)
+	}
+	words, err := decodeSPIRV(spirv)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if !hasEntryPoint(words, spec.EntryPoint) {
+		return nil, fail("the SPIR-V has no GLCompute entry point %q", spec.EntryPoint)
+	}
+	return words, nil
+}
+
+const spirvMagic = 0x07230203
+
+func decodeSPIRV(b []byte) ([]uint32, error) {
+	if len(b) < 20 || len(b)%4 != 0 {
+		return nil, fmt.Errorf("not SPIR-V: %d bytes (a module is a whole number of 32-bit words, at least 5)", len(b))
+	}
+	words := make([]uint32, len(b)/4)
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	if words[0] != spirvMagic {
+		return nil, fmt.Errorf("not SPIR-V: magic number 0x%08x, want 0x%08x (little-endian)", words[0], spirvMagic)
+	}
+	for i := 5; i < len(words); {
+		n := int(words[i] >> 16)
+		if n == 0 || i+n > len(words) {
+			return nil, fmt.Errorf("malformed SPIR-V: instruction at word %d has length %d", i, n)
+		}
+		i += n
+	}
+	return words, nil
+}
+
+// hasEntryPoint looks for OpEntryPoint GLCompute %id "name".
+func hasEntryPoint(words []uint32, name string) bool {
+	const opEntryPoint, modelGLCompute = 15, 5
+	for i := 5; i < len(words); i += int(words[i] >> 16) {
+		n := int(words[i] >> 16)
+		if words[i]&0xffff != opEntryPoint || n < 4 || words[i+1] != modelGLCompute {
+			continue
+		}
+		if literalString(words[i+3:i+n]) == name {
+			return true
+		}
+	}
+	return false
+}
+
+func literalString(words []uint32) string {
+	var b []byte
+	for _, w := range words {
+		for j := 0; j < 4; j++ {
+			c := byte(w >> (8 * j))
+			if c == 0 {
+				return string(b)
+			}
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+// Spec returns the kernel's interface.
+func (k *Kernel) Spec() KernelSpec { return k.spec }
+
+// Close frees the kernel once no submission in flight uses it. Command buffers that
+// recorded it can no longer be submitted (ErrClosed). A second Close does nothing.
+func (k *Kernel) Close() error {
+	d := k.res.d
+	if err := d.enter(); err != nil {
+		return nil
+	}
+	defer d.exit()
+	k.res.close()
+	return nil
+}
+
+func (k *Kernel) kill() { k.res.kill() }

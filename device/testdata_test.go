@@ -1,0 +1,23 @@
+package device_test
+
+import _ "embed"
+
+//go:generate glslc -O --target-env=vulkan1.1 -o testdata/add.spv testdata/add.comp
+//go:generate glslc -O --target-env=vulkan1.1 -o testdata/inc.spv testdata/inc.comp
+//go:generate glslc -O --target-env=vulkan1.1 -o testdata/spin.spv testdata/spin.comp
+
+// addSPV: c[i] = a[i]*scale + b[i] + bias (spec constants: 0 workgroup size, 1 scale;
+// push constants: n uint32, bias float32).
+//
+//go:embed testdata/add.spv
+var addSPV []byte
+
+// incSPV: x[i] += 1 for i < n (push constant n; workgroup size 64).
+//
+//go:embed testdata/inc.spv
+var incSPV []byte
+
+// spinSPV: x[0] = LCG^iters(x[0]) in one invocation (push constant iters).
+//
+//go:embed testdata/spin.spv
+var spinSPV []byte
