@@ -1,0 +1,130 @@
+package cpuref
+
+import (
+	"math"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Elements travel between kernels as raw bit patterns, zero-extended to 64 bits, the
+// form hlo.Literal.Bits returns. One representation serves every dtype, so an
+// element function resolved once per (op, dtype) runs on array elements and on the
+// registers of compiled scalar computations alike.
+
+type (
+	unaryFunc  func(x uint64) uint64
+	binaryFunc func(x, y uint64) uint64
+)
+
+// toFloat decodes a floating-point element exactly.
+func toFloat(dt hlo.DType, b uint64) float64 {
+	switch dt {
+	case hlo.F16:
+		return float64(hlo.Float16(b).Float32())
+	case hlo.BF16:
+		return float64(hlo.BFloat16(b).Float32())
+	case hlo.F32:
+		return float64(math.Float32frombits(uint32(b)))
+	}
+	return math.Float64frombits(b)
+}
+
+// fromFloat rounds v to dt, to nearest even. f16 and bf16 round through float32, as
+// XLA computes them in f32 and rounds back. For +, -, *, / and sqrt of dt-valued
+// inputs, computing in float64 and rounding once to float32 gives exactly the
+// float32 result (float64 has more than 2*24+2 bits, so the double rounding is
+// innocuous), which lets every float kernel compute in float64.
+func fromFloat(dt hlo.DType, v float64) uint64 {
+	switch dt {
+	case hlo.F16:
+		return uint64(hlo.F16FromFloat32(float32(v)))
+	case hlo.BF16:
+		return uint64(hlo.BF16FromFloat32(float32(v)))
+	case hlo.F32:
+		return uint64(math.Float32bits(float32(v)))
+	}
+	return math.Float64bits(v)
+}
+
+// widthMask has the low dt.Bits() bits set.
+func widthMask(dt hlo.DType) uint64 {
+	if dt.Bits() >= 64 {
+		return math.MaxUint64
+	}
+	return 1<<dt.Bits() - 1
+}
+
+// signExtend reads the low dt.Bits() bits as a two's complement integer.
+func signExtend(dt hlo.DType, b uint64) int64 {
+	shift := 64 - dt.Bits()
+	return int64(b<<shift) >> shift
+}
+
+// floatUnaryFunc lifts a float64 function to dt: decode, apply, round to dt.
+func floatUnaryFunc(dt hlo.DType, f func(float64) float64) unaryFunc {
+	return func(x uint64) uint64 { return fromFloat(dt, f(toFloat(dt, x))) }
+}
+
+// floatBinaryFunc lifts a float64 function of two arguments to dt.
+func floatBinaryFunc(dt hlo.DType, f func(x, y float64) float64) binaryFunc {
+	return func(x, y uint64) uint64 { return fromFloat(dt, f(toFloat(dt, x), toFloat(dt, y))) }
+}
+
+func boolBits(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// floatMax is IEEE 754-2019 maximum, the StableHLO definition: NaN if either operand
+// is NaN (the first NaN operand is returned), and -0 < +0, so it is commutative.
+func floatMax(x, y float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	case x == y && x == 0: // ±0: +0 unless both are -0
+		if math.Signbit(x) {
+			return y
+		}
+		return x
+	case x >= y:
+		return x
+	}
+	return y
+}
+
+// floatMin is IEEE 754-2019 minimum: NaN-propagating, -0 < +0.
+func floatMin(x, y float64) float64 {
+	switch {
+	case x != x:
+		return x
+	case y != y:
+		return y
+	case x == y && x == 0: // ±0: -0 unless both are +0
+		if math.Signbit(x) {
+			return x
+		}
+		return y
+	case x <= y:
+		return x
+	}
+	return y
+}
+
+// floatSign is XLA's sign: NaN stays NaN, ±0 stays ±0, otherwise ±1.
+func floatSign(x float64) float64 {
+	if x != x || x == 0 {
+		return x
+	}
+	return math.Copysign(1, x)
+}
+
+// logistic is XLA's 1/(1+exp(-x)); exp overflow gives 1/inf = 0 for large -x.
+func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+
+func rsqrt(x float64) float64 { return 1 / math.Sqrt(x) }
+
+func negate(x float64) float64 { return -x }
