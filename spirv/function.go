@@ -82,6 +82,10 @@ func (f *Function) Op(op Op, resultType ID, operands ...uint32) ID {
 	}
 	var words []uint32
 	if op.HasResultType() {
+		if resultType == 0 {
+			f.m.failf("%s needs a result type", op)
+			return 0
+		}
 		words = append(words, uint32(resultType))
 	}
 	var id ID

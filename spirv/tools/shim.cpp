@@ -1,6 +1,7 @@
 // The optimizer shim: spvtools::Optimizer behind a C function (see shim.h).
 #include "shim.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -30,7 +31,9 @@ extern "C" int vkxla_optimize(spv_target_env env, spv_validator_options validato
                                      const spv_position_t& pos, const char* msg) {
     if (level > SPV_MSG_ERROR) return;  // warnings and info are not failures
     if (!messages.empty()) messages += "\n";
-    messages += msg;
+    std::string m(msg);
+    while (!m.empty() && std::isspace(static_cast<unsigned char>(m.back()))) m.pop_back();
+    messages += m;
     if (pos.index != 0) messages += " (word " + std::to_string(pos.index) + ")";
   });
   opt.RegisterPerformancePasses();

@@ -24,7 +24,10 @@ var All = []Kernel{
 	{"int8", Int8},
 	{"subgroup", Subgroup},
 	{"atomics", Atomics},
+	{"float_atomics", FloatAtomics},
 	{"conversions", Conversions},
+	{"arithmetic", Arithmetic},
+	{"storage_block", StorageBlock},
 	{"vec4", Vec4},
 	{"spec_size", SpecSize},
 	{"redundant_loads", RedundantLoads},
@@ -185,9 +188,11 @@ func Int8(v spirv.Version) *spirv.Module {
 	a := m.StorageBuffer("a", 0, 0, i8, spirv.ReadOnly)
 	b := m.StorageBuffer("b", 0, 1, i16, spirv.ReadOnly)
 	out := m.StorageBuffer("out", 0, 2, u8, spirv.WriteOnly)
+	pc := m.PushConstants("params", spirv.Member{Name: "bias", Type: i8}, spirv.Member{Name: "scale", Type: i16})
 	k := m.Kernel("main", 64, 1, 1)
 	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
-	sum := k.Add(k.Convert(i16, k.LoadElem(a, i)), k.LoadElem(b, i))
+	biased := k.Add(k.LoadElem(a, i), k.LoadMember(pc, 0))
+	sum := k.Add(k.Mul(k.Convert(i16, biased), k.LoadMember(pc, 1)), k.LoadElem(b, i))
 	sum = k.Max(sum, m.ConstInt(i16, 0))
 	k.StoreElem(out, i, k.Convert(u8, k.Min(sum, m.ConstInt(i16, 255))))
 	return m
@@ -215,6 +220,10 @@ func Subgroup(v spirv.Version) *spirv.Module {
 	lane0 := k.SubgroupBroadcast(x, m.U32(0))
 	positive := k.SubgroupBallot(k.Greater(x, m.F32(0)))
 	size := k.LoadBuiltIn(spirv.BuiltInSubgroupSize)
+	low := k.SubgroupMin(k.Add(k.SubgroupShuffle(x, m.U32(0)), k.SubgroupShuffleDown(x, m.U32(1))))
+	k.If(k.LogicalAnd(k.SubgroupAll(k.IsNan(low)), k.LogicalNot(k.SubgroupAny(k.IsInf(low)))), func() {
+		k.Unreachable() // the emitter's way to state a precondition
+	}, nil)
 	k.If(k.SubgroupElect(), func() {
 		k.StoreElem(partial, k.Add(k.Mul(wid, nsg), sg), k.Add(sum, lane0))
 		bits := k.GLSL(spirv.GLSLFindUMsb, k.CompositeExtract(positive, 0))
@@ -242,6 +251,96 @@ func Atomics(v spirv.Version) *spirv.Module {
 	k.Atomic(spirv.OpAtomicExchange, k.Element(buf, m.U32(2)), old)
 	k.Atomic(spirv.OpAtomicSMin, k.Element(ints, m.U32(0)), k.Bitcast(i32, gid))
 	k.Atomic(spirv.OpAtomicOr, k.Element(buf, m.U32(3)), k.AtomicLoad(k.AccessChain(shared, m.U32(0))))
+	return m
+}
+
+// FloatAtomics adds, mins and maxes f32 values atomically in a storage
+// buffer and in shared memory (SPV_EXT_shader_atomic_float_add and
+// _min_max).
+func FloatAtomics(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32 := m.TypeF32()
+	in := m.StorageBuffer("in", 0, 0, f32, spirv.ReadOnly)
+	acc := m.StorageBuffer("acc", 0, 1, f32, 0)
+	shared := m.SharedArray("partial", f32, 1)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	x := k.LoadElem(in, i)
+	k.Atomic(spirv.OpAtomicFAddEXT, k.AccessChain(shared, m.U32(0)), x)
+	k.Atomic(spirv.OpAtomicFAddEXT, k.Element(acc, m.U32(0)), x)
+	k.Atomic(spirv.OpAtomicFMinEXT, k.Element(acc, m.U32(1)), x)
+	k.Atomic(spirv.OpAtomicFMaxEXT, k.Element(acc, m.U32(2)), x)
+	return m
+}
+
+// Arithmetic applies every arithmetic, bitwise, comparison and min/max
+// helper to scalars and vectors of each numeric kind, so that each opcode and
+// inferred result type is validated.
+func Arithmetic(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, i32, u32 := m.TypeF32(), m.TypeI32(), m.TypeU32()
+	types := []spirv.ID{u32, i32, m.TypeInt(64, true), m.TypeVector(i32, 2), f32, m.TypeFloat(64), m.TypeVector(f32, 4)}
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	for binding, t := range types {
+		buf := m.StorageBuffer(m.TypeName(t), 0, uint32(binding), t, 0)
+		a, b := k.LoadElem(buf, i), k.LoadElem(buf, k.Add(i, m.U32(1)))
+		r := k.Rem(k.Div(k.Mul(k.Sub(k.Add(a, b), a), b), b), b)
+		r = k.Abs(k.Max(k.Min(k.Neg(r), a), b))
+		keep := k.LogicalOr(k.LessEqual(r, a), k.LogicalNot(k.GreaterEqual(r, b)))
+		r = k.Select(k.LogicalAnd(keep, k.Equal(a, b)), r, a)
+		if m.IsFloat(t) {
+			r = floatOps(k, r, a, b)
+		} else {
+			r = intOps(k, r, a, b)
+		}
+		k.StoreElem(buf, i, r)
+	}
+	n := m.StorageBuffer("n", 0, uint32(len(types)), u32, spirv.WriteOnly)
+	k.MemoryBarrier(spirv.ScopeDevice, spirv.MemorySemanticsAcquireRelease|spirv.MemorySemanticsUniformMemory)
+	k.StoreElem(n, i, k.ArrayLength(n))
+	return m
+}
+
+func intOps(k *spirv.Function, r, a, b spirv.ID) spirv.ID {
+	r = k.IAdd(k.ISub(k.IMul(r, a), b), k.SNegate(a))
+	r = k.Xor(k.Or(k.And(r, a), b), k.Not(a))
+	r = k.ShrA(k.ShrL(k.Shl(r, b), b), b)
+	r = k.SMod(k.SRem(k.SDiv(r, a), b), a)
+	if !k.Module().IsSigned(k.Module().TypeOf(r)) { // UDiv and UMod need unsigned result types
+		r = k.UMod(k.UDiv(r, a), b)
+	}
+	return k.Select(k.Compare(spirv.OpSGreaterThan, r, a), r, b)
+}
+
+func floatOps(k *spirv.Function, r, a, b spirv.ID) spirv.ID {
+	r = k.FAdd(k.FSub(k.FMul(r, a), b), k.FNegate(a))
+	r = k.FMod(k.FRem(k.FDiv(r, a), b), a)
+	bad := k.LogicalOr(k.IsInf(r), k.Compare(spirv.OpFUnordNotEqual, r, r))
+	return k.Select(bad, a, r)
+}
+
+// StorageBlock uses a storage buffer whose block holds a header (a count, a
+// strided array) before its runtime array, and a specialization constant of
+// 64 bits.
+func StorageBlock(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32, u64 := m.TypeF32(), m.TypeU32(), m.TypeInt(64, false)
+	vec3 := m.TypeVector(f32, 3)
+	blk := m.StorageBlock("table", 0, 0, 0,
+		spirv.Member{Name: "count", Type: u32},
+		spirv.Member{Name: "origin", Type: vec3},
+		spirv.Member{Name: "weights", Type: m.TypeArrayStride(f32, 4, 4)},
+		spirv.Member{Name: "points", Type: m.TypeRuntimeArray(vec3, m.ElementStride(vec3))})
+	limit := m.SpecConstInt(u64, 7, 1<<33)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.If(k.LogicalAnd(k.Less(i, k.LoadMember(blk, 0)), k.Less(k.Convert(u64, i), limit)), func() {
+		p := k.AccessChain(blk.Var, m.U32(3), i)
+		w := k.Load(k.AccessChain(blk.Var, m.U32(2), k.And(i, m.U32(3))))
+		shifted := k.Add(k.Load(p), k.LoadMember(blk, 1))
+		k.Store(p, k.Mul(shifted, k.Splat(w, 3)))
+	}, nil)
 	return m
 }
 
