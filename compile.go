@@ -1,0 +1,113 @@
+package vkxla
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// CompileOption configures Compile.
+type CompileOption func(*compileConfig)
+
+type compileConfig struct {
+	noCache bool
+	profile bool
+}
+
+// key is the part of the options that changes the compiled result.
+func (c compileConfig) key() string { return fmt.Sprintf("profile=%v", c.profile) }
+
+// WithoutCache compiles afresh and leaves the cache alone.
+func WithoutCache() CompileOption { return func(c *compileConfig) { c.noCache = true } }
+
+// WithProfiling records a GPU timestamp around every dispatch, read by Profile. It
+// is on by default where the device has timestamps; WithProfiling(false) saves the
+// queries.
+func WithProfiling(on bool) CompileOption { return func(c *compileConfig) { c.profile = on } }
+
+// Compile verifies m, generates its kernels, plans its memory and records its
+// command buffers. A structurally identical module compiled with the same options
+// returns the cached executable (each returned Executable must be closed).
+func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, error) {
+	if err := rt.checkOpen(); err != nil {
+		return nil, err
+	}
+	cfg := compileConfig{profile: rt.dev.Caps().TimestampsSupported}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
+	text := hlo.Print(m)
+	if cfg.noCache {
+		c, err := rt.compile(m, text, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return c.handle(), nil
+	}
+	key := fingerprint(text, cfg.key())
+	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(m, text, cfg) })
+}
+
+// compile does the work behind Compile.
+func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*compiled, error) {
+	d := rt.newDumper(m.Name)
+	d.write("00-input.hlo", text)
+	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet()}
+	params := make([]value, len(m.Entry.Params))
+	for i, p := range m.Entry.Params {
+		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
+	}
+	main, root, err := l.lowerComputation(m.Entry, params)
+	if err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
+	root = l.ownOutputs(main, m.Entry.Root.Name, root)
+	d.writeKernels(l.kernels)
+	d.write("10-plan.txt", planText(l))
+	c := &compiled{rt: rt, module: m, params: params, root: root, main: main, stats: memoryStats(l), refs: 1}
+	if err := c.build(l, cfg.profile); err != nil {
+		return nil, errors.Join(fmt.Errorf("vkxla: Compile %s: %w", m.Name, err), c.release())
+	}
+	return c, nil
+}
+
+// ownOutputs makes sure no output leaf is a parameter or constant range (an entry
+// that returns its parameter, say), so outputs never alias inputs the caller
+// writes on the next Run; such leaves are copied into output ranges.
+func (l *lowering) ownOutputs(b *block, name string, root value) value {
+	out := value{shape: root.shape}
+	for _, r := range root.leaves {
+		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
+			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
+			b.steps = append(b.steps, step{kind: stepCopy, name: name, src: r, dst: dst})
+			r = dst
+		}
+		l.kinds[r] = rangeOutput
+		out.leaves = append(out.leaves, r)
+	}
+	return out
+}
+
+// build places the plan, uploads constants, creates kernels and records segments.
+func (c *compiled) build(l *lowering, timed bool) error {
+	a, err := arena.NewPlanned(c.rt.dev, &l.plan, arena.Options{})
+	if err != nil {
+		return err
+	}
+	c.arena = a
+	for _, cu := range l.constants {
+		if err := a.Upload(bg, a.PlanRange(cu.rng), cu.lit.Bytes()); err != nil {
+			return fmt.Errorf("constant upload: %w", err)
+		}
+	}
+	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed}
+	if err := c.rec.createKernels(l.kernels); err != nil {
+		return err
+	}
+	return c.rec.recordBlock(c.main)
+}

@@ -1,0 +1,69 @@
+package vkxla
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+
+	"github.com/vkxla/vkxla/spirv"
+	"github.com/vkxla/vkxla/spirv/tools"
+)
+
+// dumper writes a module's stages and kernels under VKXLA_DUMP (or WithDumpDir):
+// dir/<module>/NN-stage.hlo, kernels/<name>.spv and .spvasm, and the memory plan.
+// Dumping is for debugging: a write failure is reported on stderr and never fails
+// the compilation.
+type dumper struct {
+	dir string // "" when dumping is off
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func (rt *Runtime) newDumper(module string) dumper {
+	if rt.dumpDir == "" {
+		return dumper{}
+	}
+	return dumper{dir: filepath.Join(rt.dumpDir, unsafeName.ReplaceAllString(module, "_"))}
+}
+
+func (d dumper) write(name, text string) { d.writeBytes(name, []byte(text)) }
+
+func (d dumper) writeBytes(name string, data []byte) {
+	if d.dir == "" {
+		return
+	}
+	path := filepath.Join(d.dir, name)
+	err := os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
+		err = os.WriteFile(path, data, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "vkxla: VKXLA_DUMP: %v\n", err)
+	}
+}
+
+// writeKernels dumps every generated kernel as SPIR-V and its disassembly.
+func (d dumper) writeKernels(set *kernelSet) {
+	if d.dir == "" {
+		return
+	}
+	for i, ref := range set.all {
+		k := ref.kernel
+		base := fmt.Sprintf("kernels/%03d-%s", i, unsafeName.ReplaceAllString(k.Name, "_"))
+		d.writeBytes(base+".spv", k.SPIRV)
+		text, err := disassemble(k.SPIRV)
+		if err != nil {
+			text = "disassembly failed: " + err.Error()
+		}
+		d.write(base+".spvasm", text)
+	}
+}
+
+func disassemble(bin []byte) (string, error) {
+	words, err := spirv.Words(bin)
+	if err != nil {
+		return "", err
+	}
+	return tools.Disassemble(words)
+}

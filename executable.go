@@ -1,0 +1,242 @@
+package vkxla
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+var bg = context.Background()
+
+// compiled is the device state of one compiled module, shared by every Executable
+// handle that the cache hands out; it is released when the last reference goes.
+type compiled struct {
+	rt     *Runtime
+	module *hlo.Module
+	params []value
+	root   value
+	main   *block
+	stats  MemoryStats
+	arena  *arena.Arena
+	rec    *recorder
+
+	mu      sync.Mutex // serialises Runs: they share the arena's buffers
+	refs    int        // guarded by rt.cache.mu
+	profile Profile
+	dead    bool
+}
+
+// handle returns a new caller reference (the caller already counted it).
+func (c *compiled) handle() *Executable { return &Executable{c: c} }
+
+// release frees the device state.
+func (c *compiled) release() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return nil
+	}
+	c.dead = true
+	var errs []error
+	if c.rec != nil {
+		errs = append(errs, c.rec.close())
+	}
+	if c.arena != nil {
+		errs = append(errs, c.arena.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Executable is a compiled module ready to run. Runs from many goroutines are safe;
+// they take turns on the executable's device buffers.
+type Executable struct {
+	c      *compiled
+	mu     sync.Mutex
+	closed bool
+}
+
+// Module returns the module the executable was compiled from.
+func (e *Executable) Module() *hlo.Module { return e.c.module }
+
+// MemoryStats returns the device memory the executable holds, known at compile time.
+func (e *Executable) MemoryStats() MemoryStats { return e.c.stats }
+
+// Close releases this reference; the device state goes when no reference and no
+// cache entry holds it. A second Close does nothing.
+func (e *Executable) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	return e.c.rt.cache.unref(e.c)
+}
+
+func (e *Executable) checkOpen() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return fmt.Errorf("vkxla: executable %s: %w", e.c.module.Name, ErrClosed)
+	}
+	return nil
+}
+
+// Run uploads the inputs, runs the executable and returns its outputs: one literal
+// per array leaf of the entry's root (a tuple root is flattened).
+func (e *Executable) Run(ctx context.Context, inputs ...*hlo.Literal) ([]*hlo.Literal, error) {
+	args := make([]any, len(inputs))
+	for i, in := range inputs {
+		args[i] = in
+	}
+	var outs []*hlo.Literal
+	err := e.run(ctx, args, func(c *compiled) error {
+		var err error
+		outs, err = c.downloadOutputs(ctx)
+		return err
+	})
+	return outs, err
+}
+
+// run checks the arguments, stages them, executes, and hands over to collect while
+// the executable's buffers are still held.
+func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compiled) error) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	c := e.c
+	name := c.module.Name
+	if err := c.checkInputs(inputs); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dead {
+		return fmt.Errorf("vkxla: Run %s: %w", name, ErrClosed)
+	}
+	if err := c.stageInputs(ctx, inputs); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	c.profile = Profile{}
+	if err := c.execBlock(ctx, c.main); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	if err := collect(c); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	return nil
+}
+
+// checkInputs compares the inputs with the entry parameters.
+func (c *compiled) checkInputs(inputs []any) error {
+	params := c.module.Entry.Params
+	if len(inputs) != len(params) {
+		return fmt.Errorf("%w: %d inputs given, the entry computation %s takes %d", ErrInvalidArgument, len(inputs), c.module.Entry.Name, len(params))
+	}
+	for i, in := range inputs {
+		got, err := inputShape(in)
+		if err != nil {
+			return fmt.Errorf("%w: input %d (parameter %s): %v", ErrInvalidArgument, i, params[i].Name, err)
+		}
+		if want := params[i].Shape; !got.Equal(want) {
+			return fmt.Errorf("%w: input %d (parameter %s): expected %v, got %v", ErrInvalidArgument, i, params[i].Name, want, got)
+		}
+	}
+	return nil
+}
+
+// execBlock runs a block's segments in order.
+func (c *compiled) execBlock(ctx context.Context, b *block) error {
+	for i := range b.segments {
+		seg := &b.segments[i]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if seg.control != nil {
+			if err := c.execControl(ctx, seg.control); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := c.rt.dev.Submit(ctx, seg.cb); err != nil {
+			return err
+		}
+		if err := c.profile.collect(seg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *compiled) execControl(ctx context.Context, st *step) error {
+	if st.kind == stepWhile {
+		return c.execWhile(ctx, st)
+	}
+	i, err := c.readInt(ctx, st.index, st.indexType)
+	if err != nil {
+		return fmt.Errorf("%s: %w", st.name, err)
+	}
+	return c.execBlock(ctx, st.branches[branchIndex(i, st.indexType, len(st.branches))])
+}
+
+// branchIndex maps a conditional's selector to a branch as XLA does: a pred picks
+// branch 0 when true and 1 when false; an out-of-range index picks the last branch.
+func branchIndex(v int64, dt hlo.DType, n int) int {
+	if dt == hlo.Pred {
+		if v != 0 {
+			return 0
+		}
+		return 1
+	}
+	if v < 0 || v >= int64(n) {
+		return n - 1
+	}
+	return int(v)
+}
+
+func (c *compiled) execWhile(ctx context.Context, st *step) error {
+	for {
+		if err := c.execBlock(ctx, st.cond); err != nil {
+			return err
+		}
+		p, err := c.readInt(ctx, st.pred, hlo.Pred)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		if p == 0 {
+			return nil
+		}
+		if err := c.execBlock(ctx, st.body); err != nil {
+			return err
+		}
+	}
+}
+
+// readInt downloads a scalar pred or integer.
+func (c *compiled) readInt(ctx context.Context, rng int, dt hlo.DType) (int64, error) {
+	lit := hlo.NewLiteral(hlo.Scalar(dt))
+	if err := c.arena.Download(ctx, c.arena.PlanRange(rng), lit.Bytes()); err != nil {
+		return 0, err
+	}
+	return lit.Int64(0), nil
+}
+
+// downloadOutputs reads every output leaf into a new literal.
+func (c *compiled) downloadOutputs(ctx context.Context) ([]*hlo.Literal, error) {
+	shapes := leafShapes(c.root.shape)
+	outs := make([]*hlo.Literal, len(shapes))
+	for i, s := range shapes {
+		outs[i] = hlo.NewLiteral(s)
+		if s.ByteSize() == 0 {
+			continue
+		}
+		if err := c.arena.Download(ctx, c.arena.PlanRange(c.root.leaves[i]), outs[i].Bytes()); err != nil {
+			return nil, fmt.Errorf("output %d: %w", i, err)
+		}
+	}
+	return outs, nil
+}

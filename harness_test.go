@@ -1,0 +1,113 @@
+package vkxla_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/device/devicetest"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// newRuntime opens the test device (validation on; a validation message fails the
+// test; no device fails in CI and skips elsewhere) and a runtime on it.
+func newRuntime(t testing.TB) *vkxla.Runtime {
+	t.Helper()
+	d := devicetest.Open(t)
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(d))
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	return rt
+}
+
+// domain is the range random inputs are drawn from, chosen per op so that the op is
+// defined (log of positives, say) and the comparison meaningful.
+type domain struct{ lo, hi float64 }
+
+var unitDomain = domain{-1, 1}
+
+// randomLiteral fills a literal: floats uniform in d, integers across a range that
+// exercises wrap-around for narrow types, preds at random.
+func randomLiteral(rng *rand.Rand, s hlo.Shape, d domain) *hlo.Literal {
+	if s.IsTuple() {
+		elems := make([]*hlo.Literal, len(s.Elems))
+		for i, e := range s.Elems {
+			elems[i] = randomLiteral(rng, e, d)
+		}
+		return hlo.TupleLiteral(elems...)
+	}
+	lit := hlo.NewLiteral(s)
+	for i := 0; i < lit.NumElements(); i++ {
+		switch dt := s.DType; {
+		case dt == hlo.Pred:
+			lit.SetBool(i, rng.IntN(2) == 1)
+		case dt.IsFloat():
+			lit.SetFloat64(i, d.lo+(d.hi-d.lo)*rng.Float64())
+		case dt.IsUnsigned():
+			lit.SetUint64(i, randomInt(rng, dt, d))
+		default:
+			lit.SetInt64(i, int64(randomInt(rng, dt, d)))
+		}
+	}
+	return lit
+}
+
+// randomInt draws integers: inside the domain when it is integral and narrow (shift
+// amounts, indices), else full-width random bits.
+func randomInt(rng *rand.Rand, dt hlo.DType, d domain) uint64 {
+	if d != unitDomain && d.hi-d.lo < 1<<20 {
+		return uint64(int64(math.Floor(d.lo)) + rng.Int64N(int64(d.hi-d.lo)+1))
+	}
+	return rng.Uint64()
+}
+
+// flatten turns cpuref's (possibly tuple) result into the leaf list Run returns.
+func flatten(l *hlo.Literal) []*hlo.Literal {
+	if !l.Shape().IsTuple() {
+		return []*hlo.Literal{l}
+	}
+	var out []*hlo.Literal
+	for _, e := range l.Elems() {
+		out = append(out, flatten(e)...)
+	}
+	return out
+}
+
+// checkAgainstCPU runs m on the device and on cpuref and compares every output
+// within spec (exact when spec is zero).
+func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
+	t.Helper()
+	want, err := cpuref.Eval(m, inputs...)
+	require.NoError(t, err, "cpuref")
+	exe, err := rt.Compile(m)
+	require.NoError(t, err, "compile")
+	defer func() { require.NoError(t, exe.Close()) }()
+	got, err := exe.Run(context.Background(), inputs...)
+	require.NoError(t, err, "run")
+	wantLeaves := flatten(want)
+	require.Len(t, got, len(wantLeaves))
+	for i := range got {
+		if spec.Exact() {
+			require.NoError(t, hlo.LiteralsEqual(got[i], wantLeaves[i]), "output %d of\n%s", i, hlo.Print(m))
+		} else {
+			require.NoError(t, hlo.LiteralsClose(got[i], wantLeaves[i], spec.Abs, spec.Rel), "output %d (tolerance %+v) of\n%s", i, spec, hlo.Print(m))
+		}
+	}
+}
+
+// mustBuild builds a module or fails the test.
+func mustBuild(t testing.TB, b *hlo.Builder, root *hlo.Instruction) *hlo.Module {
+	t.Helper()
+	m, err := b.Build(root)
+	require.NoError(t, err)
+	return m
+}
+
+func inf() float64     { return math.Inf(1) }
+func nan64() float64   { return math.NaN() }
+func negZero() float64 { return math.Copysign(0, -1) }

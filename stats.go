@@ -1,0 +1,64 @@
+package vkxla
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vkxla/vkxla/arena"
+)
+
+// MemoryStats is the device memory an executable holds, fixed at compile time: the
+// arena plan is allocated once and every buffer has its place in it, so PeakBytes
+// is stated before anything runs.
+type MemoryStats struct {
+	// PeakBytes is the executable's whole device memory: the plan's blocks.
+	PeakBytes int64
+	// By role (sums of buffer sizes, before alignment).
+	ParameterBytes int64
+	OutputBytes    int64
+	ConstantBytes  int64
+	TemporaryBytes int64
+	Buffers        int
+}
+
+func (s MemoryStats) String() string {
+	return fmt.Sprintf("peak %d B (parameters %d, outputs %d, constants %d, temporaries %d; %d buffers)",
+		s.PeakBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.Buffers)
+}
+
+func memoryStats(l *lowering) MemoryStats {
+	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits), Buffers: len(l.plan.Ranges)}
+	for i, r := range l.plan.Ranges {
+		switch l.kinds[i] {
+		case rangeParam:
+			s.ParameterBytes += r.Size
+		case rangeOutput:
+			s.OutputBytes += r.Size
+		case rangeConstant:
+			s.ConstantBytes += r.Size
+		default:
+			s.TemporaryBytes += r.Size
+		}
+	}
+	return s
+}
+
+// alignedTotal is what the arena allocates for the plan: each block rounded up to
+// the alignment.
+func alignedTotal(p arena.Plan, l arena.Limits) int64 {
+	var total int64
+	for _, size := range p.BlockSizes() {
+		total += (size + l.Alignment - 1) / l.Alignment * l.Alignment
+	}
+	return total
+}
+
+// planText lists the plan for VKXLA_DUMP.
+func planText(l *lowering) string {
+	var sb strings.Builder
+	for i, r := range l.plan.Ranges {
+		fmt.Fprintf(&sb, "%4d %-10s %v\n", i, [...]string{"temp", "param", "constant", "output"}[l.kinds[i]], r)
+	}
+	fmt.Fprintf(&sb, "%v\n", memoryStats(l))
+	return sb.String()
+}

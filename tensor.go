@@ -1,0 +1,215 @@
+package vkxla
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// DeviceTensor is an array that lives in device memory (the runtime's tensor pool):
+// an output of RunOnDevice that can feed the next run without a round trip through
+// the host. Close frees it.
+type DeviceTensor struct {
+	rt    *Runtime
+	shape hlo.Shape
+	alloc arena.Allocation
+	mu    sync.Mutex
+	freed bool
+}
+
+// Shape returns the tensor's shape.
+func (t *DeviceTensor) Shape() hlo.Shape { return t.shape }
+
+// ToHost downloads the tensor into a new literal.
+func (t *DeviceTensor) ToHost(ctx context.Context) (*hlo.Literal, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed {
+		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, ErrClosed)
+	}
+	lit := hlo.NewLiteral(t.shape)
+	if err := t.rt.pool.Download(ctx, t.alloc.Range, lit.Bytes()); err != nil {
+		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, err)
+	}
+	return lit, nil
+}
+
+// Close frees the tensor's device memory. A second Close does nothing.
+func (t *DeviceTensor) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed {
+		return nil
+	}
+	t.freed = true
+	return t.rt.pool.Free(t.alloc)
+}
+
+// Upload copies a host literal into a new device tensor.
+func (rt *Runtime) Upload(ctx context.Context, lit *hlo.Literal) (*DeviceTensor, error) {
+	t, err := rt.newTensor(lit.Shape())
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.pool.Upload(ctx, t.alloc.Range, lit.Bytes()); err != nil {
+		return nil, errors.Join(fmt.Errorf("vkxla: Upload: %w", err), t.Close())
+	}
+	return t, nil
+}
+
+func (rt *Runtime) newTensor(s hlo.Shape) (*DeviceTensor, error) {
+	if !s.IsArray() {
+		return nil, fmt.Errorf("%w: device tensors are arrays, not %v", ErrInvalidArgument, s)
+	}
+	a, err := rt.pool.Alloc(max(s.ByteSize(), 4))
+	if err != nil {
+		return nil, fmt.Errorf("vkxla: device tensor %v: %w", s, err)
+	}
+	return &DeviceTensor{rt: rt, shape: s.Clone(), alloc: a}, nil
+}
+
+// RunOnDevice runs like Run, but takes host literals or device tensors as inputs and
+// leaves its outputs on the device. Device inputs are copied on the device.
+func (e *Executable) RunOnDevice(ctx context.Context, inputs ...any) ([]*DeviceTensor, error) {
+	var outs []*DeviceTensor
+	err := e.run(ctx, inputs, func(c *compiled) error {
+		var err error
+		outs, err = c.copyOutputsToPool(ctx)
+		return err
+	})
+	return outs, err
+}
+
+// inputShape returns the shape of a Run input, which is a literal or device tensor.
+func inputShape(in any) (hlo.Shape, error) {
+	switch x := in.(type) {
+	case *hlo.Literal:
+		if x == nil {
+			return hlo.Shape{}, errors.New("nil literal")
+		}
+		return x.Shape(), nil
+	case *DeviceTensor:
+		if x == nil {
+			return hlo.Shape{}, errors.New("nil device tensor")
+		}
+		return x.shape, nil
+	}
+	return hlo.Shape{}, fmt.Errorf("an input must be *hlo.Literal or *vkxla.DeviceTensor, not %T", in)
+}
+
+// stageInputs writes every input into its parameter ranges: literals by upload,
+// device tensors by a device copy.
+func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
+	var copies []poolCopy
+	for i, in := range inputs {
+		switch x := in.(type) {
+		case *hlo.Literal:
+			if err := c.uploadLiteral(ctx, c.params[i], x); err != nil {
+				return fmt.Errorf("input %d: %w", i, err)
+			}
+		case *DeviceTensor:
+			if x.rt != c.rt {
+				return fmt.Errorf("%w: input %d is a tensor of another runtime", ErrInvalidArgument, i)
+			}
+			copies = append(copies, poolCopy{pool: x.alloc.Range, plan: c.arena.PlanRange(c.params[i].leaves[0]), size: x.shape.ByteSize(), toPool: false})
+		}
+	}
+	return c.rt.copyPool(ctx, copies)
+}
+
+// uploadLiteral writes a (possibly tuple) literal into a value's leaves.
+func (c *compiled) uploadLiteral(ctx context.Context, v value, lit *hlo.Literal) error {
+	leaves := flattenLiteral(lit)
+	for j, leaf := range leaves {
+		if err := c.arena.Upload(ctx, c.arena.PlanRange(v.leaves[j]), leaf.Bytes()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func flattenLiteral(l *hlo.Literal) []*hlo.Literal {
+	if !l.Shape().IsTuple() {
+		return []*hlo.Literal{l}
+	}
+	var out []*hlo.Literal
+	for _, e := range l.Elems() {
+		out = append(out, flattenLiteral(e)...)
+	}
+	return out
+}
+
+// copyOutputsToPool copies every output leaf into a new device tensor.
+func (c *compiled) copyOutputsToPool(ctx context.Context) ([]*DeviceTensor, error) {
+	shapes := leafShapes(c.root.shape)
+	outs := make([]*DeviceTensor, 0, len(shapes))
+	var copies []poolCopy
+	for i, s := range shapes {
+		t, err := c.rt.newTensor(s)
+		if err != nil {
+			return nil, errors.Join(err, closeTensors(outs))
+		}
+		outs = append(outs, t)
+		copies = append(copies, poolCopy{pool: t.alloc.Range, plan: c.arena.PlanRange(c.root.leaves[i]), size: s.ByteSize(), toPool: true})
+	}
+	if err := c.rt.copyPool(ctx, copies); err != nil {
+		return nil, errors.Join(err, closeTensors(outs))
+	}
+	return outs, nil
+}
+
+func closeTensors(ts []*DeviceTensor) error {
+	var errs []error
+	for _, t := range ts {
+		errs = append(errs, t.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// poolCopy is one device copy between a pool tensor and an executable's range.
+type poolCopy struct {
+	pool, plan arena.Range
+	size       int64
+	toPool     bool
+}
+
+// copyPool records and submits the copies in one command buffer.
+func (rt *Runtime) copyPool(ctx context.Context, copies []poolCopy) (err error) {
+	var n int
+	for _, pc := range copies {
+		if pc.size > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	cb, err := rt.dev.NewCommandBuffer()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, cb.Close()) }()
+	if err := cb.Begin(); err != nil {
+		return err
+	}
+	for _, pc := range copies {
+		src, dst := pc.plan, pc.pool
+		if !pc.toPool {
+			src, dst = pc.pool, pc.plan
+		}
+		if pc.size == 0 {
+			continue
+		}
+		if err := cb.Copy(src.Buffer(), src.Offset(), dst.Buffer(), dst.Offset(), pc.size); err != nil {
+			return err
+		}
+	}
+	if err := cb.End(); err != nil {
+		return err
+	}
+	return rt.dev.Submit(ctx, cb)
+}

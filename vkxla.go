@@ -1,0 +1,25 @@
+// Package vkxla compiles HLO modules to SPIR-V and runs them on any Vulkan device.
+//
+//	rt, err := vkxla.NewRuntime()
+//	exe, err := rt.Compile(module)
+//	outs, err := exe.Run(ctx, x, y)
+//
+// An executable lowers every instruction of its entry computation to compute kernels
+// (spirv/codegen), places every buffer at a fixed (offset, size) of one arena plan
+// (arena), records its dispatches into command buffers once, and replays them on every
+// Run. Control flow (while, conditional) is driven by the host between recorded
+// segments. The executable's device memory is known before it runs: MemoryStats.
+package vkxla
+
+import "errors"
+
+// Sentinel errors callers branch on with errors.Is. Device errors (out of device
+// memory, device lost, no device) are device's sentinels, re-exported here.
+var (
+	// ErrClosed: the runtime or executable was closed.
+	ErrClosed = errors.New("vkxla: closed")
+	// ErrInvalidArgument: Run's inputs do not match the entry computation.
+	ErrInvalidArgument = errors.New("vkxla: invalid argument")
+	// ErrUnsupported: the module uses something this device or compiler cannot run.
+	ErrUnsupported = errors.New("vkxla: unsupported")
+)
