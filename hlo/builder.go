@@ -323,8 +323,9 @@ func cloneInts(s []int64) []int64 {
 // the entry first so that its names (the ones users chose) stay as they are.
 func uniquifyNames(m *Module) {
 	compNames, instNames := map[string]bool{}, map[string]bool{}
-	for i := len(m.Computations) - 1; i >= 0; i-- {
-		c := m.Computations[i]
+	n := len(m.Computations)
+	order := append([]*Computation{m.Computations[n-1]}, m.Computations[:n-1]...)
+	for _, c := range order {
 		c.Name = uniqueName(compNames, c.Name)
 		for _, in := range c.Instructions {
 			in.Name = uniqueName(instNames, in.Name)
