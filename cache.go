@@ -16,6 +16,8 @@ type compileCache struct {
 	maxEntries int
 	maxBytes   int64
 	bytes      int64
+	hits       int
+	misses     int
 	lru        *list.List // of *cacheEntry, most recent first
 	byKey      map[[32]byte]*list.Element
 }
@@ -41,6 +43,9 @@ func (cc *compileCache) getOrCompile(key [32]byte, compile func() (*compiled, er
 	if e := cc.lookup(key); e != nil {
 		return e, nil
 	}
+	cc.mu.Lock()
+	cc.misses++
+	cc.mu.Unlock()
 	c, err := compile()
 	if err != nil {
 		return nil, err
@@ -71,6 +76,7 @@ func (cc *compileCache) lookup(key [32]byte) *Executable {
 	cc.lru.MoveToFront(el)
 	c := el.Value.(*cacheEntry).c
 	c.refs++
+	cc.hits++
 	return c.handle()
 }
 
@@ -118,11 +124,17 @@ func (cc *compileCache) clear() error {
 	return releaseAll(victims)
 }
 
-// Len is the number of cached executables.
-func (cc *compileCache) Len() int {
+// CacheStats describes the compilation cache.
+type CacheStats struct {
+	Entries      int
+	Bytes        int64 // device memory held by cached executables
+	Hits, Misses int
+}
+
+func (cc *compileCache) stats() CacheStats {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	return cc.lru.Len()
+	return CacheStats{Entries: cc.lru.Len(), Bytes: cc.bytes, Hits: cc.hits, Misses: cc.misses}
 }
 
 func releaseAll(cs []*compiled) error {

@@ -97,7 +97,10 @@ func (rt *Runtime) Device() *device.Device { return rt.dev }
 
 // ClearCaches drops every cached executable; those no caller holds release their
 // device memory now, the others when their holders Close them.
-func (rt *Runtime) ClearCaches() { rt.cache.clear() }
+func (rt *Runtime) ClearCaches() error { return rt.cache.clear() }
+
+// CacheStats returns the compilation cache's counters.
+func (rt *Runtime) CacheStats() CacheStats { return rt.cache.stats() }
 
 // Close releases the caches, the tensor pool and the device (if the runtime opened
 // it). Executables and tensors still held become unusable (ErrClosed).
@@ -108,8 +111,7 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	rt.closed = true
-	rt.cache.clear()
-	errs := []error{rt.pool.Close()}
+	errs := []error{rt.cache.clear(), rt.pool.Close()}
 	errs = append(errs, rt.closeDevice())
 	return errors.Join(errs...)
 }

@@ -1,0 +1,238 @@
+package vkxla_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// axpyModule is a*x + y over f32[n].
+func axpyModule(t testing.TB, n int64) *hlo.Module {
+	b := hlo.NewBuilder("axpy")
+	a := b.Parameter(hlo.Scalar(hlo.F32), "a")
+	x := b.Parameter(f32(n), "x")
+	y := b.Parameter(f32(n), "y")
+	return mustBuild(t, b, b.Add(b.Mul(b.BroadcastScalar(a, n), x), y))
+}
+
+func axpyInputs(rng *rand.Rand, n int64) []*hlo.Literal {
+	return []*hlo.Literal{randomLiteral(rng, f32(), unitDomain), randomLiteral(rng, f32(n), unitDomain), randomLiteral(rng, f32(n), unitDomain)}
+}
+
+func TestRunChecksInputs(t *testing.T) {
+	rt := newRuntime(t)
+	exe, err := rt.Compile(axpyModule(t, 8))
+	require.NoError(t, err)
+	defer exe.Close()
+	ctx := context.Background()
+	good := axpyInputs(rand.New(rand.NewPCG(1, 1)), 8)
+
+	_, err = exe.Run(ctx, good[:2]...)
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "2 inputs given")
+	assert.Contains(t, err.Error(), "takes 3")
+
+	_, err = exe.Run(ctx, good[0], hlo.NewLiteral(hlo.MakeShape(hlo.F64, 8)), good[2])
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "parameter x: expected f32[8], got f64[8]")
+
+	_, err = exe.Run(ctx, good[0], good[1], hlo.NewLiteral(f32(9)))
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "parameter y: expected f32[8], got f32[9]")
+
+	_, err = exe.Run(ctx, good[0], nil, good[2])
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+
+	_, err = exe.RunOnDevice(ctx, good[0], "not a tensor", good[2])
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "string")
+}
+
+func TestRunAfterCloseAndCancelled(t *testing.T) {
+	rt := newRuntime(t)
+	exe, err := rt.Compile(axpyModule(t, 8), vkxla.WithoutCache())
+	require.NoError(t, err)
+	in := axpyInputs(rand.New(rand.NewPCG(2, 2)), 8)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = exe.Run(ctx, in...)
+	require.ErrorIs(t, err, context.Canceled)
+
+	_, err = exe.Run(context.Background(), in...) // still usable after a cancelled run
+	require.NoError(t, err)
+
+	require.NoError(t, exe.Close())
+	require.NoError(t, exe.Close(), "a second Close does nothing")
+	_, err = exe.Run(context.Background(), in...)
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+}
+
+func TestCompileErrors(t *testing.T) {
+	rt := newRuntime(t)
+	m := axpyModule(t, 4)
+	m.Entry.Root.Shape = f32(5) // corrupt: the verifier names it
+	_, err := rt.Compile(m)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "f32[5]")
+}
+
+func TestCompileCache(t *testing.T) {
+	rt := newRuntime(t)
+	e1, err := rt.Compile(axpyModule(t, 16))
+	require.NoError(t, err)
+	e2, err := rt.Compile(axpyModule(t, 16)) // a structurally identical module
+	require.NoError(t, err)
+	st := rt.CacheStats()
+	assert.Equal(t, vkxla.CacheStats{Entries: 1, Bytes: e1.MemoryStats().PeakBytes, Hits: 1, Misses: 1}, st)
+	require.NoError(t, e1.Close())
+	// e2 still runs after e1 closed: both are references to one compiled state.
+	in := axpyInputs(rand.New(rand.NewPCG(3, 3)), 16)
+	_, err = e2.Run(context.Background(), in...)
+	require.NoError(t, err)
+	require.NoError(t, rt.ClearCaches())
+	_, err = e2.Run(context.Background(), in...)
+	require.NoError(t, err, "a held executable outlives ClearCaches")
+	require.NoError(t, e2.Close())
+	assert.Equal(t, 0, rt.CacheStats().Entries)
+
+	e3, err := rt.Compile(axpyModule(t, 16))
+	require.NoError(t, err)
+	defer e3.Close()
+	assert.Equal(t, 2, rt.CacheStats().Misses, "cleared cache compiles again")
+}
+
+func TestCompileCacheIsBounded(t *testing.T) {
+	d := newRuntime(t).Device()
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(d), vkxla.WithCacheLimits(2, 1<<30))
+	require.NoError(t, err)
+	defer rt.Close()
+	for n := int64(1); n <= 4; n++ {
+		e, err := rt.Compile(axpyModule(t, n))
+		require.NoError(t, err)
+		require.NoError(t, e.Close())
+	}
+	assert.Equal(t, 2, rt.CacheStats().Entries)
+	e, err := rt.Compile(axpyModule(t, 4)) // most recent: still cached
+	require.NoError(t, err)
+	defer e.Close()
+	assert.Equal(t, 1, rt.CacheStats().Hits)
+}
+
+// TestMemoryStatsExact: every buffer has its own aligned range in this plan, so the
+// peak is the sum of the buffers rounded to the alignment.
+func TestMemoryStatsExact(t *testing.T) {
+	rt := newRuntime(t)
+	exe, err := rt.Compile(axpyModule(t, 1024))
+	require.NoError(t, err)
+	defer exe.Close()
+	st := exe.MemoryStats()
+	align := rt.Device().Caps().MinStorageBufferOffsetAlignment
+	round := func(n int64) int64 { a := max(align, 16); return (n + a - 1) / a * a }
+	assert.Equal(t, int64(4+4096+4096), st.ParameterBytes)
+	assert.Equal(t, int64(4096), st.OutputBytes)
+	assert.Equal(t, int64(4096+4096), st.TemporaryBytes) // the broadcast and the product
+	assert.Equal(t, round(4)+4*round(4096)+round(4096), st.PeakBytes)
+}
+
+func TestConcurrentRuns(t *testing.T) {
+	rt := newRuntime(t)
+	m := axpyModule(t, 999)
+	exe, err := rt.Compile(m)
+	require.NoError(t, err)
+	defer exe.Close()
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for g := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 7))
+			for range 10 {
+				in := axpyInputs(rng, 999)
+				want, err := cpuref.Eval(m, in...)
+				if err == nil {
+					var got []*hlo.Literal
+					if got, err = exe.Run(context.Background(), in...); err == nil {
+						err = hlo.LiteralsClose(got[0], want, 1e-6, 1e-6)
+					}
+				}
+				if err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+}
+
+// TestRunOnDeviceChains feeds one executable's device outputs to another.
+func TestRunOnDeviceChains(t *testing.T) {
+	rt := newRuntime(t)
+	m := axpyModule(t, 64)
+	exe, err := rt.Compile(m)
+	require.NoError(t, err)
+	defer exe.Close()
+	ctx := context.Background()
+	in := axpyInputs(rand.New(rand.NewPCG(4, 4)), 64)
+	first, err := exe.RunOnDevice(ctx, in...)
+	require.NoError(t, err)
+	a, err := rt.Upload(ctx, in[0])
+	require.NoError(t, err)
+	second, err := exe.RunOnDevice(ctx, a, first[0], in[2])
+	require.NoError(t, err)
+	got, err := second[0].ToHost(ctx)
+	require.NoError(t, err)
+
+	mid, err := cpuref.Eval(m, in...)
+	require.NoError(t, err)
+	want, err := cpuref.Eval(m, in[0], mid, in[2])
+	require.NoError(t, err)
+	require.NoError(t, hlo.LiteralsClose(got, want, 1e-6, 1e-6))
+	for _, dt := range []*vkxla.DeviceTensor{a, first[0], second[0]} {
+		require.NoError(t, dt.Close())
+	}
+	_, err = first[0].ToHost(ctx)
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+}
+
+func TestProfileAndDump(t *testing.T) {
+	d := newRuntime(t).Device()
+	dir := t.TempDir()
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(d), vkxla.WithDumpDir(dir))
+	require.NoError(t, err)
+	defer rt.Close()
+	exe, err := rt.Compile(axpyModule(t, 256))
+	require.NoError(t, err)
+	defer exe.Close()
+	assert.Empty(t, exe.Profile().Kernels, "no profile before the first run")
+	_, err = exe.Run(context.Background(), axpyInputs(rand.New(rand.NewPCG(5, 5)), 256)...)
+	require.NoError(t, err)
+	if rt.Device().Caps().TimestampsSupported {
+		p := exe.Profile()
+		require.Len(t, p.Kernels, 3) // broadcast, multiply, add
+		for _, k := range p.Kernels {
+			assert.Equal(t, 1, k.Dispatches, k.Instruction)
+		}
+	}
+	for _, name := range []string{"00-input.hlo", "10-plan.txt"} {
+		_, err := os.Stat(filepath.Join(dir, "axpy", name))
+		assert.NoError(t, err)
+	}
+	kernels, err := filepath.Glob(filepath.Join(dir, "axpy", "kernels", "*.spvasm"))
+	require.NoError(t, err)
+	assert.Len(t, kernels, 3)
+}

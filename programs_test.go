@@ -1,0 +1,34 @@
+package vkxla_test
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// TestPrograms runs whole programs from HLO text (MLP, softmax, layernorm,
+// attention, a while loop) on the device and compares them with cpuref.
+func TestPrograms(t *testing.T) {
+	files, err := filepath.Glob("testdata/programs/*.hlo")
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 5)
+	rt := newRuntime(t)
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".hlo"), func(t *testing.T) {
+			m, err := hlo.ParseModuleFile(file)
+			require.NoError(t, err)
+			rng := rand.New(rand.NewPCG(11, 12))
+			inputs := make([]*hlo.Literal, len(m.Entry.Params))
+			for i, p := range m.Entry.Params {
+				inputs[i] = randomLiteral(rng, p.Shape, unitDomain)
+			}
+			checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), inputs...)
+		})
+	}
+}
