@@ -156,9 +156,11 @@ func scanString(src string, i int) int {
 }
 
 // atom reads raw text up to whitespace, ',', ')' or '}' (possibly empty): the values
-// of padding=, dim_labels= and window fields.
+// of padding=, dim_labels= and window fields. It does not look past the end of the
+// line, so that the empty padding of a rank-0 pad ("padding=" at the end of a line)
+// does not swallow the next instruction.
 func (lx *lexer) atom() (string, int) {
-	lx.skipSpace()
+	lx.pos = scanWhile(lx.src, lx.pos, func(c byte) bool { return c == ' ' || c == '\t' })
 	start := lx.pos
 	lx.pos = scanWhile(lx.src, lx.pos, func(c byte) bool {
 		return !(c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',' || c == ')' || c == '}')
