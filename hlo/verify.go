@@ -144,11 +144,11 @@ func verifyPlacement(c *Computation, i int, in *Instruction, owners map[*Instruc
 	if in.Name == "" {
 		return fmt.Errorf("instruction %d (%v) has no name", i, in.Op)
 	}
-	if other, dup := names[in.Name]; dup {
-		return fmt.Errorf("instruction name %s is used twice (also in computation %q)", in.Name, other.Name)
-	}
 	if other, dup := owners[in]; dup {
 		return fmt.Errorf("instruction %s also belongs to computation %q", in.Name, other.Name)
+	}
+	if other, dup := names[in.Name]; dup {
+		return fmt.Errorf("instruction name %s is used twice (also in computation %q)", in.Name, other.Name)
 	}
 	names[in.Name], owners[in] = c, c
 	for j, op := range in.Operands {
