@@ -231,6 +231,10 @@ func TestAssembleHeader(t *testing.T) {
 	assert.Zero(t, words[4], "schema")
 	assert.Equal(t, uint32(2)<<16|uint32(OpCapability), words[5], "capabilities come first")
 
+	again, err := m.Assemble()
+	require.NoError(t, err)
+	assert.Equal(t, words, again, "Assemble is repeatable")
+
 	back, err := Words(Bytes(words))
 	require.NoError(t, err)
 	assert.Equal(t, words, back)

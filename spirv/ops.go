@@ -106,9 +106,15 @@ func (f *Function) GreaterEqual(a, b ID) ID {
 func (f *Function) IsNan(a ID) ID { return f.Op(OpIsNan, f.m.boolLike(f.m.TypeOf(a)), uint32(a)) }
 func (f *Function) IsInf(a ID) ID { return f.Op(OpIsInf, f.m.boolLike(f.m.TypeOf(a)), uint32(a)) }
 
-// Select returns cond ? a : b (component-wise for a bool-vector cond).
+// Select returns cond ? a : b (component-wise for a bool-vector cond). A
+// scalar cond with vector operands is splatted before SPIR-V 1.4, which
+// requires the condition to have as many components as the result.
 func (f *Function) Select(cond, a, b ID) ID {
-	return f.Op(OpSelect, f.m.TypeOf(a), uint32(cond), uint32(a), uint32(b))
+	t := f.m.TypeOf(a)
+	if n := f.m.VectorSize(t); n > 1 && f.m.VectorSize(f.m.TypeOf(cond)) == 1 && f.m.version < Version1_4 {
+		cond = f.Splat(cond, n)
+	}
+	return f.Op(OpSelect, t, uint32(cond), uint32(a), uint32(b))
 }
 
 // Bitcast reinterprets v's bits as type t (same total width).

@@ -386,6 +386,7 @@ func Vec4(v spirv.Version) *spirv.Module {
 	y := k.GLSL(spirv.GLSLFma, x, k.Splat(d, 4), m.ConstOf(vec4, 1))
 	y = k.CompositeInsert(k.CompositeExtract(x, 0), y, 3)
 	y = k.Select(k.Less(y, m.ConstOf(vec4, 0)), m.ConstOf(vec4, 0), y)
+	y = k.Select(k.Greater(d, m.F32(0)), y, rev) // a scalar condition on vectors
 	k.StoreElem(out, i, k.GLSL(spirv.GLSLSqrt, y))
 	return m
 }
