@@ -51,6 +51,7 @@ type CommandBuffer struct {
 	uses       []*resource // buffers and kernels the recording refers to
 	used       map[*resource]bool
 	pending    *Pending
+	ran        bool // the recording has been submitted (its queries were reset)
 	timestamps int
 	ranges     []C.vkx_range // scratch for Dispatch
 }
@@ -120,7 +121,7 @@ func (cb *CommandBuffer) begin() error {
 		return err
 	}
 	cb.forgetUses()
-	cb.state = cbInitial
+	cb.state, cb.ran = cbInitial, false
 	if err := check(C.vkx_cmd_begin(cb.d.c, cb.c)); err != nil {
 		return err
 	}
@@ -154,7 +155,7 @@ func (cb *CommandBuffer) Reset() error {
 			return err
 		}
 		cb.forgetUses()
-		cb.state = cbInitial
+		cb.state, cb.ran = cbInitial, false
 		return check(C.vkx_cmd_reset(cb.d.c, cb.c))
 	})
 }
@@ -342,7 +343,7 @@ func (cb *CommandBuffer) EnableTimestamps(n int) error {
 		if err := cb.idleLocked(); err != nil {
 			return err
 		}
-		cb.state = cbInitial
+		cb.state, cb.ran = cbInitial, false
 		cb.forgetUses()
 		cb.timestamps = 0
 		if err := check(C.vkx_cmd_timestamps(cb.d.c, cb.c, C.uint32_t(n))); err != nil {
@@ -379,6 +380,9 @@ func (cb *CommandBuffer) TimestampTicks() ([]uint64, error) {
 		}
 		if err := cb.idleLocked(); err != nil {
 			return err
+		}
+		if !cb.ran {
+			return errors.New("device: Timestamps: the recording has not been submitted")
 		}
 		ticks = make([]uint64, cb.timestamps)
 		if len(ticks) == 0 {

@@ -76,6 +76,7 @@ func (d *Device) submit(cb *CommandBuffer) (*Pending, error) {
 		return nil, err
 	}
 	cb.pending = &Pending{cb: cb, refs: refs}
+	cb.ran = true
 	return cb.pending, nil
 }
 

@@ -17,7 +17,8 @@ var addSPV []byte
 //go:embed testdata/inc.spv
 var incSPV []byte
 
-// spinSPV: x[0] = LCG^iters(x[0]) in one invocation (push constant iters).
+// spinSPV: x[i] = LCG^iters(x[i]) (push constant iters, below 65535: lavapipe's loop
+// limit; workgroup size 64).
 //
 //go:embed testdata/spin.spv
 var spinSPV []byte

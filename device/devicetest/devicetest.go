@@ -22,9 +22,6 @@ import (
 func Open(t testing.TB) *device.Device {
 	t.Helper()
 	validation := Validation()
-	if validation {
-		UseLayerSettings()
-	}
 	d, err := device.Open(device.Options{Validation: validation})
 	if errors.Is(err, device.ErrNoDevice) {
 		if os.Getenv("CI") == "true" {
@@ -51,6 +48,14 @@ func Open(t testing.TB) *device.Device {
 func Validation() bool { return os.Getenv("VKXLA_VALIDATION") != "0" }
 
 var settingsOnce sync.Once
+
+// The settings path is set before any test runs: setenv while another goroutine's C
+// code (the Vulkan loader) reads the environment is not safe.
+func init() {
+	if Validation() {
+		UseLayerSettings()
+	}
+}
 
 // UseLayerSettings points VK_LAYER_SETTINGS_PATH at the repository's
 // testdata/vk_layer_settings.txt unless it is set already: the 1.3.239 layer takes
