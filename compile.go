@@ -68,6 +68,11 @@ func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*comp
 	}
 	root = l.ownOutputs(main, m.Entry.Root.Name, root)
 	d.writeKernels(l.kernels)
+	if rt.validateSPIRV {
+		if err := validateKernels(l.kernels); err != nil {
+			return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+		}
+	}
 	d.write("10-plan.txt", planText(l))
 	c := &compiled{rt: rt, module: m, params: params, root: root, main: main, stats: memoryStats(l), refs: 1}
 	if err := c.build(l, cfg.profile); err != nil {

@@ -5,9 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-
-	"github.com/vkxla/vkxla/spirv"
-	"github.com/vkxla/vkxla/spirv/tools"
 )
 
 // dumper writes a module's stages and kernels under VKXLA_DUMP (or WithDumpDir):
@@ -58,12 +55,4 @@ func (d dumper) writeKernels(set *kernelSet) {
 		}
 		d.write(base+".spvasm", text)
 	}
-}
-
-func disassemble(bin []byte) (string, error) {
-	words, err := spirv.Words(bin)
-	if err != nil {
-		return "", err
-	}
-	return tools.Disassemble(words)
 }

@@ -227,7 +227,7 @@ func (c *compiled) readInt(ctx context.Context, rng int, dt hlo.DType) (int64, e
 
 // downloadOutputs reads every output leaf into a new literal.
 func (c *compiled) downloadOutputs(ctx context.Context) ([]*hlo.Literal, error) {
-	shapes := leafShapes(c.root.shape)
+	shapes := c.root.shape.Leaves()
 	outs := make([]*hlo.Literal, len(shapes))
 	for i, s := range shapes {
 		outs[i] = hlo.NewLiteral(s)

@@ -66,18 +66,6 @@ func randomInt(rng *rand.Rand, dt hlo.DType, d domain) uint64 {
 	return rng.Uint64()
 }
 
-// flatten turns cpuref's (possibly tuple) result into the leaf list Run returns.
-func flatten(l *hlo.Literal) []*hlo.Literal {
-	if !l.Shape().IsTuple() {
-		return []*hlo.Literal{l}
-	}
-	var out []*hlo.Literal
-	for _, e := range l.Elems() {
-		out = append(out, flatten(e)...)
-	}
-	return out
-}
-
 // checkAgainstCPU runs m on the device and on cpuref and compares every output
 // within spec (exact when spec is zero).
 func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
@@ -89,7 +77,7 @@ func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.
 	defer func() { require.NoError(t, exe.Close()) }()
 	got, err := exe.Run(context.Background(), inputs...)
 	require.NoError(t, err, "run")
-	wantLeaves := flatten(want)
+	wantLeaves := want.Leaves()
 	require.Len(t, got, len(wantLeaves))
 	for i := range got {
 		if spec.Exact() {

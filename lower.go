@@ -15,26 +15,14 @@ type value struct {
 	leaves []int
 }
 
-// leafShapes flattens a (possibly nested) tuple shape into its array leaves.
-func leafShapes(s hlo.Shape) []hlo.Shape {
-	if !s.IsTuple() {
-		return []hlo.Shape{s}
-	}
-	var out []hlo.Shape
-	for _, e := range s.Elems {
-		out = append(out, leafShapes(e)...)
-	}
-	return out
-}
-
 // tupleElement returns the leaves of element i of a tuple value.
 func (v value) tupleElement(i int) value {
 	start := 0
 	for _, e := range v.shape.Elems[:i] {
-		start += len(leafShapes(e))
+		start += len(e.Leaves())
 	}
 	elem := v.shape.Elems[i]
-	return value{shape: elem, leaves: v.leaves[start : start+len(leafShapes(elem))]}
+	return value{shape: elem, leaves: v.leaves[start : start+len(elem.Leaves())]}
 }
 
 // stepKind says what a step of a block does.
@@ -119,7 +107,7 @@ func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 // newValue places every leaf of shape.
 func (l *lowering) newValue(name string, shape hlo.Shape, kind rangeKind) value {
 	v := value{shape: shape}
-	for i, leaf := range leafShapes(shape) {
+	for i, leaf := range shape.Leaves() {
 		n := name
 		if shape.IsTuple() {
 			n = fmt.Sprintf("%s.%d", name, i)
@@ -163,7 +151,9 @@ func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo
 	switch in.Op {
 	case hlo.OpConstant:
 		v := l.newValue(in.Name, in.Shape, rangeConstant)
-		l.constants = append(l.constants, constantUpload{rng: v.leaves[0], lit: in.Attrs.Literal})
+		for i, leaf := range in.Attrs.Literal.Leaves() {
+			l.constants = append(l.constants, constantUpload{rng: v.leaves[i], lit: leaf})
+		}
 		return v, nil
 	case hlo.OpTuple:
 		v := value{shape: in.Shape}

@@ -20,6 +20,8 @@ type Runtime struct {
 	pool    *arena.Arena // device-resident tensors
 	cache   *compileCache
 	dumpDir string
+	// validateSPIRV runs SPIRV-Tools' validator on every generated kernel.
+	validateSPIRV bool
 
 	mu     sync.Mutex
 	closed bool
@@ -36,6 +38,7 @@ type runtimeConfig struct {
 	cacheEntries int
 	cacheBytes   int64
 	dumpDir      string
+	spirvCheck   bool
 }
 
 // WithDeviceSelector chooses the device by index or name substring, as the
@@ -60,6 +63,10 @@ func WithCacheLimits(entries int, bytes int64) RuntimeOption {
 	return func(c *runtimeConfig) { c.cacheEntries, c.cacheBytes = entries, bytes }
 }
 
+// WithSPIRVValidation runs SPIRV-Tools' validator on every generated kernel before
+// it reaches the driver (default: on when VKXLA_VALIDATION is 1, as in the tests).
+func WithSPIRVValidation(on bool) RuntimeOption { return func(c *runtimeConfig) { c.spirvCheck = on } }
+
 // WithDumpDir writes every compiled module and kernel there (as VKXLA_DUMP does).
 func WithDumpDir(dir string) RuntimeOption { return func(c *runtimeConfig) { c.dumpDir = dir } }
 
@@ -67,6 +74,7 @@ func WithDumpDir(dir string) RuntimeOption { return func(c *runtimeConfig) { c.d
 func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 	cfg := runtimeConfig{
 		validation:   os.Getenv("VKXLA_VALIDATION") == "1",
+		spirvCheck:   os.Getenv("VKXLA_VALIDATION") == "1",
 		cacheEntries: 64,
 		cacheBytes:   1 << 30,
 		dumpDir:      os.Getenv("VKXLA_DUMP"),
@@ -74,7 +82,7 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	rt := &Runtime{dev: cfg.device, dumpDir: cfg.dumpDir}
+	rt := &Runtime{dev: cfg.device, dumpDir: cfg.dumpDir, validateSPIRV: cfg.spirvCheck}
 	if rt.dev == nil {
 		d, err := device.Open(device.Options{Validation: cfg.validation, Selector: cfg.selector, OnMessage: cfg.onMessage})
 		if err != nil {

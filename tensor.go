@@ -123,7 +123,7 @@ func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 
 // uploadLiteral writes a (possibly tuple) literal into a value's leaves.
 func (c *compiled) uploadLiteral(ctx context.Context, v value, lit *hlo.Literal) error {
-	leaves := flattenLiteral(lit)
+	leaves := lit.Leaves()
 	for j, leaf := range leaves {
 		if err := c.arena.Upload(ctx, c.arena.PlanRange(v.leaves[j]), leaf.Bytes()); err != nil {
 			return err
@@ -132,20 +132,9 @@ func (c *compiled) uploadLiteral(ctx context.Context, v value, lit *hlo.Literal)
 	return nil
 }
 
-func flattenLiteral(l *hlo.Literal) []*hlo.Literal {
-	if !l.Shape().IsTuple() {
-		return []*hlo.Literal{l}
-	}
-	var out []*hlo.Literal
-	for _, e := range l.Elems() {
-		out = append(out, flattenLiteral(e)...)
-	}
-	return out
-}
-
 // copyOutputsToPool copies every output leaf into a new device tensor.
 func (c *compiled) copyOutputsToPool(ctx context.Context) ([]*DeviceTensor, error) {
-	shapes := leafShapes(c.root.shape)
+	shapes := c.root.shape.Leaves()
 	outs := make([]*DeviceTensor, 0, len(shapes))
 	var copies []poolCopy
 	for i, s := range shapes {

@@ -44,7 +44,7 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool) e
 	}
 	fmt.Fprintf(out, "module %s (%s)\ndevice %v\ncompiled in %v; %v\n", m.Name, name, rt.Device(), compileTime.Round(time.Microsecond), exe.MemoryStats())
 	fmt.Fprintf(out, "inputs: random, seed %d (elided constants {...} are filled with the parser's seeded values)\n\n", seed)
-	return report(out, m, got, flattenLiteral(want), exe.Profile())
+	return report(out, m, got, want.Leaves(), exe.Profile())
 }
 
 // report prints GPU and cpuref outputs side by side and fails if they disagree.
@@ -75,17 +75,6 @@ func clip(s string) string {
 		return s[:400] + " …"
 	}
 	return s
-}
-
-func flattenLiteral(l *hlo.Literal) []*hlo.Literal {
-	if !l.Shape().IsTuple() {
-		return []*hlo.Literal{l}
-	}
-	var out []*hlo.Literal
-	for _, e := range l.Elems() {
-		out = append(out, flattenLiteral(e)...)
-	}
-	return out
 }
 
 // randomInputs draws every entry parameter: floats in [-1, 1], integers in [0, 8)
