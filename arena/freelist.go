@@ -5,87 +5,77 @@ import (
 	"slices"
 )
 
-// extent is a free byte range of one block.
-type extent struct {
-	size  int64
-	block int
-	off   int64
+// node is one extent of a block, live or free. Each block's nodes form a list in
+// address order that tiles the block, so freeing finds its neighbours through
+// prev and next without any lookup.
+type node struct {
+	block      int
+	off, size  int64 // size counts the alignment rounding
+	prev, next *node
+	id         uint64 // the live allocation's id; 0 when free
 }
 
-// blockOff names a position in the arena: a block and an offset in it.
-type blockOff struct {
-	block int
-	off   int64
-}
+func (n *node) free() bool { return n.id == 0 }
 
-// freeList holds the free extents twice: sorted by (size, block, offset) for
-// best-fit search, and keyed by both ends for O(1) coalescing on free. Every free
-// extent is maximal: no two free extents of a block touch.
+// blockOff names a position in the arena, a block and an offset in it, packed in
+// one word so that index entries compare with two integer comparisons.
+type blockOff uint64
+
+// maxBlockBits bounds offsets (1 TiB; no device allocates more at once) and so the
+// block index to 2^24.
+const maxBlockBits = 40
+
+func at(block int, off int64) blockOff { return blockOff(uint64(block)<<maxBlockBits | uint64(off)) }
+
+// freeList indexes the free nodes by (size, block, offset) for best-fit search.
+// Every free node is maximal: no two free nodes of a block are neighbours.
 //
 // The sorted slice costs O(n) per insert, which is cheap for the tens to hundreds of
 // free extents a runtime arena holds, and keeps ties deterministic (lowest block,
 // then lowest offset), so the same program always gets the same addresses.
 type freeList struct {
-	bySize  []extent
-	byStart map[blockOff]int64 // start → size
-	byEnd   map[blockOff]int64 // end → start
+	bySize []entry
 }
 
-func newFreeList() freeList {
-	return freeList{byStart: map[blockOff]int64{}, byEnd: map[blockOff]int64{}}
+type entry struct {
+	size int64
+	pos  blockOff
+	n    *node
 }
 
-func cmpExtent(a, b extent) int {
+func cmpEntry(a, b entry) int {
 	if c := cmp.Compare(a.size, b.size); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(a.block, b.block); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.off, b.off)
+	return cmp.Compare(a.pos, b.pos)
 }
 
-func (f *freeList) insert(e extent) {
-	i, _ := slices.BinarySearchFunc(f.bySize, e, cmpExtent)
+func entryOf(n *node) entry { return entry{size: n.size, pos: at(n.block, n.off), n: n} }
+
+func (f *freeList) insert(n *node) {
+	e := entryOf(n)
+	i, _ := slices.BinarySearchFunc(f.bySize, e, cmpEntry)
 	f.bySize = slices.Insert(f.bySize, i, e)
-	f.byStart[blockOff{e.block, e.off}] = e.size
-	f.byEnd[blockOff{e.block, e.off + e.size}] = e.off
 }
 
-func (f *freeList) remove(e extent) {
-	i, found := slices.BinarySearchFunc(f.bySize, e, cmpExtent)
-	if !found {
+func (f *freeList) remove(n *node) {
+	i, found := slices.BinarySearchFunc(f.bySize, entryOf(n), cmpEntry)
+	if !found || f.bySize[i].n != n {
 		panic("arena: free list out of sync") // an internal bug, never a caller's
 	}
 	f.bySize = slices.Delete(f.bySize, i, i+1)
-	delete(f.byStart, blockOff{e.block, e.off})
-	delete(f.byEnd, blockOff{e.block, e.off + e.size})
 }
 
-// bestFit returns the smallest free extent of at least need bytes.
-func (f *freeList) bestFit(need int64) (extent, bool) {
-	i, _ := slices.BinarySearchFunc(f.bySize, extent{size: need, block: -1}, cmpExtent)
+// bestFit returns the smallest free node of at least need bytes, or nil.
+func (f *freeList) bestFit(need int64) *node {
+	i, _ := slices.BinarySearchFunc(f.bySize, entry{size: need}, cmpEntry)
 	if i == len(f.bySize) {
-		return extent{}, false
+		return nil
 	}
-	return f.bySize[i], true
+	return f.bySize[i].n
 }
 
-// add returns e to the list, merged with the free extents just before and after it.
-func (f *freeList) add(e extent) {
-	if start, ok := f.byEnd[blockOff{e.block, e.off}]; ok {
-		left := extent{size: e.off - start, block: e.block, off: start}
-		f.remove(left)
-		e.off, e.size = start, e.size+left.size
-	}
-	if size, ok := f.byStart[blockOff{e.block, e.off + e.size}]; ok {
-		f.remove(extent{size: size, block: e.block, off: e.off + e.size})
-		e.size += size
-	}
-	f.insert(e)
-}
-
-// largest is the size of the biggest free extent, 0 when none.
+// largest is the size of the biggest free node, 0 when none.
 func (f *freeList) largest() int64 {
 	if len(f.bySize) == 0 {
 		return 0

@@ -16,9 +16,8 @@ type Heap struct {
 	lim    Limits
 	opts   HeapOptions
 	id     uint64  // tells this heap's chunks from another heap's
-	blocks []int64 // size of each block; 0 once released (indices are never reused)
+	blocks []block // indices are never reused
 	free   freeList
-	live   map[blockOff]liveChunk
 	nextID uint64
 	stats  Stats
 }
@@ -43,17 +42,22 @@ type HeapOptions struct {
 // small enough not to matter on a laptop GPU.
 const DefaultBlockSize = 64 << 20
 
-// liveChunk is what the heap remembers of an allocation: its identity, so that a
-// stale copy of a freed chunk cannot free whatever now lives at the same address.
-type liveChunk struct {
-	id       uint64
-	reserved int64
+// block is one memory block: its size (0 once released) and its first node.
+type block struct {
+	size int64
+	head *node
 }
 
-// Chunk is one allocation of a Heap. The zero Chunk belongs to no heap.
+// whollyFree reports whether the block is held and has no live allocation.
+func (b block) whollyFree() bool { return b.size != 0 && b.head.free() && b.head.next == nil }
+
+// Chunk is one allocation of a Heap. The zero Chunk belongs to no heap. Its id,
+// unique within the heap, is what makes a stale copy of a freed chunk harmless: the
+// node it points to has since been freed, merged or reused under another id.
 type Chunk struct {
 	heap     uint64
 	id       uint64
+	n        *node
 	block    int
 	off      int64
 	size     int64 // as requested
@@ -80,13 +84,14 @@ func NewHeap(l Limits, o HeapOptions) (*Heap, error) {
 		o.BlockSize = DefaultBlockSize
 	}
 	o.BlockSize = min(alignUp(o.BlockSize, l.Alignment), l.maxBlock())
-	h := &Heap{lim: l, opts: o, id: heapIDs.Add(1), free: newFreeList(), live: map[blockOff]liveChunk{}}
+	h := &Heap{lim: l, opts: o, id: heapIDs.Add(1)}
 	h.stats.BytesLimit = o.Limit
 	return h, nil
 }
 
-// maxBlock is the largest block size that keeps every offset aligned.
-func (l Limits) maxBlock() int64 { return l.MaxBlockSize &^ (l.Alignment - 1) }
+// maxBlock is the largest block size that keeps every offset aligned and fits the
+// packed position (blockOff).
+func (l Limits) maxBlock() int64 { return min(l.MaxBlockSize, 1<<maxBlockBits) &^ (l.Alignment - 1) }
 
 // Limits returns the limits the heap was made with.
 func (h *Heap) Limits() Limits { return h.lim }
@@ -108,13 +113,13 @@ func (h *Heap) Alloc(size int64) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, err
 	}
-	e, ok := h.free.bestFit(need)
-	if !ok {
-		if e, err = h.grow(need); err != nil {
+	n := h.free.bestFit(need)
+	if n == nil {
+		if n, err = h.grow(need); err != nil {
 			return Chunk{}, err
 		}
 	}
-	return h.carve(e, need, size), nil
+	return h.carve(n, need, size), nil
 }
 
 // AllocDedicated returns size bytes in a new block of exactly that size (rounded
@@ -124,11 +129,11 @@ func (h *Heap) AllocDedicated(size int64) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, err
 	}
-	e, err := h.addBlock(need)
+	n, err := h.addBlock(need)
 	if err != nil {
 		return Chunk{}, err
 	}
-	return h.carve(e, need, size), nil
+	return h.carve(n, need, size), nil
 }
 
 // rounded validates a request and rounds it up to the alignment.
@@ -145,65 +150,92 @@ func (h *Heap) rounded(size int64) (int64, error) {
 
 // grow adds a block for a request of need bytes: BlockSize when the budget allows,
 // else just need; and just need again if the device refuses the larger block.
-func (h *Heap) grow(need int64) (extent, error) {
+func (h *Heap) grow(need int64) (*node, error) {
 	size := max(need, h.opts.BlockSize)
 	if h.opts.Limit > 0 && h.stats.BytesReserved+size > h.opts.Limit {
 		size = need
 	}
-	e, err := h.addBlock(size)
+	n, err := h.addBlock(size)
 	if err != nil && size > need && !errors.Is(err, ErrOutOfMemory) {
-		e, err = h.addBlock(need)
+		n, err = h.addBlock(need)
 	}
-	return e, err
+	return n, err
 }
 
-// addBlock reserves a new block of size bytes, all of it free.
-func (h *Heap) addBlock(size int64) (extent, error) {
+// addBlock reserves a new block of size bytes and returns its one, free, node.
+func (h *Heap) addBlock(size int64) (*node, error) {
 	if h.opts.Limit > 0 && h.stats.BytesReserved+size > h.opts.Limit {
-		return extent{}, fmt.Errorf("%w: a block of %d bytes would take the reserved bytes from %d past the limit %d",
+		return nil, fmt.Errorf("%w: a block of %d bytes would take the reserved bytes from %d past the limit %d",
 			ErrOutOfMemory, size, h.stats.BytesReserved, h.opts.Limit)
 	}
 	b := len(h.blocks)
+	if b >= 1<<(64-maxBlockBits) {
+		return nil, fmt.Errorf("%w: the arena has made %d blocks, the most it can number", ErrOutOfMemory, b)
+	}
 	if h.opts.Grow != nil {
 		if err := h.opts.Grow(b, size); err != nil {
-			return extent{}, fmt.Errorf("arena: allocating a block of %d bytes: %w", size, err)
+			return nil, fmt.Errorf("arena: allocating a block of %d bytes: %w", size, err)
 		}
 	}
-	h.blocks = append(h.blocks, size)
+	n := &node{block: b, size: size}
+	h.blocks = append(h.blocks, block{size: size, head: n})
 	h.stats.noteReserve(size)
-	e := extent{size: size, block: b, off: 0}
-	h.free.insert(e)
-	return e, nil
+	h.free.insert(n)
+	return n, nil
 }
 
-// carve takes need bytes from the start of the free extent e.
-func (h *Heap) carve(e extent, need, size int64) Chunk {
-	h.free.remove(e)
-	if e.size > need {
-		h.free.insert(extent{size: e.size - need, block: e.block, off: e.off + need})
+// carve makes the first need bytes of the free node n live, splitting off the rest
+// as a new free node.
+func (h *Heap) carve(n *node, need, size int64) Chunk {
+	h.free.remove(n)
+	if n.size > need {
+		rest := &node{block: n.block, off: n.off + need, size: n.size - need, prev: n, next: n.next}
+		if n.next != nil {
+			n.next.prev = rest
+		}
+		n.next, n.size = rest, need
+		h.free.insert(rest)
 	}
 	h.nextID++
-	c := Chunk{heap: h.id, id: h.nextID, block: e.block, off: e.off, size: size, reserved: need}
-	h.live[blockOff{e.block, e.off}] = liveChunk{id: c.id, reserved: need}
+	n.id = h.nextID
 	h.stats.noteAlloc(need)
-	return c
+	return Chunk{heap: h.id, id: n.id, n: n, block: n.block, off: n.off, size: size, reserved: need}
 }
 
-// Free returns a chunk to the heap. Freeing a chunk twice, a stale copy of a freed
-// chunk, or another heap's chunk is an error and changes nothing.
+// Free returns a chunk to the heap, merged with free neighbours. Freeing a chunk
+// twice, a stale copy of a freed chunk, or another heap's chunk is an error and
+// changes nothing.
 func (h *Heap) Free(c Chunk) error {
 	if c.heap != h.id {
 		return fmt.Errorf("%w: the allocation at block %d %v belongs to another arena", ErrBadFree, c.block, c.Span())
 	}
-	k := blockOff{c.block, c.off}
-	lc, ok := h.live[k]
-	if !ok || lc.id != c.id {
+	n := c.n
+	if n.id != c.id {
 		return fmt.Errorf("%w: the allocation at block %d %v was already freed", ErrBadFree, c.block, c.Span())
 	}
-	delete(h.live, k)
-	h.stats.noteFree(lc.reserved)
-	h.free.add(extent{size: lc.reserved, block: c.block, off: c.off})
+	n.id = 0
+	h.stats.noteFree(n.size)
+	if p := n.prev; p != nil && p.free() {
+		h.free.remove(p)
+		h.absorbNext(p)
+		n = p
+	}
+	if q := n.next; q != nil && q.free() {
+		h.free.remove(q)
+		h.absorbNext(n)
+	}
+	h.free.insert(n)
 	return nil
+}
+
+// absorbNext merges n's next node into n.
+func (h *Heap) absorbNext(n *node) {
+	q := n.next
+	n.size += q.size
+	n.next = q.next
+	if q.next != nil {
+		q.next.prev = n
+	}
 }
 
 // Trim releases every block that holds no live allocation and returns the bytes
@@ -212,42 +244,40 @@ func (h *Heap) Free(c Chunk) error {
 func (h *Heap) Trim() (int64, error) {
 	var freed int64
 	var errs []error
-	for b, size := range h.blocks {
-		if size == 0 || h.free.byStart[blockOff{b, 0}] != size {
+	for b, blk := range h.blocks {
+		if !blk.whollyFree() {
 			continue
 		}
-		errs = append(errs, h.release(b))
-		freed += size
+		h.free.remove(blk.head)
+		errs = append(errs, h.drop(b))
+		freed += blk.size
 	}
 	return freed, errors.Join(errs...)
 }
 
-// release drops block b, which must be entirely free.
-func (h *Heap) release(b int) error {
-	h.free.remove(extent{size: h.blocks[b], block: b, off: 0})
-	return h.drop(b)
-}
-
 // releaseAll drops every block, live allocations or not: what Close does.
 func (h *Heap) releaseAll() error {
-	for _, lc := range h.live {
-		h.stats.noteFree(lc.reserved)
-	}
-	clear(h.live)
-	h.free = newFreeList()
 	var errs []error
-	for b, size := range h.blocks {
-		if size != 0 {
-			errs = append(errs, h.drop(b))
+	for b, blk := range h.blocks {
+		if blk.size == 0 {
+			continue
 		}
+		for n := blk.head; n != nil; n = n.next {
+			if !n.free() {
+				h.stats.noteFree(n.size)
+				n.id = 0
+			}
+		}
+		errs = append(errs, h.drop(b))
 	}
+	h.free = freeList{}
 	return errors.Join(errs...)
 }
 
 // drop forgets block b and frees the memory behind it.
 func (h *Heap) drop(b int) error {
-	h.stats.noteRelease(h.blocks[b])
-	h.blocks[b] = 0
+	h.stats.noteRelease(h.blocks[b].size)
+	h.blocks[b] = block{}
 	if h.opts.Release == nil {
 		return nil
 	}

@@ -47,61 +47,77 @@ func checkHeap(h *Heap, m *heapModel) error {
 	return checkStats(h, m)
 }
 
-type piece struct {
-	off, size int64
-	free      bool
-}
-
+// checkTiling walks each block's node list: the nodes tile the block from 0 with
+// consistent links, no two free nodes touch, the free nodes are exactly the
+// index's, and the live nodes are exactly the model's chunks.
 func checkTiling(h *Heap, m *heapModel) error {
-	perBlock := map[int][]piece{}
-	for _, c := range m.live {
-		if c.off%h.lim.Alignment != 0 || c.reserved%h.lim.Alignment != 0 || c.reserved < c.size {
-			return fmt.Errorf("chunk %d at block %d %v reserved %d: misaligned", c.id, c.block, c.Span(), c.reserved)
+	live := map[uint64]bool{}
+	free := 0
+	for b, blk := range h.blocks {
+		if blk.size == 0 {
+			continue
 		}
-		perBlock[c.block] = append(perBlock[c.block], piece{c.off, c.reserved, false})
-	}
-	for _, e := range h.free.bySize {
-		perBlock[e.block] = append(perBlock[e.block], piece{e.off, e.size, true})
-	}
-	if len(h.free.bySize) != len(h.free.byStart) || len(h.free.bySize) != len(h.free.byEnd) {
-		return fmt.Errorf("free list indexes disagree: %d sorted, %d by start, %d by end",
-			len(h.free.bySize), len(h.free.byStart), len(h.free.byEnd))
-	}
-	for b, ps := range perBlock {
-		if b < 0 || b >= len(h.blocks) || h.blocks[b] == 0 {
-			return fmt.Errorf("block %d holds extents but is not reserved", b)
-		}
-		if err := checkBlock(b, h.blocks[b], ps); err != nil {
+		nf, err := checkBlock(h, b, blk, m, live)
+		if err != nil {
 			return err
 		}
+		free += nf
 	}
-	for b, size := range h.blocks {
-		if size != 0 && len(perBlock[b]) == 0 {
-			return fmt.Errorf("block %d of %d bytes has neither live nor free extents", b, size)
-		}
+	if free != len(h.free.bySize) {
+		return fmt.Errorf("%d free nodes in the blocks, %d in the index", free, len(h.free.bySize))
+	}
+	if len(live) != len(m.live) {
+		return fmt.Errorf("%d live nodes in the blocks, %d live chunks", len(live), len(m.live))
 	}
 	return nil
 }
 
-// checkBlock checks that the pieces of one block tile it from 0 to size.
-func checkBlock(b int, size int64, ps []piece) error {
-	slices.SortFunc(ps, func(x, y piece) int { return cmp.Compare(x.off, y.off) })
+// checkBlock checks one block's list and returns its number of free nodes.
+func checkBlock(h *Heap, b int, blk block, m *heapModel, live map[uint64]bool) (int, error) {
 	var at int64
-	for i, p := range ps {
-		if p.off != at {
-			return fmt.Errorf("block %d: piece at %d expected at %d (overlap or hole)", b, p.off, at)
+	free := 0
+	var prev *node
+	for n := blk.head; n != nil; prev, n = n, n.next {
+		if n.block != b || n.off != at || n.size <= 0 || n.prev != prev {
+			return 0, fmt.Errorf("block %d: node %+v after offset %d breaks the tiling", b, *n, at)
 		}
-		if p.size <= 0 {
-			return fmt.Errorf("block %d: empty piece at %d", b, p.off)
+		if n.off%h.lim.Alignment != 0 || n.size%h.lim.Alignment != 0 {
+			return 0, fmt.Errorf("block %d: node at %d size %d misaligned", b, n.off, n.size)
 		}
-		if i > 0 && p.free && ps[i-1].free {
-			return fmt.Errorf("block %d: free extents at %d and %d are not coalesced", b, ps[i-1].off, p.off)
+		if err := checkNode(h, n, prev, m, live); err != nil {
+			return 0, err
 		}
-		at += p.size
+		if n.free() {
+			free++
+		}
+		at += n.size
 	}
-	if at != size {
-		return fmt.Errorf("block %d: pieces end at %d, block size %d", b, at, size)
+	if at != blk.size {
+		return 0, fmt.Errorf("block %d: nodes end at %d, block size %d", b, at, blk.size)
 	}
+	return free, nil
+}
+
+// checkNode checks a free node against the index and a live one against the model.
+func checkNode(h *Heap, n, prev *node, m *heapModel, live map[uint64]bool) error {
+	if n.free() {
+		if prev != nil && prev.free() {
+			return fmt.Errorf("block %d: free nodes at %d and %d are not coalesced", n.block, prev.off, n.off)
+		}
+		i, found := slices.BinarySearchFunc(h.free.bySize, entryOf(n), cmpEntry)
+		if !found || h.free.bySize[i].n != n {
+			return fmt.Errorf("block %d: free node at %d is not indexed", n.block, n.off)
+		}
+		return nil
+	}
+	c, ok := m.live[n.id]
+	if !ok || c.block != n.block || c.off != n.off || c.reserved != n.size || c.n != n {
+		return fmt.Errorf("block %d: live node %d at %d size %d does not match chunk %+v", n.block, n.id, n.off, n.size, c)
+	}
+	if c.size > c.reserved || c.reserved-c.size >= h.lim.Alignment {
+		return fmt.Errorf("chunk %d: size %d reserved %d", c.id, c.size, c.reserved)
+	}
+	live[n.id] = true
 	return nil
 }
 
@@ -109,14 +125,14 @@ func checkStats(h *Heap, m *heapModel) error {
 	s := h.Stats()
 	var reserved, largest int64
 	blocks := 0
-	for _, size := range h.blocks {
-		if size != 0 {
-			reserved += size
+	for _, blk := range h.blocks {
+		if blk.size != 0 {
+			reserved += blk.size
 			blocks++
 		}
 	}
 	for _, e := range h.free.bySize {
-		largest = max(largest, e.size)
+		largest = max(largest, e.n.size)
 	}
 	want := Stats{
 		BytesInUse: m.inUse(), PeakBytesInUse: m.peak, NumAllocs: int64(len(m.live)),
@@ -137,9 +153,9 @@ func checkStats(h *Heap, m *heapModel) error {
 
 // checkAllFree checks that with nothing live each block is one free extent.
 func checkAllFree(h *Heap) error {
-	for b, size := range h.blocks {
-		if size != 0 && h.free.byStart[blockOff{b, 0}] != size {
-			return fmt.Errorf("block %d of %d bytes is not one free extent after freeing everything", b, size)
+	for b, blk := range h.blocks {
+		if blk.size != 0 && !blk.whollyFree() {
+			return fmt.Errorf("block %d of %d bytes is not one free extent after freeing everything", b, blk.size)
 		}
 	}
 	return nil

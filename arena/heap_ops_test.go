@@ -69,7 +69,8 @@ func (r *heapRun) step(op byte, arg uint16) error {
 // of the requested size taken from a best-fitting free extent.
 func (r *heapRun) alloc(size int64, dedicated bool) error {
 	need := alignUp(size, fuzzLimits.Alignment)
-	best, fits := r.h.free.bestFit(need)
+	best := r.h.free.bestFit(need)
+	fits := best != nil
 	var c Chunk
 	var err error
 	if dedicated {
@@ -83,8 +84,8 @@ func (r *heapRun) alloc(size int64, dedicated bool) error {
 	if c.Size() != size || c.Reserved() != need {
 		return fmt.Errorf("alloc(%d) gave size %d reserved %d", size, c.Size(), c.Reserved())
 	}
-	if fits && !dedicated && (c.block != best.block || c.off != best.off) {
-		return fmt.Errorf("alloc(%d) at block %d offset %d, best fit was %+v", size, c.block, c.off, best)
+	if fits && !dedicated && c.n != best {
+		return fmt.Errorf("alloc(%d) at block %d offset %d, best fit was %+v", size, c.block, c.off, *best)
 	}
 	r.m.alloc(c)
 	return nil
@@ -137,9 +138,9 @@ func (r *heapRun) badFree(i int) error {
 
 func (r *heapRun) trim() error {
 	var want int64
-	for b, size := range r.h.blocks {
-		if size != 0 && r.h.free.byStart[blockOff{b, 0}] == size {
-			want += size
+	for _, blk := range r.h.blocks {
+		if blk.whollyFree() {
+			want += blk.size
 		}
 	}
 	got, err := r.h.Trim()

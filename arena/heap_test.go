@@ -82,7 +82,7 @@ func TestHeapGrowsByBlocksAndRejectsOversize(t *testing.T) {
 
 	big, err := h.Alloc(3000)
 	require.NoError(t, err)
-	assert.Equal(t, int64(3008), h.blocks[big.Block()], "a request above BlockSize gets a block of its own size")
+	assert.Equal(t, int64(3008), h.blocks[big.Block()].size, "a request above BlockSize gets a block of its own size")
 
 	_, err = h.Alloc(testLimits.MaxBlockSize + 1)
 	require.ErrorIs(t, err, ErrBlockTooLarge)
