@@ -90,7 +90,15 @@ func TestListAndCaps(t *testing.T) {
 	}
 	c := d.Caps()
 	t.Logf("opened: %s", d)
-	t.Logf("caps: %+v", c)
+	t.Logf("subgroup %d (%d..%d) ops %s; shared %d; workgroup %v/%d; groups %v; storage range %d; alloc %d; align %d; push %d",
+		c.SubgroupSize, c.MinSubgroupSize, c.MaxSubgroupSize, c.SubgroupOps, c.MaxSharedMemory, c.MaxWorkgroupSize,
+		c.MaxWorkgroupInvocations, c.MaxWorkgroupCount, c.MaxStorageBufferRange, c.MaxMemoryAllocationSize,
+		c.MinStorageBufferOffsetAlignment, c.MaxPushConstantsSize)
+	t.Logf("heaps %+v types %+v unified %v; timestamps %v (%d bits, %g ns/tick)",
+		c.MemoryHeaps, c.MemoryTypes, c.UnifiedMemory, c.TimestampsSupported, c.TimestampValidBits, c.TimestampPeriod)
+	t.Logf("f16 %v f64 %v i8 %v i16 %v i64 %v sb16 %v sb8 %v atomic f32 add %v, size control %v, memory model %v",
+		c.Float16, c.Float64, c.Int8, c.Int16, c.Int64, c.StorageBuffer16Bit, c.StorageBuffer8Bit,
+		c.AtomicFloat32Add, c.SubgroupSizeControl, c.VulkanMemoryModel)
 	assert.NotEmpty(t, c.Name)
 	assert.GreaterOrEqual(t, c.APIVersion.Minor()+10*c.APIVersion.Major(), uint32(11), "Vulkan 1.1 or later")
 	assert.Positive(t, c.SubgroupSize)
