@@ -123,15 +123,41 @@ func CopyDispatch(c StridedCopy) (Dispatch, error) {
 		j := 4 - len(dims) + i
 		shape[j], src[j], dst[j] = uint32(d.n), int32(d.src), int32(d.dst)
 	}
-	// x runs over shape[3], y over shape[2], z over shape[0]·shape[1]. The product of
-	// the counts stays within streamGroups; the grid-stride loops do the rest.
-	gx := groups(int(shape[3]), 64, streamGroups)
-	gy := groups(int(shape[2]), 1, min(MaxGroups, max(1, streamGroups/int(gx))))
-	gz := groups(int(shape[0])*int(shape[1]), 1, min(MaxGroups, max(1, streamGroups/int(gx*gy))))
+	g, err := copyGroups(shape)
+	if err != nil {
+		return Dispatch{}, err
+	}
 	return Dispatch{
 		Push:   copyPush(shape, src, dst, uint32(c.SrcOffset), uint32(c.DstOffset)),
-		Groups: [3]uint32{gx, gy, gz},
+		Groups: g,
 	}, nil
+}
+
+// copyGroups chooses workgroup counts for a padded rank-4 shape: x runs over shape[3]
+// (64 invocations per workgroup), y over shape[2], z over shape[0]·shape[1]. It relies
+// on CopyDispatch's arrangement (an innermost extent below 64 is the longest), which
+// bounds the outer loops for any copy of fewer than 2^32 elements. Normally
+// the product stays within streamGroups and the grid-stride loops do the rest; if that
+// would take an invocation past lavapipe's loop limit, every axis gets as many
+// workgroups as it can use.
+func copyGroups(shape [4]uint32) ([3]uint32, error) {
+	w, z, rows := int(shape[3]), int(shape[2]), int(shape[0])*int(shape[1])
+	iterations := func(g [3]uint32) int {
+		return nestedIterations(ceilDiv(rows, int(g[2])), ceilDiv(z, int(g[1])), ceilDiv(w, 64*int(g[0])))
+	}
+	gx := groups(w, 64, streamGroups)
+	gy := groups(z, 1, min(MaxGroups, max(1, streamGroups/int(gx))))
+	gz := groups(rows, 1, min(MaxGroups, max(1, streamGroups/int(gx*gy))))
+	g := [3]uint32{gx, gy, gz}
+	if iterations(g) <= maxLoopIterations {
+		return g, nil
+	}
+	g = [3]uint32{groups(w, 64, MaxGroups), groups(z, 1, MaxGroups), groups(rows, 1, MaxGroups)}
+	if it := iterations(g); it > maxLoopIterations {
+		return g, fmt.Errorf("shaders: copy of shape %v needs %d loop iterations per invocation, above the %d lavapipe allows",
+			shape, it, maxLoopIterations)
+	}
+	return g, nil
 }
 
 func copyPush(shape [4]uint32, src, dst [4]int32, srcOff, dstOff uint32) []byte {

@@ -17,6 +17,28 @@ const MaxGroups = 65535
 // per-workgroup cost that 65535 groups of a few elements would pay.
 const streamGroups = 4096
 
+// maxLoopIterations bounds the loop iterations one invocation may run, all loops
+// together. lavapipe (Mesa 22.3) keeps one counter per invocation that every loop
+// iteration decrements, nested loops included, starting at 65535, and ends all loops
+// silently when it runs out: measured, a 300×300 nested loop ran 65101 inner
+// iterations and a loop after it ran once. The Dispatch functions keep every shader
+// below this with room to spare, raising workgroup counts where the grid-stride loops
+// would need more, or return an error (only GEMMs with K near 65535 or more).
+const maxLoopIterations = 60000
+
+// nestedIterations counts the iterations of loops nested in the given order with the
+// given trip counts: t0 + t0·t1 + t0·t1·t2 + ...
+func nestedIterations(trips ...int) int {
+	total, prod := 0, 1
+	for _, t := range trips {
+		prod *= t
+		total += prod
+	}
+	return total
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
 // reducePartials caps the workgroups of ReduceSum's first pass, so the second pass is
 // one workgroup summing at most 1024 values (16 per invocation).
 const reducePartials = 1024
@@ -115,27 +137,50 @@ func gemmPush(m, n, k int) ([]byte, error) {
 	return words(uint32(m), uint32(n), uint32(k)), nil
 }
 
+// gemmDispatch checks that one invocation's loops stay below maxLoopIterations: the
+// block loops over rows and columns (trip counts from the workgroup counts), and the
+// k loop of kTrips.
+func gemmDispatch(push []byte, err error, groups [3]uint32, rowTrips, colTrips, kTrips int) (Dispatch, error) {
+	if err != nil {
+		return Dispatch{}, err
+	}
+	if it := nestedIterations(rowTrips, colTrips, kTrips); it > maxLoopIterations {
+		return Dispatch{}, fmt.Errorf("shaders: sgemm needs %d loop iterations per invocation, above the %d lavapipe allows (split K)",
+			it, maxLoopIterations)
+	}
+	return Dispatch{Push: push, Groups: groups}, nil
+}
+
 // SgemmNaiveDispatch computes C = A·B (row-major f32, A m×k, B k×n, C m×n) with
 // SgemmNaive. Push constants: uint M, N, K (12 bytes); the same for every sgemm.
+// K is limited to about 60000 (lavapipe's loop limit).
 func SgemmNaiveDispatch(m, n, k int) (Dispatch, error) {
 	push, err := gemmPush(m, n, k)
-	return Dispatch{Push: push, Groups: [3]uint32{groups(n, 16, MaxGroups), groups(m, 4, MaxGroups), 1}}, err
+	g := [3]uint32{groups(n, 16, MaxGroups), groups(m, 4, MaxGroups), 1}
+	return gemmDispatch(push, err, g, ceilDiv(m, 4*int(g[1])), ceilDiv(n, 16*int(g[0])), k)
 }
 
 // SgemmTiledDispatch is SgemmNaiveDispatch for SgemmTiled: one workgroup per 64×64
-// block of C.
+// block of C. K is limited to about 16·60000.
 func SgemmTiledDispatch(m, n, k int) (Dispatch, error) {
 	push, err := gemmPush(m, n, k)
-	return Dispatch{Push: push, Groups: [3]uint32{groups(n, 64, MaxGroups), groups(m, 64, MaxGroups), 1}}, err
+	g := [3]uint32{groups(n, 64, MaxGroups), groups(m, 64, MaxGroups), 1}
+	return gemmDispatch(push, err, g, ceilDiv(m, 64*int(g[1])), ceilDiv(n, 64*int(g[0])), ceilDiv(k, 16))
 }
 
 // SgemmVec4Dispatch is SgemmNaiveDispatch for SgemmVec4: one invocation per 8×8 block
 // of C, 32 invocations per workgroup along N. Any sizes work; the fast vec4 path runs
 // when K and N are multiples of 4 (and the bindings 16-byte aligned, as Vulkan's
-// minStorageBufferOffsetAlignment makes them on every common device).
+// minStorageBufferOffsetAlignment makes them on every common device). K is limited
+// to about 4·60000 on the fast path and 60000 otherwise.
 func SgemmVec4Dispatch(m, n, k int) (Dispatch, error) {
 	push, err := gemmPush(m, n, k)
-	return Dispatch{Push: push, Groups: [3]uint32{groups((n+7)/8, 32, MaxGroups), groups(m, 8, MaxGroups), 1}}, err
+	g := [3]uint32{groups(ceilDiv(n, 8), 32, MaxGroups), groups(m, 8, MaxGroups), 1}
+	kTrips := k
+	if k%4 == 0 && n%4 == 0 {
+		kTrips = k / 4
+	}
+	return gemmDispatch(push, err, g, ceilDiv(m, 8*int(g[1])), ceilDiv(n, 8*32*int(g[0])), kTrips)
 }
 
 // ReduceSumDispatch plans the two-pass sum of n floats. Pass 1 reads the input at

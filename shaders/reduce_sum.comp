@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // reduce_sum: out[workgroup] = sum of in[0..n) over the elements that workgroup visits.
 //
 // A two-pass f32 sum. Pass 1 dispatches G workgroups over the input and leaves G
@@ -38,7 +39,8 @@ void main() {
     uint lid = gl_LocalInvocationIndex;
     partial[lid] = s;
     barrier();
-    for (uint half_ = 32u; half_ > 0u; half_ >>= 1) {
+    [[unroll]] for (int level = 5; level >= 0; level--) {
+        uint half_ = 1u << level;
         if (lid < half_) {
             partial[lid] += partial[lid + half_];
         }

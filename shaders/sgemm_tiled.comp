@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // sgemm_tiled: C = A·B (row-major f32; A M×K, B K×N, C M×N) with shared-memory tiles.
 //
 // The classic GPU GEMM: a workgroup of WG×WG invocations owns a TILE×TILE block of C.
@@ -14,6 +15,10 @@
 //
 // Out-of-range rows, columns and k are staged as zero, so any M, N, K work; stores are
 // masked. Grid-stride loops over tiles (65535 workgroups per dimension on lavapipe).
+//
+// Every loop with a constant trip count is [[unroll]]ed in the SPIR-V: lavapipe stops an
+// invocation's loops once they have run 65535 iterations in total (one counter shared
+// by all loops, nested ones included), so only the tile loops and the K/TK steps count.
 
 #define TILE 64 // C block per workgroup is TILE×TILE
 #define TK 16   // K-depth of one shared-memory step
@@ -21,6 +26,7 @@
 #define RB 8    // register block per invocation is RB×RB = (TILE/WG)²
 #define T4 (TILE / 4)
 #define RB4 (RB / 4)
+#define STAGE (T4 * TK / (WG * WG)) // vec4s of each tile one invocation stages
 
 layout(local_size_x = WG, local_size_y = WG, local_size_z = 1) in;
 
@@ -48,46 +54,49 @@ void main() {
             uint row0 = tm * TILE;
             uint col0 = tn * TILE;
             vec4 acc[RB][RB4];
-            for (int i = 0; i < RB; i++) {
-                for (int j = 0; j < RB4; j++) {
+            [[unroll]] for (int i = 0; i < RB; i++) {
+                [[unroll]] for (int j = 0; j < RB4; j++) {
                     acc[i][j] = vec4(0.0);
                 }
             }
             for (uint k0 = 0u; k0 < p.K; k0 += TK) {
-                // Stage the tiles: T4*TK vec4s of each, WG*WG invocations.
-                for (uint e = tid; e < T4 * TK; e += WG * WG) {
+                // Stage the tiles: T4*TK vec4s of each, WG*WG invocations. The loops
+                // count a constant number of rounds so that they unroll.
+                [[unroll]] for (int r = 0; r < STAGE; r++) {
+                    uint e = tid + uint(r * WG * WG);
                     uint m4 = e / TK;
                     uint k = e % TK;
                     uint gk = k0 + k;
                     vec4 v;
-                    for (int l = 0; l < 4; l++) {
+                    [[unroll]] for (int l = 0; l < 4; l++) {
                         uint gr = row0 + m4 * 4u + uint(l);
                         v[l] = (gr < p.M && gk < p.K) ? a[gr * p.K + gk] : 0.0;
                     }
                     As[k][m4] = v;
                 }
-                for (uint e = tid; e < T4 * TK; e += WG * WG) {
+                [[unroll]] for (int r = 0; r < STAGE; r++) {
+                    uint e = tid + uint(r * WG * WG);
                     uint k = e / T4;
                     uint n4 = e % T4;
                     uint gk = k0 + k;
                     vec4 v;
-                    for (int l = 0; l < 4; l++) {
+                    [[unroll]] for (int l = 0; l < 4; l++) {
                         uint gc = col0 + n4 * 4u + uint(l);
                         v[l] = (gk < p.K && gc < p.N) ? b[gk * p.N + gc] : 0.0;
                     }
                     Bs[k][n4] = v;
                 }
                 barrier();
-                for (int k = 0; k < TK; k++) {
+                [[unroll]] for (int k = 0; k < TK; k++) {
                     vec4 av[RB4];
                     vec4 bv[RB4];
-                    for (int i = 0; i < RB4; i++) {
+                    [[unroll]] for (int i = 0; i < RB4; i++) {
                         av[i] = As[k][ty * RB4 + uint(i)];
                         bv[i] = Bs[k][tx * RB4 + uint(i)];
                     }
-                    for (int i = 0; i < RB; i++) {
+                    [[unroll]] for (int i = 0; i < RB; i++) {
                         float ai = av[i / 4][i % 4];
-                        for (int j = 0; j < RB4; j++) {
+                        [[unroll]] for (int j = 0; j < RB4; j++) {
                             acc[i][j] += ai * bv[j];
                         }
                     }
@@ -95,15 +104,12 @@ void main() {
                 // Nobody may overwrite the tiles while others still read them.
                 barrier();
             }
-            for (int i = 0; i < RB; i++) {
+            [[unroll]] for (int i = 0; i < RB; i++) {
                 uint gr = row0 + ty * RB + uint(i);
-                if (gr >= p.M) {
-                    break;
-                }
-                for (int j = 0; j < RB4; j++) {
-                    for (int l = 0; l < 4; l++) {
+                [[unroll]] for (int j = 0; j < RB4; j++) {
+                    [[unroll]] for (int l = 0; l < 4; l++) {
                         uint gc = col0 + (tx * RB4 + uint(j)) * 4u + uint(l);
-                        if (gc < p.N) {
+                        if (gr < p.M && gc < p.N) {
                             c[gr * p.N + gc] = acc[i][j][l];
                         }
                     }

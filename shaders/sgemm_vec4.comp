@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // sgemm_vec4: C = A·B (row-major f32; A M×K, B K×N, C M×N), register-blocked with vec4
 // and no shared memory.
 //
@@ -15,6 +16,12 @@
 // index and not stored, so neither inner loop tests rows. The path is chosen once per
 // dispatch from the push constants. Grid-stride loops over blocks (65535 workgroups per
 // dimension on lavapipe).
+//
+// Every loop with a constant trip count is [[unroll]]ed in the SPIR-V: lavapipe stops an
+// invocation's loops once they have run 65535 iterations in total (one counter shared
+// by all loops, nested ones included), so only the block and k loops may count. The
+// fast path then allows K up to about 4·65535, the general path K up to about 65535;
+// SgemmVec4Dispatch checks.
 
 #define RM 8 // rows per invocation
 #define CB 2 // vec4 column groups per invocation (8 columns)
@@ -39,45 +46,42 @@ void fastBlock(uint row0, uint bn) {
     uint k4 = p.K >> 2;
     uint n4 = p.N >> 2;
     uint arow[RM];
-    for (int i = 0; i < RM; i++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
         arow[i] = min(row0 + uint(i), p.M - 1u) * k4;
     }
     uint q[CB];
-    for (int j = 0; j < CB; j++) {
+    [[unroll]] for (int j = 0; j < CB; j++) {
         q[j] = min(bn * CB + uint(j), n4 - 1u);
     }
     vec4 acc[RM][CB];
-    for (int i = 0; i < RM; i++) {
-        for (int j = 0; j < CB; j++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
+        [[unroll]] for (int j = 0; j < CB; j++) {
             acc[i][j] = vec4(0.0);
         }
     }
     for (uint kk = 0u; kk < k4; kk++) {
         vec4 av[RM];
-        for (int i = 0; i < RM; i++) {
+        [[unroll]] for (int i = 0; i < RM; i++) {
             av[i] = a4[arow[i] + kk];
         }
-        for (int l = 0; l < 4; l++) {
+        [[unroll]] for (int l = 0; l < 4; l++) {
             uint brow = (kk * 4u + uint(l)) * n4;
             vec4 bv[CB];
-            for (int j = 0; j < CB; j++) {
+            [[unroll]] for (int j = 0; j < CB; j++) {
                 bv[j] = b4[brow + q[j]];
             }
-            for (int i = 0; i < RM; i++) {
-                for (int j = 0; j < CB; j++) {
+            [[unroll]] for (int i = 0; i < RM; i++) {
+                [[unroll]] for (int j = 0; j < CB; j++) {
                     acc[i][j] += av[i][l] * bv[j];
                 }
             }
         }
     }
-    for (int i = 0; i < RM; i++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
         uint r = row0 + uint(i);
-        if (r >= p.M) {
-            break;
-        }
-        for (int j = 0; j < CB; j++) {
+        [[unroll]] for (int j = 0; j < CB; j++) {
             uint qj = bn * CB + uint(j);
-            if (qj < n4) {
+            if (r < p.M && qj < n4) {
                 c4[r * n4 + qj] = acc[i][j];
             }
         }
@@ -88,42 +92,39 @@ void fastBlock(uint row0, uint bn) {
 void generalBlock(uint row0, uint bn) {
     uint col0 = bn * 4u * CB;
     uint arow[RM];
-    for (int i = 0; i < RM; i++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
         arow[i] = min(row0 + uint(i), p.M - 1u) * p.K;
     }
     uint col[4 * CB];
-    for (int j = 0; j < 4 * CB; j++) {
+    [[unroll]] for (int j = 0; j < 4 * CB; j++) {
         col[j] = min(col0 + uint(j), p.N - 1u);
     }
     vec4 acc[RM][CB];
-    for (int i = 0; i < RM; i++) {
-        for (int j = 0; j < CB; j++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
+        [[unroll]] for (int j = 0; j < CB; j++) {
             acc[i][j] = vec4(0.0);
         }
     }
     for (uint k = 0u; k < p.K; k++) {
         uint brow = k * p.N;
         vec4 bv[CB];
-        for (int j = 0; j < CB; j++) {
+        [[unroll]] for (int j = 0; j < CB; j++) {
             bv[j] = vec4(b1[brow + col[4 * j]], b1[brow + col[4 * j + 1]],
                          b1[brow + col[4 * j + 2]], b1[brow + col[4 * j + 3]]);
         }
-        for (int i = 0; i < RM; i++) {
+        [[unroll]] for (int i = 0; i < RM; i++) {
             float av = a1[arow[i] + k];
-            for (int j = 0; j < CB; j++) {
+            [[unroll]] for (int j = 0; j < CB; j++) {
                 acc[i][j] += av * bv[j];
             }
         }
     }
-    for (int i = 0; i < RM; i++) {
+    [[unroll]] for (int i = 0; i < RM; i++) {
         uint r = row0 + uint(i);
-        if (r >= p.M) {
-            break;
-        }
-        for (int j = 0; j < CB; j++) {
-            for (int l = 0; l < 4; l++) {
+        [[unroll]] for (int j = 0; j < CB; j++) {
+            [[unroll]] for (int l = 0; l < 4; l++) {
                 uint c = col0 + 4u * uint(j) + uint(l);
-                if (c < p.N) {
+                if (r < p.M && c < p.N) {
                     c1[r * p.N + c] = acc[i][j][l];
                 }
             }
