@@ -1,0 +1,68 @@
+package codegen
+
+import (
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// emitDot is the per-output-element dot general: the output index is the batch
+// dims, then lhs free dims, then rhs free dims; the contracting dims are summed in
+// row-major order of the lhs contracting list. f16 and bf16 accumulate in f32 and
+// round once at the end (as XLA and its evaluator do); integers wrap.
+func emitDot(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
+	k, f := g.k, g.k.f
+	l, r := in.Operands[0], in.Operands[1]
+	d := in.Attrs.Dot
+	if d == nil {
+		d = &hlo.DotDims{}
+	}
+	nb := len(d.LhsBatch)
+	lFree := freeDimList(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
+	rFree := freeDimList(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
+	var sizes []int64
+	for _, c := range d.LhsContracting {
+		sizes = append(sizes, l.Shape.Dims[c])
+	}
+	li := make([]spirv.ID, l.Shape.Rank())
+	ri := make([]spirv.ID, r.Shape.Rank())
+	for i := range nb {
+		li[d.LhsBatch[i]] = idx[i]
+		ri[d.RhsBatch[i]] = idx[i]
+	}
+	for i, fd := range lFree {
+		li[fd] = idx[nb+i]
+	}
+	for i, fd := range rFree {
+		ri[fd] = idx[nb+len(lFree)+i]
+	}
+	dt := in.Shape.DType
+	acc := k.variable(k.regType(dt), k.zero(dt), "dot_acc")
+	g.loop(product(sizes), func(j spirv.ID) {
+		c := k.delinearize(j, sizes)
+		for i := range c {
+			li[d.LhsContracting[i]] = c[i]
+			ri[d.RhsContracting[i]] = c[i]
+		}
+		a, b := g.emit(l, slices.Clone(li)), g.emit(r, slices.Clone(ri))
+		f.Store(acc, k.mulAdd(f.Load(acc), a, b))
+	})
+	return k.round(f.Load(acc), dt)
+}
+
+// mulAdd is acc + a·b on register values (integer arithmetic wraps).
+func (k *kernel) mulAdd(acc, a, b spirv.ID) spirv.ID {
+	return k.f.Add(acc, k.f.Mul(a, b))
+}
+
+// freeDimList lists the dims of a rank-r operand in neither list, in order.
+func freeDimList(r int, batch, contracting []int64) []int {
+	var out []int
+	for i := range r {
+		if !slices.Contains(batch, int64(i)) && !slices.Contains(contracting, int64(i)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

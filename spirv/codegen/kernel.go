@@ -1,0 +1,204 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// spirvVersion is the SPIR-V version of every kernel: the newest that Vulkan 1.1
+// consumes, and the first with subgroup operations in core.
+const spirvVersion = spirv.Version1_3
+
+// kernel is one compute kernel under construction: its module, its entry function,
+// the storage buffers it binds (in binding order, with the program argument each one
+// is) and the integer type of its index arithmetic.
+type kernel struct {
+	t     Target
+	name  string
+	m     *spirv.Module
+	f     *spirv.Function
+	local uint32 // workgroup size (1-D)
+	idxT  spirv.ID
+	bufs  []spirv.Buffer
+	dts   []hlo.DType // element type of each binding
+	args  []Arg
+	err   error
+	// linear remembers, for each multi-index made by delinearize, the linear
+	// index it came from, so that reading an operand of the output's dims costs no
+	// index arithmetic. (Only delinearize's input is remembered: it dominates the
+	// multi-index, whereas a linearize result may live in a branch.)
+	linear map[string]spirv.ID
+}
+
+// newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects
+// 64-bit index arithmetic.
+func newKernel(t Target, name string, local uint32, wide bool) *kernel {
+	m := spirv.NewModule(spirvVersion)
+	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}}
+	if wide {
+		k.idxT = m.TypeInt(64, true)
+	} else {
+		k.idxT = m.TypeInt(32, true)
+	}
+	k.f = m.Kernel("main", local, 1, 1)
+	return k
+}
+
+// failf records the kernel's first error.
+func (k *kernel) failf(format string, args ...any) {
+	if k.err == nil {
+		k.err = fmt.Errorf(format, args...)
+	}
+}
+
+// bind declares the next storage-buffer binding, holding elements of dt, as program
+// argument a.
+func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
+	i := len(k.bufs)
+	name := fmt.Sprintf("%s%d", [...]string{"in", "out", "scratch"}[a.Kind], a.Index)
+	b := k.m.StorageBuffer(name, 0, uint32(i), k.storeType(dt), access)
+	k.bufs = append(k.bufs, b)
+	k.dts = append(k.dts, dt)
+	k.args = append(k.args, a)
+	return b
+}
+
+// finish assembles the kernel into a dispatch over groups workgroups.
+func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
+	if k.err != nil {
+		return Dispatch{}, k.err
+	}
+	words, err := k.m.Assemble()
+	if err != nil {
+		return Dispatch{}, fmt.Errorf("kernel %s: %w", k.name, err)
+	}
+	kern := &Kernel{
+		Name: k.name, SPIRV: spirv.Bytes(words), EntryPoint: "main",
+		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: len(k.bufs),
+	}
+	return Dispatch{Kernel: kern, Args: append([]Arg(nil), k.args...), Groups: groups}, nil
+}
+
+// ic is an index-typed constant.
+func (k *kernel) ic(v int64) spirv.ID { return k.m.ConstInt(k.idxT, v) }
+
+// u32 is a u32 constant.
+func (k *kernel) u32(v uint32) spirv.ID { return k.m.U32(v) }
+
+// toIndex converts an integer value (any width or signedness) to the index type,
+// reading it as signed or unsigned by its own type.
+func (k *kernel) toIndex(v spirv.ID) spirv.ID { return k.f.Convert(k.idxT, v) }
+
+// groupsFor is the 1-D grid for n work items of one invocation each: enough
+// workgroups to cover n, at most the device's limit; the kernels' grid-stride loops
+// cover the rest.
+func (k *kernel) groupsFor(n int64) uint32 {
+	g := (n + int64(k.local) - 1) / int64(k.local)
+	limit := int64(k.t.MaxWorkgroupCount[0])
+	if limit <= 0 {
+		limit = 65535
+	}
+	return uint32(max(1, min(g, limit)))
+}
+
+// globalID is the invocation's global x index, in the index type.
+func (k *kernel) globalID() spirv.ID {
+	return k.toIndex(k.f.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0))
+}
+
+// gridStride runs body(i) for every i in [0, n) spread over a grid of groups
+// workgroups: the loop that lets any n run within the workgroup-count limit.
+func (k *kernel) gridStride(n int64, groups uint32, body func(i spirv.ID)) {
+	stride := int64(groups) * int64(k.local)
+	k.f.Range(k.globalID(), k.ic(n), k.ic(stride), body)
+}
+
+// loop runs body(i) for i in [0, n) (sequentially, in one invocation).
+func (k *kernel) loop(n int64, body func(i spirv.ID)) {
+	k.f.Range(k.ic(0), k.ic(n), k.ic(1), body)
+}
+
+// delinearize splits a row-major linear index into one index per dimension. Unit
+// dimensions get the constant 0, so they cost nothing.
+func (k *kernel) delinearize(i spirv.ID, dims []int64) []spirv.ID {
+	idx := make([]spirv.ID, len(dims))
+	rest := i
+	for d := len(dims) - 1; d >= 0; d-- {
+		switch {
+		case dims[d] == 1:
+			idx[d] = k.ic(0)
+		case d == 0:
+			idx[d] = rest
+		default:
+			size := k.ic(dims[d])
+			idx[d] = k.f.SRem(rest, size)
+			rest = k.f.SDiv(rest, size)
+		}
+	}
+	k.linear[fmt.Sprint(idx, dims)] = i
+	return idx
+}
+
+// linearize is the row-major linear index of idx in dims.
+func (k *kernel) linearize(idx []spirv.ID, dims []int64) spirv.ID {
+	if len(idx) != len(dims) {
+		k.failf("internal: index of rank %d into dims %v", len(idx), dims)
+		return k.ic(0)
+	}
+	if i, ok := k.linear[fmt.Sprint(idx, dims)]; ok {
+		return i
+	}
+	var acc spirv.ID
+	for d := range dims {
+		if dims[d] == 1 {
+			continue
+		}
+		if acc == 0 {
+			acc = idx[d]
+			continue
+		}
+		acc = k.f.IAdd(k.f.IMul(acc, k.ic(dims[d])), idx[d])
+	}
+	if acc == 0 {
+		return k.ic(0)
+	}
+	return acc
+}
+
+// inRange is lo <= v < hi for index values.
+func (k *kernel) inRange(v spirv.ID, lo, hi spirv.ID) spirv.ID {
+	return k.f.LogicalAnd(k.f.GreaterEqual(v, lo), k.f.Less(v, hi))
+}
+
+// clampIndex clamps an index value to [lo, hi].
+func (k *kernel) clampIndex(v spirv.ID, lo, hi int64) spirv.ID {
+	f := k.f
+	v = f.Select(f.Less(v, k.ic(lo)), k.ic(lo), v)
+	return f.Select(f.Greater(v, k.ic(hi)), k.ic(hi), v)
+}
+
+// all is the logical and of bools (true for none).
+func (k *kernel) all(conds ...spirv.ID) spirv.ID {
+	var acc spirv.ID
+	for _, c := range conds {
+		if acc == 0 {
+			acc = c
+		} else {
+			acc = k.f.LogicalAnd(acc, c)
+		}
+	}
+	if acc == 0 {
+		return k.m.ConstBool(true)
+	}
+	return acc
+}
+
+// variable is a Function variable of type t initialised to init (stored at the
+// current point, which must dominate its uses).
+func (k *kernel) variable(t, init spirv.ID, name string) spirv.ID {
+	v := k.f.Var(t, name)
+	k.f.Store(v, init)
+	return v
+}

@@ -1,0 +1,262 @@
+package codegen
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// defaultLocal is the workgroup size of the elementwise output loop.
+const defaultLocal = 128
+
+// Lower turns a kernel computation into a Program: the kernels to dispatch and the
+// arguments each binds. Most computations become one kernel whose invocations each
+// produce output elements through the elemental emitter (a grid-stride loop over the
+// output). A root that is better served otherwise gets its own strategy: a large
+// reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM,
+// scatter as a copy followed by the updates, sort as a sequence of sorting passes.
+func Lower(c *hlo.Computation, t Target) (*Program, error) {
+	if c == nil || c.Root == nil {
+		return nil, errors.New("codegen: computation has no root")
+	}
+	l, err := newLowering(c, t)
+	if err != nil {
+		return nil, fmt.Errorf("codegen: %s: %w", c.Name, err)
+	}
+	if err := l.lower(); err != nil {
+		return nil, fmt.Errorf("codegen: %s: %w", c.Name, err)
+	}
+	return l.p, nil
+}
+
+// lowering holds what every strategy needs.
+type lowering struct {
+	c    *hlo.Computation
+	t    Target
+	wide bool // 64-bit index arithmetic
+	p    *Program
+}
+
+func newLowering(c *hlo.Computation, t Target) (*lowering, error) {
+	l := &lowering{c: c, t: t, p: &Program{Name: c.Name, Inputs: c.ParamShapes()}}
+	root := c.Root.Shape
+	if root.IsTuple() {
+		l.p.Outputs = root.Clone().Elems
+	} else {
+		l.p.Outputs = []hlo.Shape{root.Clone()}
+	}
+	if err := checkBuffers(l.p, t); err != nil {
+		return nil, err
+	}
+	if err := checkTypes(c, t, map[*hlo.Computation]bool{}); err != nil {
+		return nil, err
+	}
+	wide, err := indexWidth(c, t)
+	if err != nil {
+		return nil, err
+	}
+	l.wide = wide
+	return l, nil
+}
+
+// checkBuffers checks that every input and output is an array that one binding can
+// hold.
+func checkBuffers(p *Program, t Target) error {
+	check := func(what string, i int, s hlo.Shape) error {
+		if !s.IsArray() {
+			return fmt.Errorf("%s %d has shape %v; kernels take and produce arrays (nested tuples are flattened by the runtime)", what, i, s)
+		}
+		if t.MaxStorageBufferRange > 0 && s.ByteSize() > t.MaxStorageBufferRange {
+			return fmt.Errorf("%s %d (%v, %d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
+				what, i, s, s.ByteSize(), t.MaxStorageBufferRange)
+		}
+		return nil
+	}
+	for i, s := range p.Inputs {
+		if err := check("input", i, s); err != nil {
+			return err
+		}
+	}
+	for i, s := range p.Outputs {
+		if err := check("output", i, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTypes refuses element types the target cannot compute or store, naming the
+// first instruction that uses one.
+func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) error {
+	if seen[c] {
+		return nil
+	}
+	seen[c] = true
+	for _, in := range c.Instructions {
+		for _, s := range append([]hlo.Shape{in.Shape}, in.Shape.Elems...) {
+			if !s.IsArray() {
+				continue
+			}
+			if why := missingFeature(s.DType, t); why != "" {
+				return fmt.Errorf("%s (%v) uses %v, which %s", in.Name, in.Op, s.DType, why)
+			}
+		}
+		for _, callee := range in.Called {
+			if err := checkTypes(callee, t, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// missingFeature says which target feature a dtype needs and lacks, or "".
+func missingFeature(dt hlo.DType, t Target) string {
+	switch {
+	case dt == hlo.F64 && !t.Float64:
+		return "needs 64-bit floats (shaderFloat64), which the target lacks"
+	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:
+		return "needs 64-bit integers (shaderInt64), which the target lacks"
+	case dt.Size() == 1 && !(t.Int8 && t.StorageBuffer8Bit):
+		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
+	case dt.Size() == 2 && !(t.Int16 && t.StorageBuffer16Bit):
+		return "is stored as 16-bit integers and needs shaderInt16 and storageBuffer16BitAccess, which the target lacks"
+	}
+	return ""
+}
+
+// indexWidth chooses 32-bit index arithmetic when every extent in the kernel is
+// below 2^31 elements, else 64-bit where the target has it.
+func indexWidth(c *hlo.Computation, t Target) (bool, error) {
+	const limit = int64(1) << 31
+	for _, in := range c.Instructions {
+		n := extent(in)
+		if n < limit {
+			continue
+		}
+		if !t.Int64 {
+			return false, fmt.Errorf("%s (%v %v) spans %d elements, which needs 64-bit index arithmetic (shaderInt64), which the target lacks",
+				in.Name, in.Op, in.Shape, n)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
+// extent is the largest element count or index an instruction's kernel code can
+// form: its elements, its operands' elements and padded window extents.
+func extent(in *hlo.Instruction) int64 {
+	n := int64(0)
+	grow := func(s hlo.Shape) {
+		if s.IsTuple() {
+			for _, e := range s.Elems {
+				n = max(n, e.NumElements())
+			}
+			return
+		}
+		n = max(n, s.NumElements())
+	}
+	grow(in.Shape)
+	for _, x := range in.Operands {
+		grow(x.Shape)
+	}
+	for _, w := range in.Attrs.Window {
+		n = max(n, w.PadLow+w.PadHigh+w.Size*w.WindowDilation*w.Stride)
+	}
+	return n
+}
+
+// lower picks the strategy for the root and emits the program's dispatches.
+func (l *lowering) lower() error {
+	root := l.c.Root
+	switch {
+	case root.Op == hlo.OpScatter:
+		return l.lowerScatter()
+	case root.Op == hlo.OpSort:
+		return l.lowerSort()
+	case useTreeReduce(root, l.t):
+		return l.lowerTreeReduce()
+	case useGEMM(root, l.t):
+		return l.lowerGEMM()
+	}
+	return l.lowerElemental()
+}
+
+// newKernel starts a kernel of this program with every input bound (bindings
+// 0..len(Inputs)-1) and the given output bindings after them.
+func (l *lowering) newKernel(suffix string, local uint32) *kernel {
+	name := l.c.Name
+	if suffix != "" {
+		name += "_" + suffix
+	}
+	k := newKernel(l.t, name, local, l.wide)
+	for i, s := range l.p.Inputs {
+		k.bind(Arg{Kind: ArgInput, Index: i}, s.DType, spirv.ReadOnly)
+	}
+	return k
+}
+
+// bindOutputs binds every program output after the inputs and returns the buffers.
+func (l *lowering) bindOutputs(k *kernel) []spirv.Buffer {
+	bufs := make([]spirv.Buffer, len(l.p.Outputs))
+	for i, s := range l.p.Outputs {
+		bufs[i] = k.bind(Arg{Kind: ArgOutput, Index: i}, s.DType, 0)
+	}
+	return bufs
+}
+
+// kernelGen is the elemental emitter of the kernel computation: parameters are
+// loads from the input bindings.
+func (l *lowering) kernelGen(k *kernel) *gen {
+	g := newGen(k, func(p *hlo.Instruction, idx []spirv.ID) spirv.ID {
+		n := int(p.Attrs.ParameterNumber)
+		if n < 0 || n >= len(l.p.Inputs) {
+			k.failf("%s: parameter number %d of %d", p.Name, n, len(l.p.Inputs))
+			return 0
+		}
+		return k.load(k.bufs[n], k.linearize(idx, p.Shape.Dims), p.Shape.DType)
+	})
+	g.prepareConstants(l.c)
+	return g
+}
+
+// lowerElemental emits one kernel in which each invocation computes whole output
+// elements (every output of a multi-output root at the same index) in a
+// grid-stride loop.
+func (l *lowering) lowerElemental() error {
+	dims := l.p.Outputs[0].Dims
+	for _, s := range l.p.Outputs[1:] {
+		if !s.SameDims(l.p.Outputs[0]) {
+			return fmt.Errorf("multi-output root %v: the outputs must share dimensions", l.c.Root.Shape)
+		}
+	}
+	n := l.p.Outputs[0].NumElements()
+	if n == 0 {
+		return nil // nothing to compute
+	}
+	k := l.newKernel("", defaultLocal)
+	outs := l.bindOutputs(k)
+	g := l.kernelGen(k)
+	groups := k.groupsFor(n)
+	k.gridStride(n, groups, func(i spirv.ID) {
+		g.scoped(func() {
+			vals := g.emitN(l.c.Root, k.delinearize(i, dims))
+			for j, v := range vals {
+				k.store(outs[j], i, v, l.p.Outputs[j].DType)
+			}
+		})
+	})
+	return l.add(k, [3]uint32{groups, 1, 1})
+}
+
+// add assembles a kernel and appends its dispatch.
+func (l *lowering) add(k *kernel, groups [3]uint32) error {
+	d, err := k.finish(groups)
+	if err != nil {
+		return err
+	}
+	l.p.Dispatches = append(l.p.Dispatches, d)
+	return nil
+}

@@ -1,0 +1,169 @@
+package codegen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// 64-bit transcendental functions. GLSL.std.450 has no f64 exp, log, sin, cos or
+// atan, so they are built here from f64 arithmetic, Frexp and Ldexp: argument
+// reduction (Cody–Waite with a split constant) and a series on the reduced range,
+// accurate to a few ulp. sin and cos reduce by π/2 with a three-part constant, exact
+// up to |x| ≈ 2^20·π/2; beyond that their error grows (no Payne–Hanek reduction).
+
+func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
+	f := k.f
+	switch op {
+	case hlo.OpExp:
+		return k.exp64(x), nil
+	case hlo.OpLog:
+		return k.log64(x), nil
+	case hlo.OpExpm1:
+		return k.expm1(x), nil
+	case hlo.OpLog1p:
+		return k.log1p(x), nil
+	case hlo.OpTanh:
+		return k.tanh(x), nil
+	case hlo.OpLogistic:
+		return f.FDiv(k.fc(x, 1), f.FAdd(k.fc(x, 1), k.exp64(f.FNegate(x)))), nil
+	case hlo.OpSin:
+		return k.sincos64(x, false), nil
+	case hlo.OpCos:
+		return k.sincos64(x, true), nil
+	case hlo.OpCbrt:
+		return k.cbrt(x), nil
+	}
+	return 0, fmt.Errorf("%v is not defined for f64", op)
+}
+
+const (
+	ln2Hi = 6.93147180369123816490e-01 // fdlibm's split of ln 2
+	ln2Lo = 1.90821492927058770002e-10
+)
+
+// exp64: x = n·ln2 + r with |r| <= ln2/2, exp(r) by a degree-14 Taylor polynomial,
+// scaled by 2^n.
+func (k *kernel) exp64(x spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	c := func(v float64) spirv.ID { return k.fc(x, v) }
+	// Clamp so that n stays in range; the limits are applied after.
+	xc := f.GLSL(spirv.GLSLFClamp, x, c(-746), c(710))
+	n := f.GLSL(spirv.GLSLRoundEven, f.FMul(xc, c(1/math.Ln2)))
+	r := f.FSub(f.FSub(xc, f.FMul(n, c(ln2Hi))), f.FMul(n, c(ln2Lo)))
+	coef := make([]float64, 15)
+	fact := 1.0
+	for i := range coef {
+		if i > 0 {
+			fact *= float64(i)
+		}
+		coef[i] = 1 / fact
+	}
+	p := k.horner(r, coef)
+	// Scale in two steps so that 2^n never overflows on its own near the limits.
+	ni := f.Convert(m.TypeI32(), n)
+	half := f.SDiv(ni, m.I32(2))
+	y := f.ExtInst(m.TypeOf(x), spirv.GLSLLdexp, p, half)
+	y = f.ExtInst(m.TypeOf(x), spirv.GLSLLdexp, y, f.ISub(ni, half))
+	y = f.Select(f.Greater(x, c(709.782712893384)), c(math.Inf(1)), y)
+	y = f.Select(f.Less(x, c(-745.1332191019412)), c(0), y)
+	return f.Select(f.IsNan(x), x, y)
+}
+
+// log64: x = mant·2^e with mant in [√½, √2), log(mant) = 2·atanh(s) with
+// s = (mant-1)/(mant+1), |s| <= 0.172, by 13 terms of its series.
+func (k *kernel) log64(x spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	c := func(v float64) spirv.ID { return k.fc(x, v) }
+	t := m.TypeOf(x)
+	fr := f.ExtInst(m.TypeStruct(t, m.TypeI32()), spirv.GLSLFrexpStruct, x)
+	mant, e := f.CompositeExtract(fr, 0), f.CompositeExtract(fr, 1)
+	low := f.Less(mant, c(math.Sqrt2/2))
+	mant = f.Select(low, f.FMul(mant, c(2)), mant)
+	e = f.Select(low, f.ISub(e, m.I32(1)), e)
+	s := f.FDiv(f.FSub(mant, c(1)), f.FAdd(mant, c(1)))
+	coef := make([]float64, 13)
+	for i := range coef {
+		coef[i] = 2 / float64(2*i+1)
+	}
+	lm := f.FMul(s, k.horner(f.FMul(s, s), coef))
+	fe := f.Convert(t, e)
+	y := f.FAdd(f.FMul(fe, c(ln2Hi)), f.FAdd(f.FMul(fe, c(ln2Lo)), lm))
+	y = f.Select(f.Equal(x, c(0)), c(math.Inf(-1)), y)
+	y = f.Select(f.IsInf(x), x, y)
+	nan := f.LogicalOr(f.IsNan(x), f.Less(x, c(0)))
+	return f.Select(nan, m.ConstFloat(t, math.NaN()), y)
+}
+
+const (
+	pio2a = 1.57079632673412561417e+00 // fdlibm's three-part split of π/2
+	pio2b = 6.07710050630396597660e-11
+	pio2c = 2.02226624871116645580e-21
+)
+
+// sincos64: x = n·π/2 + r with |r| <= π/4, then sin or cos of r by Taylor series
+// chosen by the quadrant n mod 4.
+func (k *kernel) sincos64(x spirv.ID, cos bool) spirv.ID {
+	f, m := k.f, k.m
+	c := func(v float64) spirv.ID { return k.fc(x, v) }
+	n := f.GLSL(spirv.GLSLRoundEven, f.FMul(x, c(2/math.Pi)))
+	r := f.FSub(f.FSub(f.FSub(x, f.FMul(n, c(pio2a))), f.FMul(n, c(pio2b))), f.FMul(n, c(pio2c)))
+	r2 := f.FMul(r, r)
+	sinC, cosC := make([]float64, 11), make([]float64, 11)
+	for i := range sinC {
+		sinC[i] = math.Pow(-1, float64(i)) / factorial(2*i+1)
+		cosC[i] = math.Pow(-1, float64(i)) / factorial(2*i)
+	}
+	s := f.FMul(r, k.horner(r2, sinC))
+	co := k.horner(r2, cosC)
+	// Quadrant from n mod 4 (n is an exact integer; the clamp keeps the conversion
+	// defined for huge or infinite x, whose result is NaN or meaningless anyway).
+	// Only n mod 4 matters, so n is first reduced mod 4 as a float (exact).
+	n4 := f.FSub(n, f.FMul(c(4), f.GLSL(spirv.GLSLFloor, f.FMul(n, c(0.25)))))
+	q := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n4, c(0), c(3)))
+	if cos {
+		q = f.And(f.IAdd(q, m.I32(1)), m.I32(3))
+	}
+	odd := f.Equal(f.And(q, m.I32(1)), m.I32(1))
+	v := f.Select(odd, co, s)
+	v = f.Select(f.GreaterEqual(q, m.I32(2)), f.FNegate(v), v)
+	bad := f.LogicalOr(f.IsInf(x), f.IsNan(x))
+	return f.Select(bad, m.ConstFloat(m.TypeOf(x), math.NaN()), v)
+}
+
+func factorial(n int) float64 {
+	r := 1.0
+	for i := 2; i <= n; i++ {
+		r *= float64(i)
+	}
+	return r
+}
+
+// atan2x64 is atan2 for finite, non-zero arguments (atan2 handles the rest): atan of
+// a = min/max of |x|, |y| in [0, 1], reduced twice (by π/4 and a half-angle step) to
+// |t| < 0.2 where 14 series terms suffice, then mapped to the quadrant.
+func (k *kernel) atan2x64(y, x spirv.ID) spirv.ID {
+	f := k.f
+	c := func(v float64) spirv.ID { return k.fc(x, v) }
+	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
+	swap := f.Greater(ay, ax)
+	hi := f.Select(swap, ay, ax)
+	lo := f.Select(swap, ax, ay)
+	a := f.FDiv(lo, f.Select(f.Equal(hi, c(0)), c(1), hi))
+	// atan(a) = π/4 + atan((a-1)/(a+1)) for a > tan(π/8).
+	shift := f.Greater(a, c(math.Sqrt2-1))
+	t := f.Select(shift, f.FDiv(f.FSub(a, c(1)), f.FAdd(a, c(1))), a)
+	// atan(t) = 2·atan(t/(1+√(1+t²))).
+	t = f.FDiv(t, f.FAdd(c(1), f.GLSL(spirv.GLSLSqrt, f.FAdd(c(1), f.FMul(t, t)))))
+	coef := make([]float64, 14)
+	for i := range coef {
+		coef[i] = math.Pow(-1, float64(i)) / float64(2*i+1)
+	}
+	th := f.FMul(c(2), f.FMul(t, k.horner(f.FMul(t, t), coef)))
+	th = f.Select(shift, f.FAdd(th, c(math.Pi/4)), th)
+	th = f.Select(swap, f.FSub(c(math.Pi/2), th), th)
+	th = f.Select(k.signBit(x), f.FSub(c(math.Pi), th), th)
+	return k.copySign(th, y)
+}
