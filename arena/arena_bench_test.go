@@ -32,8 +32,12 @@ func BenchmarkArenaAllocFree(b *testing.B) {
 }
 
 // BenchmarkTransfer measures Upload, Download and Zero in GB/s, with the memory
-// mapped (lavapipe's memory is host-visible) and forced through the staging buffer.
+// mapped (lavapipe's memory is host-visible) and forced through the staging buffer,
+// next to a plain Go copy of the same size as the baseline of this machine.
 func BenchmarkTransfer(b *testing.B) {
+	for _, size := range []int{1 << 20, 64 << 20} {
+		b.Run("gocopy/"+strconv.Itoa(size>>20)+"MiB", func(b *testing.B) { benchGoCopy(b, size) })
+	}
 	for _, staged := range []bool{false, true} {
 		for _, size := range []int{1 << 20, 64 << 20} {
 			mode := map[bool]string{false: "mapped", true: "staged"}[staged]
@@ -78,6 +82,18 @@ func benchTransfer(b *testing.B, staged bool, size int, op string) {
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
+}
+
+// benchGoCopy is the baseline: copy() between two Go slices of size bytes.
+func benchGoCopy(b *testing.B, size int) {
+	src, dst := randomBytes(size, 1), make([]byte, size)
+	copy(dst, src)
+	b.SetBytes(int64(size))
+	b.ResetTimer()
+	for range b.N {
+		copy(dst, src)
 	}
 	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 }

@@ -381,3 +381,19 @@ func TestArenaConcurrent(t *testing.T) {
 	assert.Equal(t, int64(0), s.BytesInUse)
 	assert.Equal(t, int64(200), s.TotalAllocs)
 }
+
+// TestArenaLargeMappedTransfer moves 9 MiB, which the mapped path splits across
+// goroutines (GOMAXPROCS permitting), at an unaligned offset.
+func TestArenaLargeMappedTransfer(t *testing.T) {
+	_, a := newArena(t, Options{})
+	ctx := context.Background()
+	x, err := a.Alloc(9<<20 + 100)
+	require.NoError(t, err)
+	sub, err := x.Sub(3, 9<<20+97)
+	require.NoError(t, err)
+	want := randomBytes(int(sub.Size()), 9)
+	require.NoError(t, a.Upload(ctx, sub, want))
+	got := make([]byte, sub.Size())
+	require.NoError(t, a.Download(ctx, sub, got))
+	assert.True(t, bytes.Equal(want, got))
+}
