@@ -201,32 +201,44 @@ func paddingText(dims []PadDim) string {
 }
 
 // windowText prints window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=… rhs_dilate=…
-// rhs_reversal=…}, leaving out fields at their defaults as XLA does.
+// rhs_reversal=…}; a field whose every dimension has the default value is left out,
+// as XLA leaves it out (size is always printed).
 func windowText(w []WindowDim) string {
-	field := func(name string, isDefault func(WindowDim) bool, format func(WindowDim) string) string {
-		all := true
-		parts := make([]string, len(w))
-		for i, d := range w {
-			all = all && isDefault(d)
-			parts[i] = format(d)
+	fields := []string{"size=" + windowField(w, func(d WindowDim) (string, bool) { return fmt.Sprint(d.Size), false })}
+	for _, f := range []struct {
+		name  string
+		value func(WindowDim) (string, bool)
+	}{
+		{"stride", func(d WindowDim) (string, bool) { return fmt.Sprint(d.Stride), d.Stride == 1 }},
+		{"pad", func(d WindowDim) (string, bool) {
+			return fmt.Sprintf("%d_%d", d.PadLow, d.PadHigh), d.PadLow == 0 && d.PadHigh == 0
+		}},
+		{"lhs_dilate", func(d WindowDim) (string, bool) { return fmt.Sprint(d.BaseDilation), d.BaseDilation == 1 }},
+		{"rhs_dilate", func(d WindowDim) (string, bool) { return fmt.Sprint(d.WindowDilation), d.WindowDilation == 1 }},
+		{"rhs_reversal", func(d WindowDim) (string, bool) { return boolDigit(d.WindowReversal), !d.WindowReversal }},
+	} {
+		if text := windowField(w, f.value); text != "" {
+			fields = append(fields, f.name+"="+text)
 		}
-		if all && name != "size" {
-			return ""
-		}
-		return " " + name + "=" + strings.Join(parts, "x")
 	}
-	itoa := func(v int64) string { return fmt.Sprint(v) }
-	s := field("size", nil2false, func(d WindowDim) string { return itoa(d.Size) }) +
-		field("stride", func(d WindowDim) bool { return d.Stride == 1 }, func(d WindowDim) string { return itoa(d.Stride) }) +
-		field("pad", func(d WindowDim) bool { return d.PadLow == 0 && d.PadHigh == 0 },
-			func(d WindowDim) string { return itoa(d.PadLow) + "_" + itoa(d.PadHigh) }) +
-		field("lhs_dilate", func(d WindowDim) bool { return d.BaseDilation == 1 }, func(d WindowDim) string { return itoa(d.BaseDilation) }) +
-		field("rhs_dilate", func(d WindowDim) bool { return d.WindowDilation == 1 }, func(d WindowDim) string { return itoa(d.WindowDilation) }) +
-		field("rhs_reversal", func(d WindowDim) bool { return !d.WindowReversal }, func(d WindowDim) string { return boolDigit(d.WindowReversal) })
-	return "{" + strings.TrimPrefix(s, " ") + "}"
+	return "{" + strings.Join(fields, " ") + "}"
 }
 
-func nil2false(WindowDim) bool { return false }
+// windowField joins one field's per-dimension values with x, or returns "" when
+// every dimension has the field's default (value reports whether it does).
+func windowField(w []WindowDim, value func(WindowDim) (string, bool)) string {
+	parts := make([]string, len(w))
+	allDefault := true
+	for i, d := range w {
+		text, isDefault := value(d)
+		parts[i] = text
+		allDefault = allDefault && isDefault
+	}
+	if allDefault {
+		return ""
+	}
+	return strings.Join(parts, "x")
+}
 
 func boolDigit(b bool) string {
 	if b {
@@ -259,8 +271,8 @@ func labels(first int64, firstLabel byte, second int64, secondLabel byte, spatia
 	return string(out)
 }
 
-// spatialLabel names spatial dimension i: 0–9, then a–z skipping the role letters is
-// not XLA's; XLA supports digits only, so more than ten spatial dims print as '?'.
+// spatialLabel names spatial dimension i. XLA spells spatial dimensions with one
+// digit each, so an eleventh prints as '?' (and does not parse back).
 func spatialLabel(i int) byte {
 	if i < 10 {
 		return byte('0' + i)
