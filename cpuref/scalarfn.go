@@ -198,6 +198,17 @@ func scalarStep(in *hlo.Instruction, ops []int) (func(r []uint64) uint64, bool, 
 		f, err := convertFor(dt(0), in.Shape.DType)
 		a := ops[0]
 		return func(r []uint64) uint64 { return f(r[a]) }, true, err
+	case hlo.OpBitcastConvert: // scalar to scalar: same width, same bits
+		a, toPred := ops[0], in.Shape.DType == hlo.Pred
+		if in.Shape.DType.Size() != dt(0).Size() {
+			return nil, false, nil
+		}
+		return func(r []uint64) uint64 {
+			if toPred {
+				return boolBits(r[a] != 0)
+			}
+			return r[a]
+		}, true, nil
 	case hlo.OpSelect:
 		p, a, b := ops[0], ops[1], ops[2]
 		return func(r []uint64) uint64 {
