@@ -1,0 +1,155 @@
+package shaders_test
+
+// Baseline figures: go test -run '^$' -bench . -benchtime 3x ./shaders/
+// The device is opened without the validation layer, which adds work to every
+// submission. Each benchmark records one command buffer and times submit-and-wait;
+// it reports the mean rate and the best single submission (best_*), which is the
+// steadier figure on a busy machine.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/shaders"
+)
+
+func openBench(b *testing.B) *device.Device {
+	b.Helper()
+	d, err := device.Open(device.Options{})
+	if errors.Is(err, device.ErrNoDevice) {
+		b.Skipf("no Vulkan device: %v", err)
+	}
+	require.NoError(b, err)
+	b.Cleanup(func() { d.Close() })
+	return d
+}
+
+// emptyBuffer creates a buffer of size bytes without uploading anything but zeros.
+func emptyBuffer(b *testing.B, d *device.Device, size int) *device.Buffer {
+	b.Helper()
+	return newBuffer(b, d, make([]byte, size))
+}
+
+// benchSteps times the recorded steps and reports amount/second in unit (amount per
+// submission: bytes or floating-point operations, scaled by 1e9 for GB/s, GFLOP/s).
+func benchSteps(b *testing.B, d *device.Device, amount float64, unit string, steps ...step) {
+	b.Helper()
+	cb, err := d.NewCommandBuffer()
+	require.NoError(b, err)
+	b.Cleanup(func() { cb.Close() })
+	require.NoError(b, cb.Begin())
+	for i, s := range steps {
+		if i > 0 {
+			require.NoError(b, cb.Barrier())
+		}
+		require.NoError(b, cb.Dispatch(s.k, s.bindings, s.g.Push, s.g.Groups[0], s.g.Groups[1], s.g.Groups[2]))
+	}
+	require.NoError(b, cb.End())
+	ctx := context.Background()
+	require.NoError(b, d.Submit(ctx, cb)) // warm-up: first touch of the memory
+	best := time.Duration(1<<63 - 1)
+	for b.Loop() {
+		start := time.Now()
+		if err := d.Submit(ctx, cb); err != nil {
+			b.Fatal(err)
+		}
+		best = min(best, time.Since(start))
+	}
+	mean := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(amount/mean/1e9, unit)
+	b.ReportMetric(amount/best.Seconds()/1e9, "best_"+unit)
+}
+
+const n16M = 16 << 20
+
+func BenchmarkFill(b *testing.B) {
+	d := openBench(b)
+	k := newKernel(b, d, shaders.Fill)
+	buf := emptyBuffer(b, d, 4*n16M)
+	g, err := shaders.FillDispatch(0, n16M, 7)
+	require.NoError(b, err)
+	benchSteps(b, d, 4*n16M, "GB/s", step{k, []device.BufferRange{{Buffer: buf}}, g})
+}
+
+// BenchmarkCopy counts bytes read plus bytes written.
+func BenchmarkCopy(b *testing.B) {
+	d := openBench(b)
+	k := newKernel(b, d, shaders.Copy)
+	src, dst := emptyBuffer(b, d, 4*n16M), emptyBuffer(b, d, 4*n16M)
+	for _, c := range []struct {
+		name string
+		c    shaders.StridedCopy
+	}{
+		{"contiguous16M", rowMajorCopy([]int{n16M}, 0, 0)},
+		{"transpose4096", transposeCopy(4096, 4096)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			g, err := shaders.CopyDispatch(c.c)
+			require.NoError(b, err)
+			benchSteps(b, d, 8*n16M, "GB/s", step{k, []device.BufferRange{{Buffer: src}, {Buffer: dst}}, g})
+		})
+	}
+}
+
+// BenchmarkSaxpy counts 12 bytes per element: x read, y read and written.
+func BenchmarkSaxpy(b *testing.B) {
+	d := openBench(b)
+	x, y := emptyBuffer(b, d, 4*n16M), emptyBuffer(b, d, 4*n16M)
+	for _, v := range []struct {
+		s        shaders.Shader
+		dispatch func(int, float32) (shaders.Dispatch, error)
+	}{
+		{shaders.Saxpy, shaders.SaxpyDispatch},
+		{shaders.SaxpyVec4, shaders.SaxpyVec4Dispatch},
+	} {
+		b.Run(v.s.Name+"/16M", func(b *testing.B) {
+			k := newKernel(b, d, v.s)
+			g, err := v.dispatch(n16M, 1.5)
+			require.NoError(b, err)
+			benchSteps(b, d, 12*n16M, "GB/s", step{k, []device.BufferRange{{Buffer: x}, {Buffer: y}}, g})
+		})
+	}
+}
+
+func BenchmarkSgemm(b *testing.B) {
+	d := openBench(b)
+	const maxN = 1024
+	a, bm, c := emptyBuffer(b, d, 4*maxN*maxN), emptyBuffer(b, d, 4*maxN*maxN), emptyBuffer(b, d, 4*maxN*maxN)
+	for _, v := range []struct {
+		s        shaders.Shader
+		dispatch func(m, n, k int) (shaders.Dispatch, error)
+	}{
+		{shaders.SgemmNaive, shaders.SgemmNaiveDispatch},
+		{shaders.SgemmTiled, shaders.SgemmTiledDispatch},
+		{shaders.SgemmVec4, shaders.SgemmVec4Dispatch},
+	} {
+		for _, n := range []int{512, maxN} {
+			b.Run(fmt.Sprintf("%s/%d", v.s.Name, n), func(b *testing.B) {
+				k := newKernel(b, d, v.s)
+				g, err := v.dispatch(n, n, n)
+				require.NoError(b, err)
+				benchSteps(b, d, 2*float64(n)*float64(n)*float64(n), "GFLOP/s",
+					step{k, []device.BufferRange{{Buffer: a}, {Buffer: bm}, {Buffer: c}}, g})
+			})
+		}
+	}
+}
+
+// BenchmarkReduceSum times both passes and counts the input bytes.
+func BenchmarkReduceSum(b *testing.B) {
+	d := openBench(b)
+	k := newKernel(b, d, shaders.ReduceSum)
+	x := emptyBuffer(b, d, 4*n16M)
+	pass1, pass2, partials, err := shaders.ReduceSumDispatch(n16M)
+	require.NoError(b, err)
+	p, out := emptyBuffer(b, d, 4*partials), emptyBuffer(b, d, 16)
+	benchSteps(b, d, 4*n16M, "GB/s",
+		step{k, []device.BufferRange{{Buffer: x}, {Buffer: p}}, pass1},
+		step{k, []device.BufferRange{{Buffer: p}, {Buffer: out}}, pass2})
+}
