@@ -194,14 +194,29 @@ func (cb *CommandBuffer) dispatch(k *Kernel, bindings []BufferRange, push []byte
 			buf: C.uintptr_t(uintptr(unsafe.Pointer(r.Buffer.c))), offset: C.uint64_t(r.Offset), size: C.uint64_t(size),
 		})
 	}
-	err := check(C.vkx_cmd_dispatch(cb.d.c, cb.c, k.c, unsafe.SliceData(cb.ranges), C.uint32_t(len(cb.ranges)),
-		unsafe.Pointer(unsafe.SliceData(push)), C.uint32_t(len(push)), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)))
+	held := []*resource{&k.res}
+	for _, r := range bindings {
+		held = append(held, &r.Buffer.res)
+	}
+	return cb.holding(held, func() error {
+		return check(C.vkx_cmd_dispatch(cb.d.c, cb.c, k.c, unsafe.SliceData(cb.ranges), C.uint32_t(len(cb.ranges)),
+			unsafe.Pointer(unsafe.SliceData(push)), C.uint32_t(len(push)), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)))
+	})
+}
+
+// holding keeps rs alive while f records commands that use them (another goroutine
+// may be closing one), and on success makes the recording refer to them.
+func (cb *CommandBuffer) holding(rs []*resource, f func() error) error {
+	refs, err := acquireAll(rs)
 	if err != nil {
 		return err
 	}
-	cb.use(&k.res)
-	for _, r := range bindings {
-		cb.use(&r.Buffer.res)
+	defer releaseAll(refs)
+	if err := f(); err != nil {
+		return err
+	}
+	for _, r := range rs {
+		cb.use(r)
 	}
 	return nil
 }
@@ -286,10 +301,10 @@ func (cb *CommandBuffer) copy(src *Buffer, srcOff int64, dst *Buffer, dstOff int
 		if src == dst && srcOff < dstOff+size && dstOff < srcOff+size {
 			return fmt.Errorf("device: Copy: overlapping ranges in one buffer")
 		}
-		C.vkx_cmd_copy(cb.d.c, cb.c, src.c, C.uint64_t(srcOff), dst.c, C.uint64_t(dstOff), C.uint64_t(size))
-		cb.use(&src.res)
-		cb.use(&dst.res)
-		return nil
+		return cb.holding([]*resource{&src.res, &dst.res}, func() error {
+			C.vkx_cmd_copy(cb.d.c, cb.c, src.c, C.uint64_t(srcOff), dst.c, C.uint64_t(dstOff), C.uint64_t(size))
+			return nil
+		})
 	})
 }
 
@@ -304,9 +319,10 @@ func (cb *CommandBuffer) Fill(buf *Buffer, off, size int64, value uint32) error 
 			if off%4 != 0 || size%4 != 0 {
 				return fmt.Errorf("device: Fill: offset %d and size %d must be multiples of 4", off, size)
 			}
-			C.vkx_cmd_fill(cb.d.c, cb.c, buf.c, C.uint64_t(off), C.uint64_t(size), C.uint32_t(value))
-			cb.use(&buf.res)
-			return nil
+			return cb.holding([]*resource{&buf.res}, func() error {
+				C.vkx_cmd_fill(cb.d.c, cb.c, buf.c, C.uint64_t(off), C.uint64_t(size), C.uint32_t(value))
+				return nil
+			})
 		})
 	})
 }

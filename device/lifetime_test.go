@@ -286,3 +286,60 @@ func TestLavapipeLoopLimit(t *testing.T) {
 	t.Logf("lavapipe ran %d of 70000 loop iterations", n)
 	assert.True(t, n >= 65000 && n <= 65535, "iterations run: %d", n)
 }
+
+// TestConcurrentClose closes the device, and a buffer, while other goroutines record
+// and submit work that uses them: every call either succeeds or returns ErrClosed,
+// nothing crashes, and the layer reports nothing.
+func TestConcurrentClose(t *testing.T) {
+	d := devicetest.Open(t)
+	k := newKernel(t, d, incSPV, incSpec)
+	shared := newBuffer(t, d, 256)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 3 {
+		wg.Go(func() { errs <- submitUntilClosed(d, k, shared) })
+	}
+	time.Sleep(30 * time.Millisecond)
+	require.NoError(t, shared.Close())
+	time.Sleep(30 * time.Millisecond)
+	require.NoError(t, d.Close())
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.ErrorIs(t, err, device.ErrClosed)
+	}
+}
+
+// submitUntilClosed records and submits dispatches on its own buffer and on shared
+// until an error, which it returns.
+func submitUntilClosed(d *device.Device, k *device.Kernel, shared *device.Buffer) error {
+	own, err := d.NewBuffer(256)
+	if err != nil {
+		return err
+	}
+	cb, err := d.NewCommandBuffer()
+	if err != nil {
+		return err
+	}
+	for {
+		buf := own
+		if err := cb.Begin(); err != nil {
+			return err
+		}
+		if shared.Size() > 0 && time.Now().UnixNano()%2 == 0 {
+			buf = shared
+		}
+		err := errors.Join(
+			cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(64), 1, 1, 1),
+			cb.End())
+		if err == nil {
+			err = d.Submit(context.Background(), cb)
+		}
+		if err != nil && !errors.Is(err, device.ErrClosed) {
+			return err
+		}
+		if err != nil && buf == own {
+			return err
+		}
+	}
+}

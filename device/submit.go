@@ -66,7 +66,7 @@ func (d *Device) submit(cb *CommandBuffer) (*Pending, error) {
 	}
 	refs, err := acquireAll(cb.uses)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("device: Submit: the recording uses %w", err)
 	}
 	d.queue.Lock()
 	err = check(C.vkx_submit(d.c, cb.c))
@@ -80,13 +80,13 @@ func (d *Device) submit(cb *CommandBuffer) (*Pending, error) {
 	return cb.pending, nil
 }
 
-// acquireAll keeps every object of a recording alive for one submission.
-func acquireAll(uses []*resource) ([]*resource, error) {
-	refs := make([]*resource, 0, len(uses))
-	for _, r := range uses {
+// acquireAll takes a reference on each of rs, or on none if one is closed.
+func acquireAll(rs []*resource) ([]*resource, error) {
+	refs := make([]*resource, 0, len(rs))
+	for _, r := range rs {
 		if err := r.acquire(); err != nil {
 			releaseAll(refs)
-			return nil, fmt.Errorf("device: Submit: the command buffer uses a closed %s: %w", r.what, err)
+			return nil, fmt.Errorf("device: a closed %s: %w", r.what, err)
 		}
 		refs = append(refs, r)
 	}
