@@ -322,13 +322,15 @@ func (k *kernel) intPow(dt hlo.DType, a, b spirv.ID) spirv.ID {
 	result := k.variable(t, m.ConstOf(t, 1), "pow_result")
 	base := k.variable(t, a, "pow_base")
 	e := k.variable(ut, ub, "pow_exp")
-	f.While(func() spirv.ID { return f.NotEqual(f.Load(e), m.ConstOf(ut, 0)) }, func() {
-		ev, bv := f.Load(e), f.Load(base)
-		odd := f.Equal(f.And(ev, m.ConstOf(ut, 1)), m.ConstOf(ut, 1))
-		rv := f.Load(result)
-		f.Store(result, f.Select(odd, f.IMul(rv, bv), rv))
-		f.Store(base, f.IMul(bv, bv))
-		f.Store(e, f.ShrL(ev, m.ConstOf(ut, 1)))
+	k.countLoop(int64(dt.Bits()), func() {
+		f.While(func() spirv.ID { return f.NotEqual(f.Load(e), m.ConstOf(ut, 0)) }, func() {
+			ev, bv := f.Load(e), f.Load(base)
+			odd := f.Equal(f.And(ev, m.ConstOf(ut, 1)), m.ConstOf(ut, 1))
+			rv := f.Load(result)
+			f.Store(result, f.Select(odd, f.IMul(rv, bv), rv))
+			f.Store(base, f.IMul(bv, bv))
+			f.Store(e, f.ShrL(ev, m.ConstOf(ut, 1)))
+		})
 	})
 	r := f.Load(result)
 	if dt.IsSigned() {

@@ -149,8 +149,19 @@ func (g *gen) ifValue(t, cond spirv.ID, then, els func() spirv.ID) spirv.ID {
 	return g.k.f.IfValue(t, cond, arm(then), arm(els))
 }
 
-// loop runs body(i) for i in [0, n) in its own cache scope.
+// unrollLimit is the largest trip count that loops emit unrolled: small windows and
+// short contractions become straight-line code with constant indices (cheaper, and
+// free of lavapipe's loop-iteration budget).
+const unrollLimit = 8
+
+// loop runs body(i) for i in [0, n), each iteration in its own cache scope.
 func (g *gen) loop(n int64, body func(i spirv.ID)) {
+	if n <= unrollLimit {
+		for i := range n {
+			g.scoped(func() { body(g.k.ic(i)) })
+		}
+		return
+	}
 	g.k.loop(n, func(i spirv.ID) { g.scoped(func() { body(i) }) })
 }
 

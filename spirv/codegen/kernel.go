@@ -30,13 +30,16 @@ type kernel struct {
 	// index arithmetic. (Only delinearize's input is remembered: it dominates the
 	// multi-index, whereas a linearize result may live in a branch.)
 	linear map[string]spirv.ID
+	// iters estimates the loop iterations one invocation runs; iterScale is the
+	// trip count of the loops enclosing the point of emission.
+	iters, iterScale int64
 }
 
 // newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects
 // 64-bit index arithmetic.
 func newKernel(t Target, name string, local uint32, wide bool) *kernel {
 	m := spirv.NewModule(spirvVersion)
-	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}}
+	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}, iterScale: 1}
 	if wide {
 		k.idxT = m.TypeInt(64, true)
 	} else {
@@ -67,6 +70,7 @@ func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
 
 // finish assembles the kernel into a dispatch over groups workgroups.
 func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
+	k.checkIterations()
 	if k.err != nil {
 		return Dispatch{}, k.err
 	}
@@ -91,33 +95,68 @@ func (k *kernel) u32(v uint32) spirv.ID { return k.m.U32(v) }
 // reading it as signed or unsigned by its own type.
 func (k *kernel) toIndex(v spirv.ID) spirv.ID { return k.f.Convert(k.idxT, v) }
 
-// groupsFor is the 1-D grid for n work items of one invocation each: enough
-// workgroups to cover n, at most the device's limit; the kernels' grid-stride loops
-// cover the rest.
-func (k *kernel) groupsFor(n int64) uint32 {
-	g := (n + int64(k.local) - 1) / int64(k.local)
-	limit := int64(k.t.MaxWorkgroupCount[0])
-	if limit <= 0 {
-		limit = 65535
+// grid is the workgroup grid for n work items of one invocation each: 1-D while
+// that suffices, else 2-D, so that every invocation normally handles one item; the
+// kernels' grid-stride loops cover anything beyond the device's limits.
+func (k *kernel) grid(n int64) [3]uint32 {
+	g := max(1, (n+int64(k.local)-1)/int64(k.local))
+	limX, limY := int64(k.t.MaxWorkgroupCount[0]), int64(k.t.MaxWorkgroupCount[1])
+	if limX <= 0 {
+		limX = 65535
 	}
-	return uint32(max(1, min(g, limit)))
+	if limY <= 0 {
+		limY = 65535
+	}
+	if g <= limX {
+		return [3]uint32{uint32(g), 1, 1}
+	}
+	return [3]uint32{uint32(limX), uint32(min((g+limX-1)/limX, limY)), 1}
 }
 
-// globalID is the invocation's global x index, in the index type.
-func (k *kernel) globalID() spirv.ID {
-	return k.toIndex(k.f.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0))
+// globalID is the invocation's linear index in a grid of groups, in the index type.
+func (k *kernel) globalID(groups [3]uint32) spirv.ID {
+	f := k.f
+	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
+	wg := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
+	if groups[1] > 1 {
+		wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
+		wg = f.IAdd(f.IMul(wy, k.ic(int64(groups[0]))), wg)
+	}
+	return f.IAdd(f.IMul(wg, k.ic(int64(k.local))), lid)
 }
 
-// gridStride runs body(i) for every i in [0, n) spread over a grid of groups
-// workgroups: the loop that lets any n run within the workgroup-count limit.
-func (k *kernel) gridStride(n int64, groups uint32, body func(i spirv.ID)) {
-	stride := int64(groups) * int64(k.local)
-	k.f.Range(k.globalID(), k.ic(n), k.ic(stride), body)
+// gridStride runs body(i) for every i in [0, n) spread over the grid: the loop
+// that lets any n run within the workgroup-count limits.
+func (k *kernel) gridStride(n int64, groups [3]uint32, body func(i spirv.ID)) {
+	stride := int64(groups[0]) * int64(groups[1]) * int64(k.local)
+	k.countLoop((n+stride-1)/stride, func() {
+		k.f.Range(k.globalID(groups), k.ic(n), k.ic(stride), body)
+	})
 }
 
 // loop runs body(i) for i in [0, n) (sequentially, in one invocation).
 func (k *kernel) loop(n int64, body func(i spirv.ID)) {
-	k.f.Range(k.ic(0), k.ic(n), k.ic(1), body)
+	k.countLoop(n, func() { k.f.Range(k.ic(0), k.ic(n), k.ic(1), body) })
+}
+
+// countLoop runs emit, which emits a loop of at most n iterations, and adds the
+// iterations one invocation may run to the kernel's estimate: lavapipe silently
+// ends an invocation's loops after 65535 iterations in all (Target.MaxLoopIterations),
+// so a kernel that could exceed it is refused rather than allowed to be wrong.
+func (k *kernel) countLoop(n int64, emit func()) {
+	k.iters += n * k.iterScale
+	outer := k.iterScale
+	k.iterScale *= max(n, 1)
+	emit()
+	k.iterScale = outer
+}
+
+// checkIterations refuses a kernel whose loops may exceed the target's limit.
+func (k *kernel) checkIterations() {
+	if lim := k.t.MaxLoopIterations; lim > 0 && k.iters > lim {
+		k.failf("kernel %s may run %d loop iterations in one invocation; the target stops loops after %d (lavapipe's loop limiter), so it would compute wrong results",
+			k.name, k.iters, lim)
+	}
 }
 
 // delinearize splits a row-major linear index into one index per dimension. Unit

@@ -239,7 +239,7 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	groups := k.groupsFor(n)
+	groups := k.grid(n)
 	k.gridStride(n, groups, func(i spirv.ID) {
 		g.scoped(func() {
 			vals := g.emitN(l.c.Root, k.delinearize(i, dims))
@@ -248,7 +248,7 @@ func (l *lowering) lowerElemental() error {
 			}
 		})
 	})
-	return l.add(k, [3]uint32{groups, 1, 1})
+	return l.add(k, groups)
 }
 
 // add assembles a kernel and appends its dispatch.

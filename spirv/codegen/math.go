@@ -157,14 +157,21 @@ func (k *kernel) fmod(x, y spirv.ID) spirv.ID {
 	ok = f.LogicalAnd(ok, f.LogicalNot(f.IsNan(y)))
 	r := k.variable(t, f.Select(ok, ax, k.fc(x, 0)), "fmod_r")
 	yy := f.Select(ok, ay, k.fc(x, 1))
-	f.While(func() spirv.ID { return f.GreaterEqual(f.Load(r), yy) }, func() {
-		rv := f.Load(r)
-		// Scale y up to just below r: y·2^(er-ey), halved if that overshoots.
-		er := k.exponent(rv)
-		ey := k.exponent(yy)
-		s := f.ExtInst(t, spirv.GLSLLdexp, yy, f.ISub(er, ey))
-		s = f.Select(f.Greater(s, rv), f.FMul(s, k.fc(x, 0.5)), s)
-		f.Store(r, f.FSub(rv, s))
+	// Each step lowers r's exponent, so the exponent range bounds the steps.
+	bound := int64(280)
+	if m.Width(t) == 64 {
+		bound = 2100
+	}
+	k.countLoop(bound, func() {
+		f.While(func() spirv.ID { return f.GreaterEqual(f.Load(r), yy) }, func() {
+			rv := f.Load(r)
+			// Scale y up to just below r: y·2^(er-ey), halved if that overshoots.
+			er := k.exponent(rv)
+			ey := k.exponent(yy)
+			s := f.ExtInst(t, spirv.GLSLLdexp, yy, f.ISub(er, ey))
+			s = f.Select(f.Greater(s, rv), f.FMul(s, k.fc(x, 0.5)), s)
+			f.Store(r, f.FSub(rv, s))
+		})
 	})
 	res := k.copySign(f.Load(r), x)
 	res = f.Select(f.IsInf(ay), x, res)

@@ -28,6 +28,11 @@ type Target struct {
 	Float16, Float64, Int8, Int16, Int64 bool
 	// Storage of 8- and 16-bit types in storage buffers.
 	StorageBuffer8Bit, StorageBuffer16Bit bool
+	// MaxLoopIterations bounds the loop iterations one invocation may run, all
+	// loops together, or 0 for no bound. lavapipe's loop limiter silently ends an
+	// invocation's loops after 65535 iterations in total; code generation picks
+	// strategies that stay below the bound and refuses kernels that cannot.
+	MaxLoopIterations int64
 }
 
 // LavapipeTarget is the target facts of Mesa lavapipe 22.3 (the CI device); tests
@@ -41,6 +46,7 @@ func LavapipeTarget() Target {
 		MaxStorageBufferRange: 128 << 20,
 		Float16:               true, Float64: true, Int8: true, Int16: true, Int64: true,
 		StorageBuffer8Bit: true, StorageBuffer16Bit: true,
+		MaxLoopIterations: 65535,
 	}
 }
 

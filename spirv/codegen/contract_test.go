@@ -1,0 +1,67 @@
+package codegen
+
+import (
+	"testing"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+func TestDotNaive(t *testing.T) {
+	for _, dt := range hlo.AllDTypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		t.Run(dt.String(), func(t *testing.T) {
+			// Batched, with the contracting dim first in rhs.
+			b := newCB(t, "dot")
+			x, y := b.param(s(dt, 2, 5, 7)), b.param(s(dt, 2, 7, 3))
+			dd := &hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}}
+			lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: dd}, nil, x, y)))
+			// Outer product (no contracting dims) and vector·vector.
+			b = newCB(t, "outer")
+			x, y = b.param(s(dt, 4)), b.param(s(dt, 3))
+			lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{}, nil, x, y)))
+			b = newCB(t, "vdot")
+			x, y = b.param(s(dt, 40)), b.param(s(dt, 40))
+			dd = &hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{0}}
+			lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: dd}, nil, x, y)))
+		})
+	}
+}
+
+func convDims2D() *hlo.ConvDims {
+	// b01f_01io->b01f
+	return &hlo.ConvDims{InputBatch: 0, InputFeature: 3, InputSpatial: []int64{1, 2},
+		KernelInput: 2, KernelOutput: 3, KernelSpatial: []int64{0, 1},
+		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}}
+}
+
+func TestConvolution(t *testing.T) {
+	for _, dt := range []hlo.DType{hlo.F32, hlo.F16, hlo.BF16, hlo.F64, hlo.S32, hlo.S8} {
+		t.Run(dt.String(), func(t *testing.T) {
+			w := []hlo.WindowDim{hlo.NewWindowDim(3), hlo.NewWindowDim(3)}
+			w[0].Stride, w[0].PadLow, w[0].PadHigh = 2, 1, 1
+			w[1].BaseDilation, w[1].WindowDilation, w[1].WindowReversal = 2, 2, true
+			b := newCB(t, "conv")
+			x, k := b.param(s(dt, 2, 9, 9, 4)), b.param(s(dt, 3, 3, 4, 6))
+			lowerOK(t, b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: convDims2D(), Window: w}, nil, x, k)))
+			// Depthwise: feature_group_count = input features.
+			b = newCB(t, "depthwise")
+			x, k = b.param(s(dt, 1, 8, 8, 4)), b.param(s(dt, 3, 3, 1, 8))
+			w = []hlo.WindowDim{hlo.NewWindowDim(3), hlo.NewWindowDim(3)}
+			lowerOK(t, b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: convDims2D(), Window: w, FeatureGroupCount: 4}, nil, x, k)))
+			// batch_group_count (the filter gradient of a grouped convolution).
+			b = newCB(t, "batch_groups")
+			x, k = b.param(s(dt, 4, 5, 5, 2)), b.param(s(dt, 2, 2, 2, 4))
+			w = []hlo.WindowDim{hlo.NewWindowDim(2), hlo.NewWindowDim(2)}
+			lowerOK(t, b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: convDims2D(), Window: w, BatchGroupCount: 2}, nil, x, k)))
+		})
+	}
+	// 1-D with other dim_labels: bf0_oi0->bf0.
+	b := newCB(t, "conv1d")
+	x, k := b.param(s(hlo.F32, 2, 3, 20)), b.param(s(hlo.F32, 5, 3, 4))
+	cd := &hlo.ConvDims{InputBatch: 0, InputFeature: 1, InputSpatial: []int64{2},
+		KernelInput: 1, KernelOutput: 0, KernelSpatial: []int64{2},
+		OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2}}
+	lowerOK(t, b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: cd, Window: []hlo.WindowDim{hlo.NewWindowDim(4)}}, nil, x, k)))
+}
