@@ -44,7 +44,7 @@ func ParseModuleUnverified(text string) (*Module, error) {
 }
 
 func parse(text string, verify bool) (m *Module, err error) {
-	p := &parser{lexer: lexer{src: text}, comps: map[string]*compText{}, instPos: map[*Instruction]int{}}
+	p := &parser{lexer: lexer{src: text}, comps: map[string]*compText{}}
 	defer func() {
 		// The parser is written not to panic; this keeps a bug from crashing a caller.
 		// FuzzParse fails on this message, so such a bug cannot hide.
@@ -78,7 +78,6 @@ type parser struct {
 	order   []*compText // text order
 	current *compText   // the computation being read
 	calls   []pendingCall
-	instPos map[*Instruction]int // where each instruction's name stands, for errors
 }
 
 // compText is one computation as read, before names are resolved.
@@ -310,7 +309,6 @@ func (p *parser) parseInstruction() (*instText, error) {
 	}
 	in := it.inst
 	in.Name, it.pos = strings.TrimPrefix(t.text, "%"), t.pos
-	p.instPos[in] = t.pos
 	if err := p.expect("=", "after instruction name "+t.text); err != nil {
 		return nil, err
 	}

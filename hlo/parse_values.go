@@ -189,24 +189,22 @@ func (p *parser) parseSliceDim() (SliceDim, error) {
 	if err := p.expect("[", "to open a slice dimension [start:limit:stride]"); err != nil {
 		return d, err
 	}
-	fields := []*int64{&d.Start, &d.Limit, &d.Stride}
-	for i, f := range fields {
+	for i, field := range []*int64{&d.Start, &d.Limit, &d.Stride} {
+		if i == 2 && p.accept("]") {
+			return d, nil
+		}
+		if i > 0 {
+			if err := p.expect(":", "in a slice dimension [start:limit:stride]"); err != nil {
+				return d, err
+			}
+		}
 		v, err := p.parseInt()
 		if err != nil {
 			return d, err
 		}
-		*f = v
-		if p.accept("]") && i >= 1 {
-			return d, nil
-		}
-		if i == len(fields)-1 {
-			break
-		}
-		if err := p.expect(":", "in a slice dimension [start:limit:stride]"); err != nil {
-			return d, err
-		}
+		*field = v
 	}
-	return d, p.errorAt(p.peek().pos, "expected ']' to close a slice dimension, found %s", p.peek().describe())
+	return d, p.expect("]", "to close a slice dimension")
 }
 
 // parsePadding reads low_high[_interior] per dimension, joined by x (0_0x1_2_1); an
