@@ -132,3 +132,70 @@ func TestScatterBatchingDims(t *testing.T) {
 		mat(dims(2, 3), float32(0), 0, 0, 0, 0, 0), mat(dims(2, 1), int32(2), 0), vec(float32(10), 20))
 	assertLit(t, mat(dims(2, 3), float32(0), 0, 10, 20, 0, 0), out)
 }
+
+func seqS64(n int, start int64) []int64 {
+	v := make([]int64, n)
+	for i := range v {
+		v[i] = start + int64(i)
+	}
+	return v
+}
+
+// The gather example of the StableHLO specification: batching dimensions, a
+// reordered start_index_map and a clamped start index ([0, 9] → row 2).
+func TestGatherStableHLOSpecExample(t *testing.T) {
+	operand := mat(dims(2, 3, 4, 2), seqS64(48, 1)...)
+	indices := mat(dims(2, 2, 3, 2), int64(0), 0, 1, 0, 2, 1, 0, 1, 1, 1, 0, 9,
+		0, 0, 2, 1, 2, 2, 1, 2, 0, 1, 1, 0)
+	want := mat(dims(2, 2, 3, 2, 2), int64(
+		1), 2, 3, 4, 3, 4, 5, 6, 13, 14, 15, 16,
+		33, 34, 35, 36, 35, 36, 37, 38, 41, 42, 43, 44,
+		1, 2, 3, 4, 13, 14, 15, 16, 21, 22, 23, 24,
+		43, 44, 45, 46, 33, 34, 35, 36, 27, 28, 29, 30)
+	assertLit(t, want, gather(t, "s64[2,2,3,2]", "s64[2,2,3,2,2]",
+		"offset_dims={3,4}, collapsed_slice_dims={1}, operand_batching_dims={0}, start_indices_batching_dims={1}, start_index_map={2,1}, index_vector_dim=3, slice_sizes={1,1,2,2}",
+		operand, indices))
+}
+
+const addS64Comp = `
+add {
+  x = s64[] parameter(0)
+  y = s64[] parameter(1)
+  ROOT s = s64[] add(x, y)
+}
+`
+
+// The scatter examples of the StableHLO specification (interpreter tests): windows
+// of ones added at each index; index [0, 9] is out of bounds and skipped.
+func TestScatterStableHLOSpecExamples(t *testing.T) {
+	ones := func(n int) []int64 {
+		v := make([]int64, n)
+		for i := range v {
+			v[i] = 1
+		}
+		return v
+	}
+	out := evalText(t, withComps(addS64Comp, `
+  x = s64[3,4,2] parameter(0)
+  i = s64[2,3,2] parameter(1)
+  u = s64[2,3,2,2] parameter(2)
+  ROOT s = s64[3,4,2] scatter(x, i, u), update_window_dims={2,3}, inserted_window_dims={0}, scatter_dims_to_operand_dims={1,0}, index_vector_dim=2, to_apply=add`),
+		mat(dims(3, 4, 2), seqS64(24, 1)...),
+		mat(dims(2, 3, 2), int64(0), 2, 1, 0, 2, 1, 0, 1, 1, 0, 0, 9),
+		mat(dims(2, 3, 2, 2), ones(24)...))
+	assertLit(t, mat(dims(3, 4, 2), int64(1), 2, 5, 6, 7, 8, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17,
+		18, 19, 20, 21, 21, 22, 23, 24), out)
+
+	out = evalText(t, withComps(addS64Comp, `
+  x = s64[2,3,4,2] parameter(0)
+  i = s64[2,2,3,2] parameter(1)
+  u = s64[2,2,3,2,2] parameter(2)
+  ROOT s = s64[2,3,4,2] scatter(x, i, u), update_window_dims={3,4}, inserted_window_dims={1}, input_batching_dims={0}, scatter_indices_batching_dims={1}, scatter_dims_to_operand_dims={2,1}, index_vector_dim=3, to_apply=add`),
+		mat(dims(2, 3, 4, 2), seqS64(48, 1)...),
+		mat(dims(2, 2, 3, 2), int64(0), 0, 1, 0, 2, 1, 0, 1, 1, 1, 0, 9, 0, 0, 2, 1, 2, 2, 1, 2, 0, 1, 1, 0),
+		mat(dims(2, 2, 3, 2, 2), ones(48)...))
+	assertLit(t, mat(dims(2, 3, 4, 2), int64(3), 4, 6, 7, 6, 7, 7, 8, 9, 10, 11, 12, 15, 16, 17, 18,
+		17, 18, 19, 20, 22, 23, 24, 25,
+		25, 26, 28, 29, 30, 31, 31, 32, 35, 36, 38, 39, 38, 39, 39, 40,
+		41, 42, 44, 45, 46, 47, 47, 48), out)
+}
