@@ -10,7 +10,9 @@ import (
 // are base_index = out·stride - pad_low + k·rhs_dilation, skipped unless divisible by
 // lhs_dilation and inside the input; feature_group_count G splits input features into
 // G groups of the kernel's input features and output features into G groups;
-// batch_group_count B takes each output feature's input batch from its batch group.
+// batch_group_count B: output feature o reads the lhs batch of its batch group
+// o/(O/B), at group·(N/B) + b. The sum runs over input features, then window
+// positions, in row-major order (cpuref's order).
 // Accumulation as dot (f32 for f16/bf16, wrapping integers).
 func emitConvolution(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	k, f := g.k, g.k.f
@@ -31,13 +33,10 @@ func emitConvolution(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	featBase := f.IMul(f.SDiv(of, k.ic(kOut/fg)), k.ic(kIn))
 	batch := idx[cd.OutputBatch]
 	if bg > 1 {
-		mult := kOut / inBatch
-		if mult < 1 {
-			mult = 1
-		}
-		group := f.SDiv(of, k.ic(mult))
-		off := f.SRem(f.IMul(group, k.ic(inBatch/bg)), k.ic(inBatch))
-		batch = f.IAdd(batch, off)
+		// Output feature o is in batch group o/(O/B), which reads lhs batch
+		// group·(N/B) + b (docs/cpuref.md).
+		group := f.SDiv(of, k.ic(kOut/bg))
+		batch = f.IAdd(batch, f.IMul(group, k.ic(inBatch/bg)))
 	}
 	sizes := append([]int64{kIn}, windowSizes(w)...)
 	dt := in.Shape.DType

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -77,9 +78,9 @@ func (k *kernel) floatUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID, 
 	case hlo.OpRoundNearestEven:
 		return f.GLSL(spirv.GLSLRoundEven, x), nil
 	case hlo.OpSqrt:
-		return f.GLSL(spirv.GLSLSqrt, x), nil
+		return k.sqrt(x), nil
 	case hlo.OpRsqrt:
-		return f.FDiv(k.m.ConstOf(t, 1), f.GLSL(spirv.GLSLSqrt, x)), nil
+		return f.FDiv(k.m.ConstOf(t, 1), k.sqrt(x)), nil
 	case hlo.OpIsFinite:
 		return f.LogicalNot(f.LogicalOr(f.IsNan(x), f.IsInf(x))), nil
 	}
@@ -204,6 +205,14 @@ func (k *kernel) floatMinMax(a, b spirv.ID, isMax bool) spirv.ID {
 	r = f.Select(f.LogicalAnd(f.Equal(a, b), preferA), a, r)
 	r = f.Select(f.IsNan(b), b, r)
 	return f.Select(f.IsNan(a), a, r)
+}
+
+// sqrt pins GLSL's undefined cases: sqrt(x<0) = NaN and sqrt(±0) = ±0.
+func (k *kernel) sqrt(x spirv.ID) spirv.ID {
+	f := k.f
+	r := f.GLSL(spirv.GLSLSqrt, x)
+	r = f.Select(f.Equal(x, k.fc(x, 0)), x, r)
+	return f.Select(f.Less(x, k.fc(x, 0)), k.m.ConstFloat(k.m.TypeOf(x), math.NaN()), r)
 }
 
 // signBit reports whether a float's sign bit is set (true for -0 and -NaN).

@@ -24,7 +24,7 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	case hlo.OpExp:
 		return f.GLSL(spirv.GLSLExp, x), nil
 	case hlo.OpLog:
-		return f.GLSL(spirv.GLSLLog, x), nil
+		return k.log(x), nil
 	case hlo.OpExpm1:
 		return k.expm1(x), nil
 	case hlo.OpLog1p:
@@ -34,9 +34,9 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	case hlo.OpLogistic:
 		return f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x)))), nil
 	case hlo.OpSin:
-		return f.GLSL(spirv.GLSLSin, x), nil
+		return k.nanIfInf(x, f.GLSL(spirv.GLSLSin, x)), nil
 	case hlo.OpCos:
-		return f.GLSL(spirv.GLSLCos, x), nil
+		return k.nanIfInf(x, f.GLSL(spirv.GLSLCos, x)), nil
 	case hlo.OpCbrt:
 		return k.cbrt(x), nil
 	}
@@ -87,11 +87,21 @@ func (k *kernel) exp(x spirv.ID) spirv.ID {
 	return k.f.GLSL(spirv.GLSLExp, x)
 }
 
+// log pins GLSL's undefined cases: log(±0) = -inf, log(x<0) = NaN, log(inf) = inf.
 func (k *kernel) log(x spirv.ID) spirv.ID {
 	if k.m.Width(k.m.TypeOf(x)) == 64 {
 		return k.log64(x)
 	}
-	return k.f.GLSL(spirv.GLSLLog, x)
+	f := k.f
+	r := f.GLSL(spirv.GLSLLog, x)
+	r = f.Select(f.Equal(x, k.fc(x, 0)), k.fc(x, math.Inf(-1)), r)
+	r = f.Select(f.Equal(x, k.fc(x, math.Inf(1))), x, r)
+	return f.Select(f.Less(x, k.fc(x, 0)), k.m.ConstFloat(k.m.TypeOf(x), math.NaN()), r)
+}
+
+// nanIfInf is r, or NaN where x is infinite (sin and cos of ±inf).
+func (k *kernel) nanIfInf(x, r spirv.ID) spirv.ID {
+	return k.f.Select(k.f.IsInf(x), k.m.ConstFloat(k.m.TypeOf(x), math.NaN()), r)
 }
 
 // log1p is log(1+x): for |x| < 0.5 the series 2·atanh(s) = 2(s + s³/3 + s⁵/5 + …)
