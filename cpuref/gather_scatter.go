@@ -197,7 +197,7 @@ func evalScatter(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.L
 	if err := s.run(f, out); err != nil {
 		return nil, err
 	}
-	return literalsFromBits(shapes, out), nil
+	return literalsFromBits(in.Shape, shapes, out), nil
 }
 
 // scatterPlan is scatter's geometry, resolved once.

@@ -41,8 +41,9 @@ func resultShapes(s hlo.Shape, n int) ([]hlo.Shape, error) {
 	return s.Elems, nil
 }
 
-// literalsFromBits builds the result (one array or a tuple) from per-output bits.
-func literalsFromBits(shapes []hlo.Shape, values [][]uint64) *hlo.Literal {
+// literalsFromBits builds the result from per-output bits: a tuple when the declared
+// result is one (even of a single array), else the one array.
+func literalsFromBits(result hlo.Shape, shapes []hlo.Shape, values [][]uint64) *hlo.Literal {
 	lits := make([]*hlo.Literal, len(shapes))
 	for k, s := range shapes {
 		lits[k] = hlo.NewLiteral(s)
@@ -50,7 +51,7 @@ func literalsFromBits(shapes []hlo.Shape, values [][]uint64) *hlo.Literal {
 			lits[k].SetBits(i, v)
 		}
 	}
-	if len(lits) == 1 {
+	if !result.IsTuple() {
 		return lits[0]
 	}
 	return hlo.TupleLiteral(lits...)
@@ -120,7 +121,7 @@ func evalReduce(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 	if err != nil {
 		return nil, err
 	}
-	return literalsFromBits(shapes, acc), nil
+	return literalsFromBits(in.Shape, shapes, acc), nil
 }
 
 // reducer resolves called computation i as a scalar function of the given arity.
@@ -243,7 +244,7 @@ func evalReduceWindow(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*
 	if err != nil {
 		return nil, err
 	}
-	return literalsFromBits(shapes, acc), nil
+	return literalsFromBits(in.Shape, shapes, acc), nil
 }
 
 // evalSelectAndScatter (max-pool gradients): the result starts as the init value
@@ -292,7 +293,7 @@ func evalSelectAndScatter(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal
 	if err != nil {
 		return nil, err
 	}
-	return literalsFromBits([]hlo.Shape{in.Shape}, [][]uint64{out}), nil
+	return literalsFromBits(in.Shape, []hlo.Shape{in.Shape}, [][]uint64{out}), nil
 }
 
 // selectInWindow returns the operand position select-and-scatter's select picks in

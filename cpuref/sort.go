@@ -51,7 +51,7 @@ func evalSort(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 	if err != nil {
 		return nil, err
 	}
-	return literalsFromBits(shapes, out), nil
+	return literalsFromBits(in.Shape, shapes, out), nil
 }
 
 // rowSorter sorts one row at a time with the comparator.
