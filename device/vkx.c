@@ -670,20 +670,29 @@ void vkx_buffer_destroy(vkx_device *d, vkx_buffer *b) {
 
 // ---- kernels ----
 
-static vkx_err create_layouts(vkx_device *d, vkx_kernel *k) {
-	VkDescriptorSetLayoutBinding binds[k->bindings ? k->bindings : 1];
+static vkx_err create_set_layout(vkx_device *d, vkx_kernel *k) {
+	VkDescriptorSetLayoutBinding *binds = calloc(k->bindings, sizeof *binds);
+	if (!binds)
+		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
 	for (uint32_t i = 0; i < k->bindings; i++) {
-		binds[i] = (VkDescriptorSetLayoutBinding){0};
 		binds[i].binding = i;
 		binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
 		binds[i].descriptorCount = 1;
 		binds[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
 	}
+	VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+	dl.bindingCount = k->bindings;
+	dl.pBindings = binds;
+	VkResult r = d->vkCreateDescriptorSetLayout(d->dev, &dl, NULL, &k->dsl);
+	free(binds);
+	return r == VK_SUCCESS ? OK : FAIL(r, "vkCreateDescriptorSetLayout");
+}
+
+static vkx_err create_layouts(vkx_device *d, vkx_kernel *k) {
 	if (k->bindings) {
-		VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-		dl.bindingCount = k->bindings;
-		dl.pBindings = binds;
-		CHECK(d->vkCreateDescriptorSetLayout(d->dev, &dl, NULL, &k->dsl), "vkCreateDescriptorSetLayout");
+		vkx_err e = create_set_layout(d, k);
+		if (e.res != VK_SUCCESS)
+			return e;
 	}
 	VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push};
 	VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
@@ -697,7 +706,9 @@ static vkx_err create_layouts(vkx_device *d, vkx_kernel *k) {
 
 static vkx_err create_pipeline(vkx_device *d, vkx_kernel *k, VkShaderModule mod, const char *entry,
 			       const uint32_t *spec, uint32_t nspec) {
-	VkSpecializationMapEntry entries[nspec ? nspec : 1];
+	VkSpecializationMapEntry *entries = calloc(nspec ? nspec : 1, sizeof *entries);
+	if (!entries)
+		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
 	for (uint32_t i = 0; i < nspec; i++)
 		entries[i] = (VkSpecializationMapEntry){i, i * 4, 4};
 	VkSpecializationInfo si = {nspec, entries, nspec * 4, spec};
@@ -708,8 +719,9 @@ static vkx_err create_pipeline(vkx_device *d, vkx_kernel *k, VkShaderModule mod,
 	ci.stage.pName = entry;
 	ci.stage.pSpecializationInfo = nspec ? &si : NULL;
 	ci.layout = k->layout;
-	CHECK(d->vkCreateComputePipelines(d->dev, d->cache, 1, &ci, NULL, &k->pipe), "vkCreateComputePipelines");
-	return OK;
+	VkResult r = d->vkCreateComputePipelines(d->dev, d->cache, 1, &ci, NULL, &k->pipe);
+	free(entries);
+	return r == VK_SUCCESS ? OK : FAIL(r, "vkCreateComputePipelines");
 }
 
 vkx_err vkx_kernel_create(vkx_device *d, const uint32_t *code, size_t size, const char *entry,
