@@ -69,6 +69,7 @@ func TestArenaPlannedRoundTrip(t *testing.T) {
 		{Name: "b", Offset: 1008, Size: 333},
 		{Name: "c", Offset: 0, Size: 64}, // shares a's bytes (disjoint lifetimes)
 		{Name: "d", Block: 1, Offset: 4096, Size: 4},
+		{Name: "empty", Block: 2, Offset: 0, Size: 0}, // a block no bytes need
 	}}
 	a, err := NewPlanned(d, p, Options{})
 	require.NoError(t, err)
@@ -95,6 +96,9 @@ func TestArenaPlannedRoundTrip(t *testing.T) {
 	got := make([]byte, 64)
 	require.NoError(t, a.Download(ctx, a.PlanRange(2), got))
 	assert.Equal(t, randomBytes(1000, 1)[:64], got, "c aliases a's first bytes")
+	assert.Zero(t, a.PlanRange(4).Size())
+	assert.NoError(t, a.Zero(ctx, a.PlanRange(4)))
+	assert.NoError(t, a.Upload(ctx, a.PlanRange(4), nil))
 }
 
 func TestArenaNewPlannedRejectsBadPlan(t *testing.T) {
@@ -110,6 +114,7 @@ func TestArenaUploadDownloadAtOffsets(t *testing.T) {
 		x, err := a.Alloc(20000)
 		require.NoError(t, err)
 		whole := randomBytes(20000, 3)
+		require.NoError(t, a.Upload(ctx, x.Range, whole[:16]), "a small staging buffer first, grown next")
 		require.NoError(t, a.Upload(ctx, x.Range, whole))
 		for _, c := range []struct{ off, size int64 }{{0, 16}, {16, 4096}, {4112, 10000}, {3, 77}, {19999, 1}} {
 			sub, err := x.Sub(c.off, c.size)
@@ -346,6 +351,10 @@ func TestArenaRejectsForeignAndOversize(t *testing.T) {
 	assert.ErrorIs(t, a.Upload(ctx, y.Range, []byte{1}), ErrInvalid, "a range of another arena")
 	assert.ErrorIs(t, a.Upload(ctx, x.Range, make([]byte, 65)), ErrInvalid)
 	assert.ErrorIs(t, a.Download(ctx, Range{}, make([]byte, 1)), ErrInvalid)
+	for _, c := range [][2]int64{{60, 8}, {-1, 1}, {65, 0}, {0, -1}, {1, 1 << 62}} {
+		_, err := x.Sub(c[0], c[1])
+		assert.ErrorIs(t, err, ErrInvalid, "Sub(%d, %d)", c[0], c[1])
+	}
 	_, err = a.Alloc(2 << 20)
 	assert.ErrorIs(t, err, ErrOutOfMemory)
 	cancelled, cancel := context.WithCancel(ctx)

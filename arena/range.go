@@ -33,7 +33,9 @@ func (r Range) Size() int64 { return r.size }
 func (r Range) Span() Span { return Span{Offset: r.off, Size: r.size} }
 
 // BufferRange is the range as one binding of a dispatch. A range larger than the
-// device's maxStorageBufferRange must be bound through Arena.Bindings instead.
+// device's maxStorageBufferRange must be bound through Arena.Bindings instead. An
+// empty range has no binding (device.BufferRange reads Size 0 as "the rest of the
+// buffer"), so the caller skips empty tensors.
 func (r Range) BufferRange() device.BufferRange {
 	return device.BufferRange{Buffer: r.buf, Offset: r.off, Size: r.size}
 }
@@ -43,7 +45,7 @@ func (r Range) String() string { return fmt.Sprintf("block %d %v", r.block, r.Sp
 // Sub returns the part [off, off+size) of r. Its offset is aligned only if off is;
 // transfers accept any offset, bindings need an aligned one.
 func (r Range) Sub(off, size int64) (Range, error) {
-	if off < 0 || size < 0 || off+size > r.size {
+	if off < 0 || size < 0 || off > r.size || size > r.size-off {
 		return Range{}, fmt.Errorf("%w: sub-range [%d, +%d) of %v", ErrInvalid, off, size, r)
 	}
 	r.off += off
@@ -135,5 +137,6 @@ func (pl *Placement) freeLocked() error {
 	return errors.Join(errs...)
 }
 
-// PlanRange is the device range of range i of the plan given to NewPlanned.
+// PlanRange is the device range of range i of the plan given to NewPlanned; it
+// panics on an arena made by New, which has no plan.
 func (a *Arena) PlanRange(i int) Range { return a.plan.Range(i) }
