@@ -7,6 +7,9 @@
 // quadratic work; the scalar computations that reduce, scatter, sort and friends
 // call once per element are compiled into a small register program (scalarfn.go).
 // docs/cpuref.md states the numerics of every op.
+//
+// Eval and EvalComputation are safe for concurrent use: each call has its own
+// evaluator state, and modules and input literals are only read.
 package cpuref
 
 import (
