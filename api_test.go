@@ -45,11 +45,11 @@ func TestRunChecksInputs(t *testing.T) {
 
 	_, err = exe.Run(ctx, good[0], hlo.NewLiteral(hlo.MakeShape(hlo.F64, 8)), good[2])
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), "parameter x: expected f32[8], got f64[8]")
+	assert.Contains(t, err.Error(), "input 1 (parameter x): expected f32[8], got f64[8]")
 
 	_, err = exe.Run(ctx, good[0], good[1], hlo.NewLiteral(f32(9)))
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
-	assert.Contains(t, err.Error(), "parameter y: expected f32[8], got f32[9]")
+	assert.Contains(t, err.Error(), "input 2 (parameter y): expected f32[8], got f32[9]")
 
 	_, err = exe.Run(ctx, good[0], nil, good[2])
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
@@ -188,7 +188,7 @@ func TestRunOnDeviceChains(t *testing.T) {
 	defer exe.Close()
 	ctx := context.Background()
 	in := axpyInputs(rand.New(rand.NewPCG(4, 4)), 64)
-	first, err := exe.RunOnDevice(ctx, in...)
+	first, err := exe.RunOnDevice(ctx, in[0], in[1], in[2])
 	require.NoError(t, err)
 	a, err := rt.Upload(ctx, in[0])
 	require.NoError(t, err)

@@ -17,9 +17,9 @@ import "errors"
 // memory, device lost, no device) are device's sentinels, re-exported here.
 var (
 	// ErrClosed: the runtime or executable was closed.
-	ErrClosed = errors.New("vkxla: closed")
+	ErrClosed = errors.New("closed")
 	// ErrInvalidArgument: Run's inputs do not match the entry computation.
-	ErrInvalidArgument = errors.New("vkxla: invalid argument")
+	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnsupported: the module uses something this device or compiler cannot run.
-	ErrUnsupported = errors.New("vkxla: unsupported")
+	ErrUnsupported = errors.New("unsupported")
 )

@@ -47,8 +47,12 @@ func (r Result) BestBaseline() (Measured, bool) {
 	return best, ok
 }
 
-// Run sets up every variant of w on rt, runs them reps times interleaved, and
-// closes them.
+// LatencyRuns is the fewest runs of a latency workload: one run is a few hundred
+// microseconds, and a handful of them says little on a shared machine.
+const LatencyRuns = 200
+
+// Run sets up every variant of w on rt, runs them reps times interleaved (at least
+// LatencyRuns times for a latency workload), and closes them.
 func Run(ctx context.Context, rt *vkxla.Runtime, w Workload, reps int) (res Result, err error) {
 	res.Workload = w
 	var runners []Runner
@@ -74,6 +78,9 @@ func Run(ctx context.Context, rt *vkxla.Runtime, w Workload, reps int) (res Resu
 	if err := add(w.Baselines, false); err != nil {
 		return res, err
 	}
+	if w.Latency() {
+		reps = max(reps, LatencyRuns)
+	}
 	stats, err := Measure(ctx, runners, reps)
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", w.Name, err)
@@ -89,7 +96,15 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d.Nanosecon
 
 // figure formats a variant's figure with the workload's unit.
 func (w Workload) figure(s Stats) string {
-	return fmt.Sprintf("%.3g %s", w.Figure(w.Compared(s)), w.Unit)
+	return fmt.Sprintf("%s %s", num(w.Figure(w.Compared(s))), w.Unit)
+}
+
+// num formats a figure with three significant digits, never in exponent form.
+func num(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%.3g", v)
 }
 
 // WriteSummary writes the markdown table of generated variants against the best

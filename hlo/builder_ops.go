@@ -114,6 +114,8 @@ func (b *Builder) fail(op Opcode, operands []*Instruction, err error) *Instructi
 	return nil
 }
 
+// Negate … Clz add the unary elementwise op of the same name; the op table gives
+// each one's operand types.
 func (b *Builder) Negate(x *Instruction) *Instruction   { return b.Unary(OpNegate, x) }
 func (b *Builder) Abs(x *Instruction) *Instruction      { return b.Unary(OpAbs, x) }
 func (b *Builder) Sign(x *Instruction) *Instruction     { return b.Unary(OpSign, x) }
@@ -140,6 +142,9 @@ func (b *Builder) RoundNearestEven(x *Instruction) *Instruction {
 	return b.Unary(OpRoundNearestEven, x)
 }
 
+// Add … Xor add the binary elementwise op (Sub is subtract, Mul multiply, Div
+// divide, Rem remainder, Max maximum, Min minimum, Pow power); both operands have
+// one shape, as HLO does not broadcast implicitly.
 func (b *Builder) Add(x, y *Instruction) *Instruction   { return b.Binary(OpAdd, x, y) }
 func (b *Builder) Sub(x, y *Instruction) *Instruction   { return b.Binary(OpSubtract, x, y) }
 func (b *Builder) Mul(x, y *Instruction) *Instruction   { return b.Binary(OpMultiply, x, y) }
