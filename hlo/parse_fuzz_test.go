@@ -14,8 +14,9 @@ import (
 // FuzzParse feeds arbitrary text to the parser. Properties: no input panics (the
 // parser's recover turns a panic into internalParserError, which fails here); and
 // whatever parses prints, parses back, and prints identically. The seed corpus is
-// every opcode's round-trip sample and every module in testdata/xla (added below),
-// plus the files in testdata/fuzz/FuzzParse, which hold regression inputs.
+// every opcode's round-trip sample and every module in testdata/xla (committed under
+// testdata/fuzz/FuzzParse, where regression inputs go too), and the inputs of the
+// error table, which start the fuzzer on the error paths.
 //
 //	go test -run '^$' -fuzz FuzzParse -fuzztime 5m -parallel 1 ./hlo/
 func FuzzParse(f *testing.F) {
@@ -23,6 +24,9 @@ func FuzzParse(f *testing.F) {
 	maxElidedBytes = 1 << 16
 	for _, seed := range fuzzSeeds(f) {
 		f.Add(seed)
+	}
+	for _, c := range parseErrorCases {
+		f.Add(c.text)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		m, err := ParseModuleUnverified(text)
