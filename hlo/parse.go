@@ -223,6 +223,22 @@ func (p *parser) expect(punct, context string) error {
 func (p *parser) parseComputation() error {
 	ct := &compText{comp: &Computation{}}
 	p.current = ct
+	if err := p.parseComputationHead(ct); err != nil {
+		return err
+	}
+	if err := p.parseBody(ct); err != nil {
+		return err
+	}
+	if err := p.skipAttributes("computation " + ct.comp.Name); err != nil {
+		return err
+	}
+	p.comps[ct.comp.Name] = ct
+	p.order = append(p.order, ct)
+	return p.resolveComputation(ct)
+}
+
+// parseComputationHead reads [ENTRY] name [(params) -> result].
+func (p *parser) parseComputationHead(ct *compText) error {
 	t := p.next()
 	if t.kind == tokName && t.text == "ENTRY" {
 		ct.isEntry = true
@@ -236,19 +252,22 @@ func (p *parser) parseComputation() error {
 		line, col := p.lineCol(prev.pos)
 		return p.errorAt(t.pos, "duplicate computation name %q (first defined at %d:%d)", ct.comp.Name, line, col)
 	}
-	if p.peek().text == "(" {
-		sig, err := p.parseSignature()
-		if err != nil {
-			return err
-		}
-		ct.sig = sig
+	if t := p.peek(); t.kind != tokPunct || t.text != "(" {
+		return nil
 	}
+	sig, err := p.parseSignature()
+	ct.sig = sig
+	return err
+}
+
+// parseBody reads { instructions }.
+func (p *parser) parseBody(ct *compText) error {
 	if err := p.expect("{", "to start the body of computation "+ct.comp.Name); err != nil {
 		return err
 	}
 	for !p.accept("}") {
-		if p.peek().kind == tokEOF {
-			return p.errorAt(p.peek().pos, "expected '}' to end computation %s, found end of input", ct.comp.Name)
+		if t := p.peek(); t.kind == tokEOF {
+			return p.errorAt(t.pos, "expected '}' to end computation %s, found end of input", ct.comp.Name)
 		}
 		it, err := p.parseInstruction()
 		if err != nil {
@@ -256,12 +275,7 @@ func (p *parser) parseComputation() error {
 		}
 		ct.insts = append(ct.insts, it)
 	}
-	if err := p.skipAttributes("computation " + ct.comp.Name); err != nil {
-		return err
-	}
-	p.comps[ct.comp.Name] = ct
-	p.order = append(p.order, ct)
-	return p.resolveComputation(ct)
+	return nil
 }
 
 // parseSignature reads (x: f32[], y: f32[]) -> f32[].
@@ -551,47 +565,71 @@ func (p *parser) resolveOperands(it *instText, byName map[string]*instText) erro
 // the text order where it already is one (a stable depth-first post-order). A cycle
 // is an error at an instruction on it.
 func (p *parser) sortInstructions(ct *compText) error {
-	const (
-		unvisited = iota
-		inProgress
-		done
-	)
-	pos := make(map[*Instruction]int, len(ct.insts))
-	state := make(map[*Instruction]int, len(ct.insts))
+	s := &topoSort{state: map[*Instruction]visitState{}}
 	for _, it := range ct.insts {
-		pos[it.inst] = it.pos
+		if cycle := s.visit(it.inst); cycle != nil {
+			return p.errorAt(ct.posOf(cycle), "instruction %s depends on itself (a cycle through its operands)", cycle.Name)
+		}
+	}
+	ct.comp.Instructions = s.sorted
+	return nil
+}
+
+// posOf finds where an instruction of the computation is defined.
+func (ct *compText) posOf(in *Instruction) int {
+	for _, it := range ct.insts {
+		if it.inst == in {
+			return it.pos
+		}
+	}
+	return ct.pos
+}
+
+type visitState uint8
+
+const (
+	visitNone visitState = iota
+	visitOpen
+	visitDone
+)
+
+// topoSort is an iterative depth-first post-order over operands (iterative, so that a
+// long chain of instructions cannot exhaust the stack).
+type topoSort struct {
+	state  map[*Instruction]visitState
+	sorted []*Instruction
+}
+
+// visit appends root and its unvisited operands, operands first; it returns an
+// instruction on a cycle, if it meets one.
+func (s *topoSort) visit(root *Instruction) *Instruction {
+	if s.state[root] != visitNone {
+		return nil
 	}
 	type frame struct {
 		in   *Instruction
 		next int
 	}
-	sorted := make([]*Instruction, 0, len(ct.insts))
-	for _, it := range ct.insts {
-		if state[it.inst] != unvisited {
+	stack := []frame{{in: root}}
+	s.state[root] = visitOpen
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if top.next == len(top.in.Operands) {
+			s.state[top.in] = visitDone
+			s.sorted = append(s.sorted, top.in)
+			stack = stack[:len(stack)-1]
 			continue
 		}
-		stack := []frame{{in: it.inst}}
-		state[it.inst] = inProgress
-		for len(stack) > 0 {
-			top := &stack[len(stack)-1]
-			if top.next == len(top.in.Operands) {
-				state[top.in] = done
-				sorted = append(sorted, top.in)
-				stack = stack[:len(stack)-1]
-				continue
-			}
-			op := top.in.Operands[top.next]
-			top.next++
-			switch state[op] {
-			case inProgress:
-				return p.errorAt(pos[op], "instruction %s depends on itself (a cycle through its operands)", op.Name)
-			case unvisited:
-				state[op] = inProgress
-				stack = append(stack, frame{in: op})
-			}
+		op := top.in.Operands[top.next]
+		top.next++
+		switch s.state[op] {
+		case visitOpen:
+			return op
+		case visitNone:
+			s.state[op] = visitOpen
+			stack = append(stack, frame{in: op})
 		}
 	}
-	ct.comp.Instructions = sorted
 	return nil
 }
 

@@ -67,34 +67,30 @@ func (p *parser) orderComputations(entry *compText) ([]*Computation, error) {
 	for _, call := range p.calls {
 		callsFrom[call.from] = append(callsFrom[call.from], call)
 	}
-	const (
-		inProgress = 1
-		done       = 2
-	)
-	state := map[*compText]int{}
+	state := map[*compText]visitState{}
 	var order []*Computation
 	var visit func(ct *compText) error
 	visit = func(ct *compText) error {
-		state[ct] = inProgress
+		state[ct] = visitOpen
 		for _, call := range callsFrom[ct] {
 			callee := p.comps[call.name]
 			switch {
 			case callee == entry:
 				return p.errorAt(call.pos, "%s calls the ENTRY computation %s", call.inst.Name, entry.comp.Name)
-			case state[callee] == inProgress:
+			case state[callee] == visitOpen:
 				return p.errorAt(call.pos, "%s calls %s recursively (recursion is not supported)", call.inst.Name, call.name)
-			case state[callee] == 0:
+			case state[callee] == visitNone:
 				if err := visit(callee); err != nil {
 					return err
 				}
 			}
 		}
-		state[ct] = done
+		state[ct] = visitDone
 		order = append(order, ct.comp)
 		return nil
 	}
 	for _, ct := range append(p.nonEntry(entry), entry) {
-		if state[ct] == 0 {
+		if state[ct] == visitNone {
 			if err := visit(ct); err != nil {
 				return nil, err
 			}
