@@ -103,6 +103,10 @@ func elementwiseCases(op hlo.Opcode) caseGen {
 				cases = append(cases, elementwiseCase(t, g, op, dt, dims))
 			}
 		}
+		if op == hlo.OpAdd {
+			// More than 65535 workgroups of 128 invocations: the grid must wrap.
+			cases = append(cases, elementwiseCase(t, g, op, hlo.F32, []int64{8_400_001}))
+		}
 		return cases
 	}
 }
