@@ -62,7 +62,7 @@ func report(out io.Writer, m *hlo.Module, got, want []*hlo.Literal, prof vkxla.P
 			mismatch = fmt.Errorf("output %d differs from cpuref: %w", i, err)
 			continue
 		}
-		fmt.Fprintf(out, "  agree within |d| <= %g + %g·|cpuref|\n", spec.Abs, spec.Rel)
+		fmt.Fprintf(out, "  agree within |d| <= %.2g + %.2g·|cpuref|\n", spec.Abs, spec.Rel)
 	}
 	if len(prof.Kernels) > 0 {
 		fmt.Fprintf(out, "\nGPU time per instruction (last run):\n%s", prof)

@@ -3,6 +3,8 @@ package codegen
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -64,4 +66,33 @@ func TestConvolution(t *testing.T) {
 		KernelInput: 1, KernelOutput: 0, KernelSpatial: []int64{2},
 		OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2}}
 	lowerOK(t, b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: cd, Window: []hlo.WindowDim{hlo.NewWindowDim(4)}}, nil, x, k)))
+}
+
+func TestGEMM(t *testing.T) {
+	cases := []struct {
+		name string
+		l, r []int64
+		dd   *hlo.DotDims
+	}{
+		{"square", []int64{64, 64}, []int64{64, 64}, &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}},
+		{"odd", []int64{37, 53}, []int64{53, 29}, &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}},
+		{"transposed", []int64{50, 33}, []int64{41, 50}, &hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{1}}},
+		{"batched", []int64{3, 2, 40, 30}, []int64{3, 2, 30, 50},
+			&hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContracting: []int64{3}, RhsContracting: []int64{2}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := newCB(t, "gemm")
+			x, y := b.param(s(hlo.F32, c.l...)), b.param(s(hlo.F32, c.r...))
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: c.dd}, nil, x, y)
+			require.True(t, useGEMM(root, LavapipeTarget()))
+			p := lowerOK(t, b.build(root))
+			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemm")
+		})
+	}
+	target := LavapipeTarget()
+	target.GemmBlock = [2]uint32{4, 12}
+	b := newCB(t, "gemm_block")
+	x, y := b.param(s(hlo.F32, 100, 70)), b.param(s(hlo.F32, 70, 90))
+	lowerFor(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}, nil, x, y)), target)
 }

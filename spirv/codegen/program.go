@@ -33,6 +33,10 @@ type Target struct {
 	// invocation's loops after 65535 iterations in total; code generation picks
 	// strategies that stay below the bound and refuses kernels that cannot.
 	MaxLoopIterations int64
+	// GemmBlock is the rows × columns (a multiple of 4) of the output each
+	// invocation of the tiled f32 GEMM computes; zero picks 8×8, the blocking
+	// measured fastest on lavapipe.
+	GemmBlock [2]uint32
 }
 
 // LavapipeTarget is the target facts of Mesa lavapipe 22.3 (the CI device); tests
