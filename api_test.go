@@ -236,3 +236,17 @@ func TestProfileAndDump(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, kernels, 3)
 }
+
+// TestCompileRejectsUnbindableBuffer: a tensor larger than maxStorageBufferRange
+// cannot be bound whole; Compile says so, naming the buffer and the limit.
+func TestCompileRejectsUnbindableBuffer(t *testing.T) {
+	rt := newRuntime(t)
+	require.Equal(t, int64(128<<20), rt.Device().Caps().MaxStorageBufferRange, "the test is sized for lavapipe's limit")
+	n := int64(128<<20)/4 + 1
+	b := hlo.NewBuilder("huge")
+	x := b.Parameter(f32(n), "x")
+	_, err := rt.Compile(mustBuild(t, b, b.Negate(x)))
+	require.ErrorIs(t, err, vkxla.ErrUnsupported)
+	assert.Contains(t, err.Error(), "maxStorageBufferRange")
+	assert.Contains(t, err.Error(), "f32[33554433]")
+}

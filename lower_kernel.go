@@ -68,7 +68,7 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 	}
 	prog, err := codegen.Lower(kernelComputation(in), l.target)
 	if err != nil {
-		return value{}, err
+		return value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
 	scratch := make([]int, len(prog.Scratch))
