@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -164,22 +165,21 @@ func Program(name string, build func() (*hlo.Computation, error), inputs func() 
 }
 
 // targetFor is the code-generation target of a device, as the runtime fills it
-// (the root package's targetFromCaps is unexported).
+// (the root package's targetFromCaps is unexported): the device's facts, on top of
+// codegen.LavapipeTarget on lavapipe for what caps do not say (its loop limiter).
 func targetFor(c device.Caps) codegen.Target {
-	return codegen.Target{
-		SubgroupSize:            c.SubgroupSize,
-		SubgroupArithmetic:      c.SubgroupInCompute && c.SubgroupOps.Has(device.SubgroupArithmetic),
-		MaxSharedMemory:         uint32(c.MaxSharedMemory),
-		MaxWorkgroupInvocations: c.MaxWorkgroupInvocations,
-		MaxWorkgroupSize:        c.MaxWorkgroupSize,
-		MaxWorkgroupCount:       c.MaxWorkgroupCount,
-		MaxStorageBufferRange:   c.MaxStorageBufferRange,
-		Float16:                 c.Float16,
-		Float64:                 c.Float64,
-		Int8:                    c.Int8,
-		Int16:                   c.Int16,
-		Int64:                   c.Int64,
-		StorageBuffer8Bit:       c.StorageBuffer8Bit,
-		StorageBuffer16Bit:      c.StorageBuffer16Bit,
+	var t codegen.Target
+	if strings.Contains(c.Driver.Name, "llvmpipe") || strings.HasPrefix(c.Name, "llvmpipe") {
+		t = codegen.LavapipeTarget()
 	}
+	t.SubgroupSize = c.SubgroupSize
+	t.SubgroupArithmetic = c.SubgroupInCompute && c.SubgroupOps.Has(device.SubgroupArithmetic)
+	t.MaxSharedMemory = uint32(c.MaxSharedMemory)
+	t.MaxWorkgroupInvocations = c.MaxWorkgroupInvocations
+	t.MaxWorkgroupSize = c.MaxWorkgroupSize
+	t.MaxWorkgroupCount = c.MaxWorkgroupCount
+	t.MaxStorageBufferRange = c.MaxStorageBufferRange
+	t.Float16, t.Float64, t.Int8, t.Int16, t.Int64 = c.Float16, c.Float64, c.Int8, c.Int16, c.Int64
+	t.StorageBuffer8Bit, t.StorageBuffer16Bit = c.StorageBuffer8Bit, c.StorageBuffer16Bit
+	return t
 }
