@@ -1,0 +1,103 @@
+package vkxla_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// graphBuilder grows a random graph from fuzz bytes: each byte picks an op applied
+// to values already built, so every graph is well formed by construction.
+type graphBuilder struct {
+	b    *hlo.Builder
+	vals []*hlo.Instruction
+	data []byte
+}
+
+func (g *graphBuilder) next() int {
+	if len(g.data) == 0 {
+		return 0
+	}
+	v := int(g.data[0])
+	g.data = g.data[1:]
+	return v
+}
+
+func (g *graphBuilder) pick() *hlo.Instruction { return g.vals[g.next()%len(g.vals)] }
+
+// sameShape returns a value shaped like x (x itself when none other is).
+func (g *graphBuilder) sameShape(x *hlo.Instruction) *hlo.Instruction {
+	start := g.next()
+	for i := range g.vals {
+		if v := g.vals[(start+i)%len(g.vals)]; v != x && v.Shape.Equal(x.Shape) {
+			return v
+		}
+	}
+	return x
+}
+
+// step applies one op chosen by the next byte. Ops are limited to those whose f32
+// results are correctly rounded on every Vulkan device, so any difference from
+// cpuref is a compiler bug, not a precision allowance.
+func (g *graphBuilder) step() {
+	x := g.pick()
+	b := g.b
+	var y *hlo.Instruction
+	switch g.next() % 10 {
+	case 0:
+		y = b.Add(x, g.sameShape(x))
+	case 1:
+		y = b.Mul(x, g.sameShape(x))
+	case 2:
+		y = b.Max(x, g.sameShape(x))
+	case 3:
+		y = b.Negate(x)
+	case 4:
+		y = b.Select(b.Compare(x, g.sameShape(x), hlo.CmpLT), x, b.Abs(x))
+	case 5:
+		y = b.Reverse(x, int64(g.next()%x.Shape.Rank()))
+	case 6:
+		perm := []int64{1, 0}
+		y = b.Transpose(x, perm...)
+	case 7:
+		y = b.Reshape(x, x.Shape.Dims[1], x.Shape.Dims[0])
+	case 8:
+		y = b.Pad(x, b.ScalarConstant(hlo.F32, 0.5), []hlo.PadDim{{Low: 1, High: -1}, {Interior: 0}})
+	case 9:
+		y = b.Broadcast(b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)},
+			b.Reducer(hlo.OpMaximum, hlo.F32), []int64{1}), x.Shape.Dims, []int64{0})
+	}
+	g.vals = append(g.vals, y)
+}
+
+// FuzzDifferential compiles random graphs and checks the GPU against cpuref.
+// `go test` runs the seeds; `go test -fuzz FuzzDifferential .` explores.
+func FuzzDifferential(f *testing.F) {
+	for _, seed := range [][]byte{
+		{3, 5, 0, 1, 2}, {0, 0, 1, 1, 6, 0, 7, 1, 0, 3}, {9, 9, 4, 4, 8, 2, 5, 5, 2, 0, 1},
+		{6, 6, 7, 7, 0, 0, 0, 2, 1, 9, 3, 4, 8}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
+	} {
+		f.Add(uint8(2), uint8(3), seed)
+	}
+	rt := newRuntime(f)
+	f.Fuzz(func(t *testing.T, rows, cols uint8, ops []byte) {
+		if len(ops) > 40 {
+			ops = ops[:40]
+		}
+		s := f32(int64(rows%9)+1, int64(cols%9)+1)
+		g := &graphBuilder{b: hlo.NewBuilder("fuzz"), data: ops}
+		g.vals = []*hlo.Instruction{g.b.Parameter(s, "x"), g.b.Parameter(s, "y")}
+		for len(g.data) > 0 {
+			g.step()
+		}
+		root := g.vals[len(g.vals)-1]
+		m, err := g.b.Build(root)
+		if err != nil {
+			t.Fatalf("generator built an invalid graph: %v", err)
+		}
+		rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
+		checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, randomLiteral(rng, s, unitDomain), randomLiteral(rng, s, unitDomain))
+	})
+}
