@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -43,7 +44,11 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool) e
 		return err
 	}
 	fmt.Fprintf(out, "module %s (%s)\ndevice %v\ncompiled in %v; %v\n", m.Name, name, rt.Device(), compileTime.Round(time.Microsecond), exe.MemoryStats())
-	fmt.Fprintf(out, "inputs: random, seed %d (elided constants {...} are filled with the parser's seeded values)\n\n", seed)
+	fmt.Fprintf(out, "inputs: random, seed %d\n", seed)
+	if strings.Contains(text, "{...}") {
+		fmt.Fprintln(out, "note: the module elides constants ({...}); they hold the parser's seeded pseudo-random values, not the originals")
+	}
+	fmt.Fprintln(out)
 	return report(out, m, got, want.Leaves(), exe.Profile())
 }
 
