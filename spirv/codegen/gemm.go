@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"fmt"
+
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
 )
@@ -82,8 +84,7 @@ func (l *lowering) lowerGEMM() error {
 	g := l.kernelGen(k)
 	f, m := k.f, k.m
 	vec4 := m.TypeVector(m.TypeF32(), 4)
-	groups := k.grid(tiles)
-	k.gridStride(tiles, groups, func(t spirv.ID) {
+	groups := k.gridStride(tiles, func(t spirv.ID) {
 		g.scoped(func() {
 			tn, rest := f.SRem(t, k.ic(tilesN)), f.SDiv(t, k.ic(tilesN))
 			tm, b := f.SRem(rest, k.ic(tilesM)), f.SDiv(rest, k.ic(tilesM))
@@ -101,37 +102,38 @@ func (l *lowering) lowerGEMM() error {
 			for i := range acc {
 				acc[i] = k.variable(vec4, m.ConstOf(vec4, 0), "acc")
 			}
-			step := func(kv spirv.ID) {
-				g.scoped(func() {
-					bv := make([]spirv.ID, rn/4)
+			ld := l.gemmLoaders(g, gs, batch, rows, col0, rn)
+			// step multiplies row values a (one per block row, at k = kv) into
+			// the accumulators with B's row kv.
+			step := func(kv spirv.ID, a []spirv.ID) {
+				bv := ld.bRow(kv)
+				for i := range a {
 					for q := range bv {
-						var parts []spirv.ID
-						for j := range int64(4) {
-							parts = append(parts, g.emit(gs.rhs, gs.rhsIndex(batch, kv, cols[4*int64(q)+j])))
-						}
-						bv[q] = f.CompositeConstruct(vec4, parts...)
+						p := acc[int64(i)*rn/4+int64(q)]
+						prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(a[i]))
+						f.Store(p, f.FAdd(f.Load(p), prod))
 					}
-					for i := range rows {
-						a := g.emit(gs.lhs, gs.lhsIndex(batch, rows[i], kv))
-						for q := range bv {
-							p := acc[int64(i)*rn/4+int64(q)]
-							prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(a))
-							f.Store(p, f.FAdd(f.Load(p), prod))
-						}
-					}
-				})
+				}
 			}
 			k4 := gs.k / 4
 			if k4 > 0 {
 				k.loop(k4, func(kk spirv.ID) {
-					base := f.IMul(kk, k.ic(4))
-					for u := range int64(4) {
-						step(f.IAdd(base, k.ic(u)))
-					}
+					g.scoped(func() {
+						quads := ld.aQuad(kk) // per row, the 4 values at k = 4kk..4kk+3
+						for u := range 4 {
+							a := make([]spirv.ID, len(quads))
+							for i, q := range quads {
+								a[i] = q[u]
+							}
+							step(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))), a)
+						}
+					})
 				})
 			}
 			for kv := k4 * 4; kv < gs.k; kv++ {
-				step(k.ic(kv))
+				g.scoped(func() {
+					step(k.ic(kv), ld.aCol(k.ic(kv)))
+				})
 			}
 			l.gemmStore(g, gs, out, b, row0, col0, acc, rm, rn)
 		})
@@ -178,4 +180,93 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 			}
 		}, nil)
 	}
+}
+
+// gemmLoad reads A and B for one block: through vec4 views of the input bindings
+// where the operand is an input whose contiguous (minor) dimension is the one the
+// block reads 4 at a time (A's k with K%4 == 0, B's n with N%4 == 0), else element
+// by element through the emitter.
+type gemmLoad struct {
+	aQuad func(kk spirv.ID) [][4]spirv.ID // per block row, A[row, 4kk+u]
+	aCol  func(kv spirv.ID) []spirv.ID    // per block row, A[row, kv]
+	bRow  func(kv spirv.ID) []spirv.ID    // per column quad, B[kv, col0+4q..] as vec4
+}
+
+func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col0 spirv.ID, rn int64) gemmLoad {
+	k, f, m := g.k, g.k.f, g.k.m
+	vec4 := m.TypeVector(m.TypeF32(), 4)
+	var ld gemmLoad
+	ld.aCol = func(kv spirv.ID) []spirv.ID {
+		a := make([]spirv.ID, len(rows))
+		for i, r := range rows {
+			a[i] = g.emit(gs.lhs, gs.lhsIndex(batch, r, kv))
+		}
+		return a
+	}
+	if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
+		bases := make([]spirv.ID, len(rows))
+		for i, r := range rows {
+			bases[i] = f.SDiv(k.linearize(gs.lhsIndex(batch, r, k.ic(0)), gs.lhs.Shape.Dims), k.ic(4))
+		}
+		ld.aQuad = func(kk spirv.ID) [][4]spirv.ID {
+			q := make([][4]spirv.ID, len(rows))
+			for i := range rows {
+				vec := f.LoadElem(v, f.IAdd(bases[i], kk))
+				for u := range 4 {
+					q[i][u] = f.CompositeExtract(vec, uint32(u))
+				}
+			}
+			return q
+		}
+	} else {
+		ld.aQuad = func(kk spirv.ID) [][4]spirv.ID {
+			q := make([][4]spirv.ID, len(rows))
+			for u := range 4 {
+				col := ld.aCol(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))))
+				for i := range rows {
+					q[i][u] = col[i]
+				}
+			}
+			return q
+		}
+	}
+	quads := rn / 4
+	if v, ok := l.vec4View(k, gs.rhs, int64(gs.rFree), gs.n); ok {
+		first := f.SDiv(col0, k.ic(4))
+		ld.bRow = func(kv spirv.ID) []spirv.ID {
+			base := f.SDiv(k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), gs.rhs.Shape.Dims), k.ic(4))
+			out := make([]spirv.ID, quads)
+			for q := range out {
+				c := k.clampIndex(f.IAdd(first, k.ic(int64(q))), 0, gs.n/4-1)
+				out[q] = f.LoadElem(v, f.IAdd(base, c))
+			}
+			return out
+		}
+		return ld
+	}
+	ld.bRow = func(kv spirv.ID) []spirv.ID {
+		out := make([]spirv.ID, quads)
+		for q := range out {
+			parts := make([]spirv.ID, 4)
+			for j := range parts {
+				col := k.clampIndex(f.IAdd(col0, k.ic(4*int64(q)+int64(j))), 0, gs.n-1)
+				parts[j] = g.emit(gs.rhs, gs.rhsIndex(batch, kv, col))
+			}
+			out[q] = f.CompositeConstruct(vec4, parts...)
+		}
+		return out
+	}
+	return ld
+}
+
+// vec4View declares a vec4 alias of the binding of operand x when x is a kernel
+// input whose minor dimension is dim and has a multiple of 4 elements (so every
+// vec4 the block reads is aligned and inside one row).
+func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
+	if x.Op != hlo.OpParameter || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
+		return spirv.Buffer{}, false
+	}
+	n := int(x.Attrs.ParameterNumber)
+	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
+	return k.m.StorageBuffer(fmt.Sprintf("in%d_vec4", n), 0, uint32(n), vec4, spirv.ReadOnly), true
 }

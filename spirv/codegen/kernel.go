@@ -95,11 +95,14 @@ func (k *kernel) u32(v uint32) spirv.ID { return k.m.U32(v) }
 // reading it as signed or unsigned by its own type.
 func (k *kernel) toIndex(v spirv.ID) spirv.ID { return k.f.Convert(k.idxT, v) }
 
-// grid is the workgroup grid for n work items of one invocation each: 1-D while
-// that suffices, else 2-D, so that every invocation normally handles one item; the
-// kernels' grid-stride loops cover anything beyond the device's limits.
-func (k *kernel) grid(n int64) [3]uint32 {
-	g := max(1, (n+int64(k.local)-1)/int64(k.local))
+// streamGroups caps the grid of the output loops: 4096 workgroups fill a large GPU
+// (an H200 runs 132 SMs × 2048 threads) and on lavapipe the grid-stride loop
+// amortises the per-workgroup cost that a workgroup per 128 elements would pay.
+const streamGroups = 4096
+
+// grid is a workgroup grid of g workgroups: 1-D while the device allows, else 2-D.
+func (k *kernel) grid(g int64) [3]uint32 {
+	g = max(g, 1)
 	limX, limY := int64(k.t.MaxWorkgroupCount[0]), int64(k.t.MaxWorkgroupCount[1])
 	if limX <= 0 {
 		limX = 65535
@@ -113,25 +116,39 @@ func (k *kernel) grid(n int64) [3]uint32 {
 	return [3]uint32{uint32(limX), uint32(min((g+limX-1)/limX, limY)), 1}
 }
 
-// globalID is the invocation's linear index in a grid of groups, in the index type.
-func (k *kernel) globalID(groups [3]uint32) spirv.ID {
+// linearGroup is the workgroup's linear index in a 1-D or 2-D grid, and the grid's
+// workgroup count, both read from the dispatch (NumWorkgroups).
+func (k *kernel) linearGroup() (id, count spirv.ID) {
 	f := k.f
-	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
-	wg := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
-	if groups[1] > 1 {
-		wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
-		wg = f.IAdd(f.IMul(wy, k.ic(int64(groups[0]))), wg)
-	}
-	return f.IAdd(f.IMul(wg, k.ic(int64(k.local))), lid)
+	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
+	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
+	nx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
+	ny := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
+	return f.IAdd(f.IMul(wy, nx), wx), f.IMul(nx, ny)
 }
 
-// gridStride runs body(i) for every i in [0, n) spread over the grid: the loop
-// that lets any n run within the workgroup-count limits.
-func (k *kernel) gridStride(n int64, groups [3]uint32, body func(i spirv.ID)) {
-	stride := int64(groups[0]) * int64(groups[1]) * int64(k.local)
-	k.countLoop((n+stride-1)/stride, func() {
-		k.f.Range(k.globalID(groups), k.ic(n), k.ic(stride), body)
-	})
+// gridStride emits `for i := id; i < n; i += stride { body(i) }` over the whole
+// grid (id and stride from the dispatch) and returns the grid to dispatch: enough
+// workgroups for one element per invocation up to streamGroups, and more when the
+// loops one element runs would otherwise exceed the target's loop-iteration bound.
+func (k *kernel) gridStride(n int64, body func(i spirv.ID)) [3]uint32 {
+	f := k.f
+	group, groups := k.linearGroup()
+	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
+	local := k.ic(int64(k.local))
+	before := k.iters
+	f.Range(f.IAdd(f.IMul(group, local), lid), k.ic(n), f.IMul(groups, local), body)
+	perElem := (k.iters-before)/k.iterScale + 1 // the element's inner loops and its own iteration
+	want := max(1, (n+int64(k.local)-1)/int64(k.local))
+	g := min(want, streamGroups)
+	if lim := k.t.MaxLoopIterations; lim > 0 {
+		perInv := max(1, lim/perElem) // elements one invocation may take
+		g = max(g, min(want, (n+perInv*int64(k.local)-1)/(perInv*int64(k.local))))
+	}
+	grid := k.grid(g)
+	total := int64(grid[0]) * int64(grid[1]) * int64(k.local)
+	k.iters = before + (n+total-1)/total*perElem*k.iterScale
+	return grid
 }
 
 // loop runs body(i) for i in [0, n) (sequentially, in one invocation).

@@ -239,8 +239,7 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	groups := k.grid(n)
-	k.gridStride(n, groups, func(i spirv.ID) {
+	groups := k.gridStride(n, func(i spirv.ID) {
 		g.scoped(func() {
 			vals := g.emitN(l.c.Root, k.delinearize(i, dims))
 			for j, v := range vals {

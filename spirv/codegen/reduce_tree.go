@@ -168,14 +168,10 @@ func (l *lowering) treeKernel(s treeSpec, local uint32) error {
 	if items == 0 {
 		return nil
 	}
-	groups := k.grid(items * int64(local))
+	groups := k.grid(items)
 	numGroups := int64(groups[0]) * int64(groups[1])
 	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
-	wg := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
-	if groups[1] > 1 {
-		wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
-		wg = f.IAdd(f.IMul(wy, k.ic(int64(groups[0]))), wg)
-	}
+	wg, _ := k.linearGroup()
 	red := root.Called[0]
 	sub := subgroupReducer(red, s.dtypes, l.t)
 	shared := make([]spirv.ID, len(s.dtypes))

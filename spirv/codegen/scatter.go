@@ -58,8 +58,7 @@ func (l *lowering) scatterCopy(root *hlo.Instruction, n int) error {
 	k := l.newKernel("scatter_copy", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	groups := k.grid(count)
-	k.gridStride(count, groups, func(i spirv.ID) {
+	groups := k.gridStride(count, func(i spirv.ID) {
 		g.scoped(func() {
 			idx := k.delinearize(i, x.Shape.Dims)
 			for j := range n {
@@ -172,8 +171,7 @@ func (l *lowering) scatterUpdates(root *hlo.Instruction, n int, atomic bool) err
 	g := l.kernelGen(k)
 	f := k.f
 	x := root.Operands[0]
-	groups := k.grid(count)
-	k.gridStride(count, groups, func(i spirv.ID) {
+	groups := k.gridStride(count, func(i spirv.ID) {
 		g.scoped(func() {
 			uidx := k.delinearize(i, upd.Shape.Dims)
 			idx, fits := g.scatterTarget(root, n, uidx)

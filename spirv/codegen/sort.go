@@ -96,8 +96,7 @@ func (l *lowering) sortInit(s sortSpec) error {
 	k := l.newKernel("sort_init", defaultLocal)
 	perm := s.bindPerm(k, 0)
 	count := s.rows * s.p
-	groups := k.grid(count)
-	k.gridStride(count, groups, func(i spirv.ID) {
+	groups := k.gridStride(count, func(i spirv.ID) {
 		pos := k.f.SRem(i, k.ic(s.p))
 		k.f.StoreElem(perm, i, k.f.Convert(k.storeType(s.permDT), pos))
 	})
@@ -117,10 +116,9 @@ func (l *lowering) sortStepKernel(s sortSpec) (Dispatch, error) {
 	f := k.f
 	half := s.p / 2
 	count := s.rows * half
-	groups := k.grid(count)
 	size := k.toIndex(f.LoadMember(pc, 0))
 	stride := k.toIndex(f.LoadMember(pc, 1))
-	k.gridStride(count, groups, func(t spirv.ID) {
+	groups := k.gridStride(count, func(t spirv.ID) {
 		g.scoped(func() {
 			r, q := f.SDiv(t, k.ic(half)), f.SRem(t, k.ic(half))
 			// i = q with a zero bit inserted at stride's position.
@@ -182,8 +180,7 @@ func (l *lowering) sortGather(s sortSpec) error {
 	f := k.f
 	dims := s.root.Operands[0].Shape.Dims
 	count := s.rows * s.n
-	groups := k.grid(count)
-	k.gridStride(count, groups, func(t spirv.ID) {
+	groups := k.gridStride(count, func(t spirv.ID) {
 		g.scoped(func() {
 			idx := k.delinearize(t, dims)
 			var rowIdx []spirv.ID
