@@ -3,13 +3,18 @@ package shaders_test
 // Baseline figures: go test -run '^$' -bench . -benchtime 3x ./shaders/
 // The device is opened without the validation layer, which adds work to every
 // submission. Each benchmark records one command buffer and times submit-and-wait;
-// it reports the mean rate and the best single submission (best_*), which is the
-// steadier figure on a busy machine.
+// it reports the mean rate, the best single submission (best_*), and the work per
+// CPU-second of the whole process (*/cpu-s: lavapipe's worker threads are threads of
+// this process). On a machine shared with other jobs the wall-clock rates fall with the
+// load; the per-CPU-second figure does not (it still suffers from shared caches), and
+// on an idle machine the wall-clock rate approaches it times the lavapipe thread count.
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -54,6 +59,7 @@ func benchSteps(b *testing.B, d *device.Device, amount float64, unit string, ste
 	ctx := context.Background()
 	require.NoError(b, d.Submit(ctx, cb)) // warm-up: first touch of the memory
 	best := time.Duration(1<<63 - 1)
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		start := time.Now()
 		if err := d.Submit(ctx, cb); err != nil {
@@ -61,9 +67,18 @@ func benchSteps(b *testing.B, d *device.Device, amount float64, unit string, ste
 		}
 		best = min(best, time.Since(start))
 	}
+	cpu := (cpuTime(b) - cpu0).Seconds() / float64(b.N)
 	mean := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(amount/mean/1e9, unit)
 	b.ReportMetric(amount/best.Seconds()/1e9, "best_"+unit)
+	b.ReportMetric(amount/cpu/1e9, strings.TrimSuffix(unit, "/s")+"/cpu-s")
+}
+
+// cpuTime is the user plus system time of the process, all threads.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 const n16M = 16 << 20
