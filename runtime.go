@@ -90,7 +90,7 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 		}
 		rt.dev, rt.ownsDev = d, true
 	}
-	rt.target = targetFromCaps(rt.dev.Caps())
+	rt.target = TargetFromCaps(rt.dev.Caps())
 	pool, err := arena.New(rt.dev, arena.Options{})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("vkxla: NewRuntime: %w", err), rt.closeDevice())

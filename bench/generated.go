@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -94,7 +93,7 @@ func Program(name string, build func() (*hlo.Computation, error), inputs func() 
 			return nil, err
 		}
 		d := rt.Device()
-		prog, err := codegen.Lower(c, targetFor(d.Caps()))
+		prog, err := codegen.Lower(c, vkxla.TargetFromCaps(d.Caps()))
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -162,24 +161,4 @@ func Program(name string, build func() (*hlo.Computation, error), inputs func() 
 			return check(ins, bs)
 		})
 	}}
-}
-
-// targetFor is the code-generation target of a device, as the runtime fills it
-// (the root package's targetFromCaps is unexported): the device's facts, on top of
-// codegen.LavapipeTarget on lavapipe for what caps do not say (its loop limiter).
-func targetFor(c device.Caps) codegen.Target {
-	var t codegen.Target
-	if strings.Contains(c.Driver.Name, "llvmpipe") || strings.HasPrefix(c.Name, "llvmpipe") {
-		t = codegen.LavapipeTarget()
-	}
-	t.SubgroupSize = c.SubgroupSize
-	t.SubgroupArithmetic = c.SubgroupInCompute && c.SubgroupOps.Has(device.SubgroupArithmetic)
-	t.MaxSharedMemory = uint32(c.MaxSharedMemory)
-	t.MaxWorkgroupInvocations = c.MaxWorkgroupInvocations
-	t.MaxWorkgroupSize = c.MaxWorkgroupSize
-	t.MaxWorkgroupCount = c.MaxWorkgroupCount
-	t.MaxStorageBufferRange = c.MaxStorageBufferRange
-	t.Float16, t.Float64, t.Int8, t.Int16, t.Int64 = c.Float16, c.Float64, c.Int8, c.Int16, c.Int64
-	t.StorageBuffer8Bit, t.StorageBuffer16Bit = c.StorageBuffer8Bit, c.StorageBuffer16Bit
-	return t
 }
