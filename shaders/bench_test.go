@@ -6,8 +6,9 @@ package shaders_test
 // it reports the mean rate, the best single submission (best_*), and the work per
 // CPU-second of the whole process (*/cpu-s: lavapipe's worker threads are threads of
 // this process). On a machine shared with other jobs the wall-clock rates fall with the
-// load; the per-CPU-second figure does not (it still suffers from shared caches), and
-// on an idle machine the wall-clock rate approaches it times the lavapipe thread count.
+// time-slicing; the per-CPU-second figure is spared that part (not shared caches or a
+// hypervisor's contention, so it varies too), and on an idle machine the wall-clock
+// rate approaches it times the number of lavapipe threads.
 
 import (
 	"context"
