@@ -323,3 +323,36 @@ func TestCodegenDifferentialConvolutionGroups(t *testing.T) {
 			}},
 	})
 }
+
+// Kernels whose output's minor dimension is a multiple of 4 compute four elements
+// per invocation with vec4 loads and stores of 32-bit data; mixed types, reshapes,
+// transposes and padding exercise the lanes that fall back to scalar accesses.
+func TestCodegenDifferentialVec4(t *testing.T) {
+	rng := rnd(8)
+	var cases []diffCase
+	for _, dt := range []hlo.DType{hlo.F32, hlo.S32, hlo.U32, hlo.F16, hlo.BF16, hlo.S8, hlo.U16, hlo.F64, hlo.S64} {
+		x, y := lit(rng, dt, unitDomain, 3, 8), lit(rng, dt, unitDomain, 3, 8)
+		cases = append(cases, diffCase{name: fmt.Sprintf("add/%v", dt), spec: vkxla.Tolerance(hlo.OpAdd, dt), inputs: []*hlo.Literal{x, y},
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				return b.Add(b.Parameter(x.Shape(), "x"), b.Parameter(y.Shape(), "y"))
+			}})
+	}
+	a, c := lit(rng, hlo.F32, unitDomain, 6, 4), lit(rng, hlo.F32, unitDomain, 4, 6)
+	cases = append(cases,
+		diffCase{name: "transpose-mix", spec: vkxla.Tolerance(hlo.OpAdd, hlo.F32), inputs: []*hlo.Literal{a, c},
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				return b.Add(b.Parameter(a.Shape(), "a"), b.Transpose(b.Parameter(c.Shape(), "c"), 1, 0))
+			}},
+		diffCase{name: "reshape-pad-compare", spec: exact(), inputs: []*hlo.Literal{a, c},
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				r := b.Reshape(b.Parameter(a.Shape(), "a"), 4, 6)
+				p := b.Pad(b.Parameter(c.Shape(), "c"), b.ScalarConstant(hlo.F32, 0.25), []hlo.PadDim{{Low: 1, High: -1}, {Low: 1, High: 1}})
+				return b.Compare(b.Slice(p, []int64{0, 0}, []int64{4, 8}, nil), b.Pad(r, b.ScalarConstant(hlo.F32, 0), []hlo.PadDim{{}, {Low: 2}}), hlo.CmpLT)
+			}},
+		diffCase{name: "convert-to-f32", spec: exact(), inputs: []*hlo.Literal{lit(rng, hlo.S8, unitDomain, 5, 12)},
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				return b.Convert(b.Parameter(hlo.MakeShape(hlo.S8, 5, 12), "x"), hlo.F32)
+			}},
+	)
+	runDiffCases(t, cases)
+}

@@ -101,6 +101,19 @@ func (g *gen) emitN(in *hlo.Instruction, idx []spirv.ID) []spirv.ID {
 	return vs
 }
 
+// memo returns the value cached under key in the visible scopes, or makes it with
+// mk and caches it in the innermost one.
+func (g *gen) memo(key string, mk func() spirv.ID) spirv.ID {
+	for s := len(g.scopes) - 1; s >= 0; s-- {
+		if vs, ok := g.scopes[s][key]; ok {
+			return vs[0]
+		}
+	}
+	v := mk()
+	g.scopes[len(g.scopes)-1][key] = []spirv.ID{v}
+	return v
+}
+
 // placeholder returns zero values of the right count after an error, so that
 // emission can unwind without special cases.
 func (g *gen) placeholder(in *hlo.Instruction) []spirv.ID {

@@ -30,6 +30,11 @@ type kernel struct {
 	// index arithmetic. (Only delinearize's input is remembered: it dominates the
 	// multi-index, whereas a linearize result may live in a branch.)
 	linear map[string]spirv.ID
+	// lanes maps the linear index of each element of a vec4 group (elementalVec4)
+	// to the group's vec4 index and the element's lane; vec4s holds the vec4 alias
+	// of each input binding read that way.
+	lanes map[spirv.ID]lane
+	vec4s map[int]spirv.Buffer
 	// iters estimates the loop iterations one invocation runs; iterScale is the
 	// trip count of the loops enclosing the point of emission.
 	iters, iterScale int64
@@ -39,7 +44,8 @@ type kernel struct {
 // 64-bit index arithmetic.
 func newKernel(t Target, name string, local uint32, wide bool) *kernel {
 	m := spirv.NewModule(spirvVersion)
-	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}, iterScale: 1}
+	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}, iterScale: 1,
+		lanes: map[spirv.ID]lane{}, vec4s: map[int]spirv.Buffer{}}
 	if wide {
 		k.idxT = m.TypeInt(64, true)
 	} else {

@@ -210,15 +210,28 @@ func (l *lowering) bindOutputs(k *kernel) []spirv.Buffer {
 // kernelGen is the elemental emitter of the kernel computation: parameters are
 // loads from the input bindings.
 func (l *lowering) kernelGen(k *kernel) *gen {
-	g := newGen(k, func(p *hlo.Instruction, idx []spirv.ID) spirv.ID {
+	var g *gen
+	g = newGen(k, func(p *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		n := int(p.Attrs.ParameterNumber)
 		if n < 0 || n >= len(l.p.Inputs) {
 			k.failf("%s: parameter number %d of %d", p.Name, n, len(l.p.Inputs))
 			return 0
 		}
-		return k.load(k.bufs[n], k.linearize(idx, p.Shape.Dims), p.Shape.DType)
+		lin := k.linearize(idx, p.Shape.Dims)
+		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType); ok {
+			return v
+		}
+		return k.load(k.bufs[n], lin, p.Shape.DType)
 	})
 	g.prepareConstants(l.c)
+	// Rank-0 inputs are read once, before any loop: every element would read the
+	// same value, and the compiler cannot hoist the load past the output stores
+	// (the bindings may alias).
+	for _, p := range l.c.Params {
+		if p.Shape.IsScalar() {
+			g.emit(p, scalarIndex)
+		}
+	}
 	return g
 }
 
@@ -239,6 +252,9 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
+	if vectorizable(l.c, dims) {
+		return l.add(k, l.elementalVec4(k, g, outs, dims))
+	}
 	groups := k.gridStride(n, func(i spirv.ID) {
 		g.scoped(func() {
 			vals := g.emitN(l.c.Root, k.delinearize(i, dims))

@@ -1,0 +1,106 @@
+package codegen
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// Four elements per invocation. A streaming kernel (elementwise ops and data
+// movement only) whose output's minor dimension is a multiple of 4 computes four
+// consecutive output elements per loop iteration: the element expressions are
+// emitted four times, but every input read at the output's own linear index (the
+// common case: operands of the output's dims, or reshaped to them) becomes one vec4
+// load per group, and 32-bit outputs are written with one vec4 store. Fewer, wider
+// memory operations and a quarter of the loop overhead are what made the
+// hand-written vec4 saxpy 2-4x faster than the scalar one on lavapipe.
+
+// lane locates an element inside a vec4 group.
+type lane struct {
+	group spirv.ID // index of the vec4
+	u     uint32   // component
+}
+
+// vectorizable reports a kernel computation of cheap elementwise and movement ops
+// with an output whose minor dimension is a multiple of 4.
+func vectorizable(c *hlo.Computation, dims []int64) bool {
+	if len(dims) == 0 || dims[len(dims)-1]%4 != 0 {
+		return false
+	}
+	for _, in := range c.Instructions {
+		switch in.Info().Kind {
+		case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
+		default:
+			return false
+		}
+		if in.Op == hlo.OpScatter || in.Op == hlo.OpPower || in.Op == hlo.OpRemainder {
+			return false // loops per element: no gain from unrolling them four times
+		}
+	}
+	return true
+}
+
+// is32 reports dtypes stored as 32-bit words (a vec4 of them is 16 bytes).
+func is32(dt hlo.DType) bool { return dt == hlo.F32 || dt == hlo.S32 || dt == hlo.U32 }
+
+// vec4Type is the vec4 of a 32-bit dtype's storage type.
+func (k *kernel) vec4Type(dt hlo.DType) spirv.ID { return k.m.TypeVector(k.storeType(dt), 4) }
+
+// vecLoad reads the element at linear index lin of input n from a vec4 load of its
+// group, when lin is one of the elements of the current vec4 group.
+func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType) (spirv.ID, bool) {
+	ln, ok := k.lanes[lin]
+	if !ok || !is32(dt) {
+		return 0, false
+	}
+	buf, ok := k.vec4s[n]
+	if !ok {
+		buf = k.m.StorageBuffer(fmt.Sprintf("in%d_vec4", n), 0, uint32(n), k.vec4Type(dt), spirv.ReadOnly)
+		k.vec4s[n] = buf
+	}
+	// One load per group and input, shared by its four elements (cached like any
+	// emitted value, so a load inside a branch is not reused outside it).
+	vec := g.memo(fmt.Sprint("vec4 ", n, " ", ln.group), func() spirv.ID { return k.f.LoadElem(buf, ln.group) })
+	return k.f.CompositeExtract(vec, ln.u), true
+}
+
+// elementalVec4 emits the output loop over vec4 groups and returns the grid.
+func (l *lowering) elementalVec4(k *kernel, g *gen, outs []spirv.Buffer, dims []int64) [3]uint32 {
+	f := k.f
+	groups := product(dims) / 4
+	outVec := make([]spirv.Buffer, len(outs))
+	for j, s := range l.p.Outputs {
+		if is32(s.DType) {
+			b := len(l.p.Inputs) + j
+			outVec[j] = k.m.StorageBuffer(fmt.Sprintf("out%d_vec4", j), 0, uint32(b), k.vec4Type(s.DType), 0)
+		}
+	}
+	r := len(dims) - 1
+	return k.gridStride(groups, func(q spirv.ID) {
+		g.scoped(func() {
+			base := f.IMul(q, k.ic(4))
+			idx0 := k.delinearize(base, dims)
+			vals := make([][]spirv.ID, len(outs)) // per output, the four values
+			for u := range int64(4) {
+				lin := f.IAdd(base, k.ic(u))
+				idx := append([]spirv.ID{}, idx0...)
+				idx[r] = f.IAdd(idx0[r], k.ic(u))
+				k.linear[fmt.Sprint(idx, dims)] = lin
+				k.lanes[lin] = lane{group: q, u: uint32(u)}
+				for j, v := range g.emitN(l.c.Root, idx) {
+					if outVec[j].Var == 0 {
+						k.store(outs[j], lin, v, l.p.Outputs[j].DType)
+						continue
+					}
+					vals[j] = append(vals[j], k.toStore(v, l.p.Outputs[j].DType))
+				}
+			}
+			for j, vs := range vals {
+				if outVec[j].Var != 0 {
+					f.StoreElem(outVec[j], q, f.CompositeConstruct(k.vec4Type(l.p.Outputs[j].DType), vs...))
+				}
+			}
+		})
+	})
+}
