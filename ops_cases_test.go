@@ -358,7 +358,7 @@ func reduceWindowCases(t testing.TB, g *gen) []opCase {
 
 func selectAndScatterCases(t testing.TB, g *gen) []opCase {
 	cb := newCase(g, "select_and_scatter")
-	x := cb.param(f32(6, 8), unitDomain)
+	x := cb.param(f32(7, 9), unitDomain) // 3×4 windows of 3×3, stride 2: neighbours overlap
 	src := cb.param(f32(3, 4), unitDomain)
 	sel, err := hlo.ScalarComparator(hlo.CmpGE, hlo.F32)
 	if err != nil {

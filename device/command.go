@@ -160,15 +160,22 @@ func (cb *CommandBuffer) Reset() error {
 	})
 }
 
+// forgetUses drops the recording's references: its resources may be freed now.
 func (cb *CommandBuffer) forgetUses() {
+	releaseAll(cb.uses)
 	cb.uses = cb.uses[:0]
 	clear(cb.used)
 }
 
+// use makes the recording refer to r and keeps r's Vulkan object alive until the
+// recording is reset or the command buffer closed: Vulkan invalidates a command
+// buffer whose bound objects are destroyed, even while it is still recording. A
+// resource closed meanwhile stays unusable — Submit refuses it with ErrClosed.
 func (cb *CommandBuffer) use(r *resource) {
 	if !cb.used[r] {
 		cb.used[r] = true
 		cb.uses = append(cb.uses, r)
+		r.retain()
 	}
 }
 

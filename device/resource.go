@@ -11,7 +11,7 @@ type resource struct {
 	mu     sync.Mutex
 	closed bool // Close was called; no new use
 	freed  bool
-	refs   int    // in-flight submissions and host copies using it
+	refs   int    // recordings, in-flight submissions and host copies using it
 	free   func() // destroys the C object
 	what   string // "buffer", "kernel": for error messages
 }
@@ -29,6 +29,14 @@ func (r *resource) acquire() error {
 	}
 	r.refs++
 	return nil
+}
+
+// retain takes a reference on a resource already held alive by the caller (its
+// Close may have been called since; the object is still there).
+func (r *resource) retain() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.refs++
 }
 
 func (r *resource) release() {
