@@ -67,7 +67,18 @@ func TestCodegenDifferentialGEMM(t *testing.T) {
 		}
 	}
 	std := hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}
+	half := func(dt hlo.DType, l, r []int64) diffCase {
+		return diffCase{name: fmt.Sprintf("%v%v·%v", dt, l, r),
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				return b.DotGeneral(b.Parameter(hlo.MakeShape(dt, l...), "a"), b.Parameter(hlo.MakeShape(dt, r...), "b"), std)
+			},
+			inputs: []*hlo.Literal{lit(rng, dt, unitDomain, l...), lit(rng, dt, unitDomain, r...)},
+			spec:   vkxla.Tolerance(hlo.OpDot, dt),
+		}
+	}
 	runDiffCases(t, []diffCase{
+		half(hlo.F16, []int64{70, 64}, []int64{64, 33}),
+		half(hlo.BF16, []int64{40, 100}, []int64{100, 48}),
 		mm([]int64{64, 64}, []int64{64, 64}, std),
 		mm([]int64{129, 77}, []int64{77, 65}, std),
 		mm([]int64{256, 255}, []int64{255, 257}, std),
@@ -195,7 +206,19 @@ func TestCodegenDifferentialScatter(t *testing.T) {
 					[]*hlo.Instruction{b.Parameter(u.Shape(), "u")}, comp, sd)
 			}}
 	}()
+	// Overlapping windows (no inserted dims): the single-invocation serial path.
+	overlap := func() diffCase {
+		x, u := lit(rng, hlo.F32, unitDomain, 10), lit(rng, hlo.F32, unitDomain, 5, 3)
+		ind := hlo.MustFromSlice([]int64{5, 1}, []int32{2, 3, 8, 2, 7})
+		return diffCase{name: "overlapping-windows", spec: vkxla.Tolerance(hlo.OpScatter, hlo.F32), inputs: []*hlo.Literal{x, ind, u},
+			build: func(b *hlo.Builder) *hlo.Instruction {
+				sd := hlo.ScatterDims{UpdateWindowDims: []int64{1}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
+				return b.Scatter([]*hlo.Instruction{b.Parameter(x.Shape(), "x")}, b.Parameter(ind.Shape(), "i"),
+					[]*hlo.Instruction{b.Parameter(u.Shape(), "u")}, b.Reducer(hlo.OpSubtract, hlo.F32), sd)
+			}}
+	}()
 	runDiffCases(t, []diffCase{
+		overlap,
 		rows("serial-duplicates", hlo.F32, hlo.OpAdd, false, dups, vkxla.Tolerance(hlo.OpScatter, hlo.F32)),
 		rows("atomic-duplicates", hlo.S32, hlo.OpAdd, false, dups, exact()),
 		rows("atomic-duplicates", hlo.U32, hlo.OpMaximum, false, dups, exact()),

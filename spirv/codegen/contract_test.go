@@ -90,6 +90,13 @@ func TestGEMM(t *testing.T) {
 			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemm")
 		})
 	}
+	for _, dt := range []hlo.DType{hlo.F16, hlo.BF16} {
+		b := newCB(t, "gemm_"+dt.String())
+		x, y := b.param(s(dt, 64, 48)), b.param(s(dt, 48, 40))
+		root := b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}, nil, x, y)
+		require.True(t, useGEMM(root, LavapipeTarget()))
+		lowerOK(t, b.build(root))
+	}
 	target := LavapipeTarget()
 	target.GemmBlock = [2]uint32{4, 12}
 	b := newCB(t, "gemm_block")

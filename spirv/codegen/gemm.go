@@ -7,7 +7,8 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// The tiled GEMM for an f32 dot at a kernel's root with one free dimension on each
+// The tiled GEMM for an f32 (or f16/bf16: accumulated in f32, rounded once at the
+// store, as cpuref) dot at a kernel's root with one free dimension on each
 // side and one contracting dimension (any number of batch dimensions): C[b] =
 // A[b]·B[b] with A M×K and B K×N in whatever dimension order the operands have.
 //
@@ -48,7 +49,7 @@ type gemmShape struct {
 }
 
 func gemmView(root *hlo.Instruction) (gemmShape, bool) {
-	if root.Op != hlo.OpDot || root.Shape.DType != hlo.F32 {
+	if dt := root.Shape.DType; root.Op != hlo.OpDot || (dt != hlo.F32 && dt != hlo.F16 && dt != hlo.BF16) {
 		return gemmShape{}, false
 	}
 	l, r := root.Operands[0], root.Operands[1]
@@ -174,7 +175,8 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 				for j := range int64(4) {
 					col := f.IAdd(col0, k.ic(4*q+j))
 					f.If(f.Less(col, k.ic(gs.n)), func() {
-						f.StoreElem(out, f.IAdd(rowBase, col), f.CompositeExtract(v, uint32(j)))
+						dt := l.p.Outputs[0].DType
+						k.store(out, f.IAdd(rowBase, col), k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
 					}, nil)
 				}
 			}
@@ -263,7 +265,7 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 // input whose minor dimension is dim and has a multiple of 4 elements (so every
 // vec4 the block reads is aligned and inside one row).
 func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
-	if x.Op != hlo.OpParameter || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
+	if x.Op != hlo.OpParameter || x.Shape.DType != hlo.F32 || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
 		return spirv.Buffer{}, false
 	}
 	n := int(x.Attrs.ParameterNumber)

@@ -17,11 +17,15 @@ import (
 //     so any order gives cpuref's result);
 //   - unique_indices: one invocation per update element, no atomics (no two update
 //     elements meet);
-//   - otherwise: one invocation applies every update in cpuref's order (scatter
-//     positions in row-major order, then window elements in row-major order), which
-//     matches cpuref exactly, duplicates and non-commutative combiners included, but
-//     is serial; on a target with a loop-iteration bound it is limited to that many
-//     update elements.
+//   - otherwise the updates are applied in cpuref's order (scatter positions in
+//     row-major order, then window elements in row-major order), which matches
+//     cpuref exactly, duplicates and non-commutative combiners included. When every
+//     indexed operand dim is an inserted (size-1) window dim — rows of an embedding
+//     table, say — an update's window offset alone fixes its position in the window
+//     dims, so updates at different offsets never meet: one invocation per window
+//     element then loops over the scatter positions in order. Otherwise one
+//     invocation applies everything. Both loop serially over scatter positions; on a
+//     target with a loop-iteration bound that bounds their number.
 //
 // A scatter position whose whole window does not fit in the operand is skipped
 // (cpuref and XLA's evaluator; no clamping).
@@ -45,7 +49,7 @@ func (l *lowering) lowerScatter() error {
 	case root.Attrs.Scatter.UniqueIndices:
 		return l.scatterUpdates(root, n, false)
 	}
-	return l.scatterSerial(root, n)
+	return l.scatterSerial(root, n, windowsDisjoint(root.Attrs.Scatter))
 }
 
 // scatterCopy writes operand i to output i.
@@ -207,9 +211,22 @@ func (l *lowering) applyUpdate(g *gen, root *hlo.Instruction, n int, outs []spir
 	}
 }
 
-// scatterSerial applies the updates in one invocation, in cpuref's order: scatter
-// positions in row-major order, then window elements in row-major order.
-func (l *lowering) scatterSerial(root *hlo.Instruction, n int) error {
+// windowsDisjoint reports scatter dimension numbers under which updates at different
+// window offsets never update the same operand element: every indexed operand dim
+// is an inserted window dim, so the other dims' positions are the window offsets.
+func windowsDisjoint(sd *hlo.ScatterDims) bool {
+	for _, d := range sd.ScatterDimsToOperandDims {
+		if !slices.Contains(sd.InsertedWindowDims, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// scatterSerial applies the updates in cpuref's order: in one invocation, or, when
+// byWindow, in one invocation per window element, each looping over the scatter
+// positions in order.
+func (l *lowering) scatterSerial(root *hlo.Instruction, n int, byWindow bool) error {
 	upd := root.Operands[n+1]
 	sd := root.Attrs.Scatter
 	var posDims, winDims []int64
@@ -220,26 +237,36 @@ func (l *lowering) scatterSerial(root *hlo.Instruction, n int) error {
 			posDims = append(posDims, size)
 		}
 	}
+	x := root.Operands[0]
+	rank := upd.Shape.Rank()
+	apply := func(g *gen, outs []spirv.Buffer, win, pos []spirv.ID) {
+		idx, fits := g.scatterTarget(root, n, updateIndex(rank, sd.UpdateWindowDims, win, pos))
+		g.k.f.If(fits, func() {
+			g.scoped(func() {
+				uidx := updateIndex(rank, sd.UpdateWindowDims, win, pos)
+				l.applyUpdate(g, root, n, outs, g.k.linearize(idx, x.Shape.Dims), uidx)
+			})
+		}, nil)
+	}
+	winCount, posCount := product(winDims), product(posDims)
+	if byWindow && winCount > 1 {
+		k := l.newKernel("scatter_window", defaultLocal)
+		outs := l.bindOutputs(k)
+		g := l.kernelGen(k)
+		groups := k.gridStride(winCount, func(w spirv.ID) {
+			g.scoped(func() {
+				win := k.delinearize(w, winDims)
+				g.loop(posCount, func(p spirv.ID) { apply(g, outs, win, k.delinearize(p, posDims)) })
+			})
+		})
+		return l.add(k, groups)
+	}
 	k := l.newKernel("scatter_serial", 1)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	f := k.f
-	x := root.Operands[0]
-	winCount := product(winDims)
-	g.loop(product(posDims), func(p spirv.ID) {
+	g.loop(posCount, func(p spirv.ID) {
 		pos := k.delinearize(p, posDims)
-		// The fit test depends only on the scatter position: the first window
-		// element's target carries it.
-		_, fits := g.scatterTarget(root, n, updateIndex(upd.Shape.Rank(), sd.UpdateWindowDims, k.zeros(len(winDims)), pos))
-		f.If(fits, func() {
-			g.scoped(func() {
-				g.loop(winCount, func(w spirv.ID) {
-					uidx := updateIndex(upd.Shape.Rank(), sd.UpdateWindowDims, k.delinearize(w, winDims), pos)
-					idx, _ := g.scatterTarget(root, n, uidx)
-					l.applyUpdate(g, root, n, outs, k.linearize(idx, x.Shape.Dims), uidx)
-				})
-			})
-		}, nil)
+		g.loop(winCount, func(w spirv.ID) { apply(g, outs, k.delinearize(w, winDims), pos) })
 	})
 	return l.add(k, [3]uint32{1, 1, 1})
 }
