@@ -105,3 +105,11 @@ func TestErrorsMalformed(t *testing.T) {
 	err = lowerErr(t, b.build(b.constant(big)), LavapipeTarget())
 	require.Contains(t, err.Error(), "too large to emit inline")
 }
+
+// A target with unset limits still lowers (Vulkan's guaranteed minimums are assumed).
+func TestZeroLimits(t *testing.T) {
+	target := Target{Float64: true, Int8: true, Int16: true, Int64: true, StorageBuffer8Bit: true, StorageBuffer16Bit: true}
+	lowerFor(t, reduceComp(t, hlo.F32, []int64{3, 5000}, []int64{1}, hlo.OpAdd), target)
+	lowerFor(t, addComp(t, hlo.F16, 1<<20), target)
+	lowerFor(t, scatterComp(t, hlo.S32, 10, 5, hlo.OpAdd, false), target)
+}

@@ -39,7 +39,19 @@ func useTreeReduce(root *hlo.Instruction, t Target) bool {
 // limits and with n shared arrays of elements of size bytes fitting shared memory.
 func treeLocal(t Target, n, size int) uint32 {
 	l := uint32(256)
-	for l > 1 && (l > t.MaxWorkgroupInvocations || l > t.MaxWorkgroupSize[0] ||
+	// Vulkan guarantees 128 invocations and 16 KiB of shared memory; unset
+	// (zero) limits are taken as those minimums.
+	maxInv, maxX := t.MaxWorkgroupInvocations, t.MaxWorkgroupSize[0]
+	if maxInv == 0 {
+		maxInv = 128
+	}
+	if maxX == 0 {
+		maxX = 128
+	}
+	if t.MaxSharedMemory == 0 {
+		t.MaxSharedMemory = 16 << 10
+	}
+	for l > 1 && (l > maxInv || l > maxX ||
 		(t.MaxSharedMemory > 0 && int64(l)*int64(n*size) > int64(t.MaxSharedMemory))) {
 		l /= 2
 	}
