@@ -83,63 +83,64 @@ func (l *lowering) lowerGEMM() error {
 	k := l.newKernel("gemm", gemmLocal)
 	out := l.bindOutputs(k)[0]
 	g := l.kernelGen(k)
-	f, m := k.f, k.m
-	vec4 := m.TypeVector(m.TypeF32(), 4)
+	f := k.f
 	groups := k.gridStride(tiles, func(t spirv.ID) {
 		g.scoped(func() {
 			tn, rest := f.SRem(t, k.ic(tilesN)), f.SDiv(t, k.ic(tilesN))
 			tm, b := f.SRem(rest, k.ic(tilesM)), f.SDiv(rest, k.ic(tilesM))
-			batch := k.delinearize(b, gs.batch)
 			row0, col0 := f.IMul(tm, k.ic(rm)), f.IMul(tn, k.ic(rn))
-			rows := make([]spirv.ID, rm)
-			for i := range rows {
-				rows[i] = k.clampIndex(f.IAdd(row0, k.ic(int64(i))), 0, gs.m-1)
-			}
-			cols := make([]spirv.ID, rn)
-			for j := range cols {
-				cols[j] = k.clampIndex(f.IAdd(col0, k.ic(int64(j))), 0, gs.n-1)
-			}
-			acc := make([]spirv.ID, rm*rn/4)
-			for i := range acc {
-				acc[i] = k.variable(vec4, m.ConstOf(vec4, 0), "acc")
-			}
-			ld := l.gemmLoaders(g, gs, batch, rows, col0, rn)
-			// step multiplies row values a (one per block row, at k = kv) into
-			// the accumulators with B's row kv.
-			step := func(kv spirv.ID, a []spirv.ID) {
-				bv := ld.bRow(kv)
-				for i := range a {
-					for q := range bv {
-						p := acc[int64(i)*rn/4+int64(q)]
-						prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(a[i]))
-						f.Store(p, f.FAdd(f.Load(p), prod))
-					}
-				}
-			}
-			k4 := gs.k / 4
-			if k4 > 0 {
-				k.loop(k4, func(kk spirv.ID) {
-					g.scoped(func() {
-						quads := ld.aQuad(kk) // per row, the 4 values at k = 4kk..4kk+3
-						for u := range 4 {
-							a := make([]spirv.ID, len(quads))
-							for i, q := range quads {
-								a[i] = q[u]
-							}
-							step(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))), a)
-						}
-					})
-				})
-			}
-			for kv := k4 * 4; kv < gs.k; kv++ {
-				g.scoped(func() {
-					step(k.ic(kv), ld.aCol(k.ic(kv)))
-				})
-			}
+			acc := l.gemmBlockSum(g, gs, k.delinearize(b, gs.batch), row0, col0, rm, rn)
 			l.gemmStore(g, gs, out, b, row0, col0, acc, rm, rn)
 		})
 	})
 	return l.add(k, groups)
+}
+
+// gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
+// batch and returns its vec4 accumulators (row-major, rn/4 per row).
+func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) []spirv.ID {
+	k, f, m := g.k, g.k.f, g.k.m
+	vec4 := m.TypeVector(m.TypeF32(), 4)
+	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
+	for i := range rows {
+		rows[i] = k.clampIndex(f.IAdd(row0, k.ic(int64(i))), 0, gs.m-1)
+	}
+	acc := make([]spirv.ID, rm*rn/4)
+	for i := range acc {
+		acc[i] = k.variable(vec4, m.ConstOf(vec4, 0), "acc")
+	}
+	ld := l.gemmLoaders(g, gs, batch, rows, col0, rn)
+	// step multiplies A's values a (one per block row, at k = kv) by B's row kv
+	// into the accumulators.
+	step := func(kv spirv.ID, a []spirv.ID) {
+		bv := ld.bRow(kv)
+		for i := range a {
+			for q := range bv {
+				p := acc[int64(i)*rn/4+int64(q)]
+				prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(a[i]))
+				f.Store(p, f.FAdd(f.Load(p), prod))
+			}
+		}
+	}
+	k4 := gs.k / 4
+	if k4 > 0 {
+		k.loop(k4, func(kk spirv.ID) {
+			g.scoped(func() {
+				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+				for u := range 4 {
+					a := make([]spirv.ID, len(quads))
+					for i, q := range quads {
+						a[i] = q[u]
+					}
+					step(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))), a)
+				}
+			})
+		})
+	}
+	for kv := k4 * 4; kv < gs.k; kv++ {
+		g.scoped(func() { step(k.ic(kv), ld.aCol(k.ic(kv))) })
+	}
+	return acc
 }
 
 // lhsIndex and rhsIndex place batch, free and contracting indices in operand order.

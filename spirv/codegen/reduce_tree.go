@@ -89,47 +89,54 @@ func (l *lowering) lowerTreeReduce() error {
 		}
 	}
 	dtypes := make([]hlo.DType, n)
-	maxSize := 1
+	maxSize := 4 // registers are at least 32-bit wide (f16 and bf16 are f32)
 	for i, in := range inputs {
 		dtypes[i] = in.Shape.DType
-		maxSize = max(maxSize, in.Shape.DType.Size(), 4) // registers are at least 32-bit wide for f16
+		maxSize = max(maxSize, in.Shape.DType.Size())
 	}
 	local := treeLocal(l.t, n, maxSize)
-	total, outN := product(sizes), product(outDims)
+	total := product(sizes)
 	parts := max(1, total/(int64(local)*treePerThread))
 	chunk := (total + parts - 1) / parts
-	parts = (total + chunk - 1) / chunk
-	elemental := func(g *gen, k *kernel, e, j spirv.ID) []spirv.ID {
-		idx := scatterIndex(x.Shape.Rank(), dims, k.delinearize(j, sizes), k.delinearize(e, outDims))
-		vals := make([]spirv.ID, n)
-		for i, in := range inputs {
-			vals[i] = g.emit(in, idx)
-		}
-		return vals
-	}
 	var outs []spirv.Buffer
-	final := treeSpec{name: "reduce", n: outN, parts: parts, total: total, chunk: chunk, init: true, dtypes: dtypes,
-		source: elemental,
-		bind:   func(k *kernel) { outs = l.bindOutputs(k) },
-		dest:   func(k *kernel, e, _ spirv.ID) ([]spirv.Buffer, spirv.ID) { return outs, e },
+	final := treeSpec{name: "reduce", n: product(outDims), parts: (total + chunk - 1) / chunk,
+		total: total, chunk: chunk, init: true, dtypes: dtypes,
+		source: func(g *gen, k *kernel, e, j spirv.ID) []spirv.ID {
+			idx := scatterIndex(x.Shape.Rank(), dims, k.delinearize(j, sizes), k.delinearize(e, outDims))
+			vals := make([]spirv.ID, n)
+			for i, in := range inputs {
+				vals[i] = g.emit(in, idx)
+			}
+			return vals
+		},
+		bind: func(k *kernel) { outs = l.bindOutputs(k) },
+		dest: func(k *kernel, e, _ spirv.ID) ([]spirv.Buffer, spirv.ID) { return outs, e },
 	}
-	if parts == 1 {
+	if final.parts == 1 {
 		return l.treeKernel(final, local)
 	}
-	// Two passes: chunks into scratch, then the chunks of each output.
+	return l.treeTwoPass(final, local, func(k *kernel) { outs = l.bindOutputs(k) })
+}
+
+// treeTwoPass splits each output element into final.parts chunks: a first dispatch
+// reduces every chunk into a scratch buffer (no init), a second reduces the chunks
+// of each output element and applies the init values.
+func (l *lowering) treeTwoPass(final treeSpec, local uint32, bindOutputs func(k *kernel)) error {
 	first := l.p.scratchIndex()
-	for _, dt := range dtypes {
-		l.p.Scratch = append(l.p.Scratch, outN*parts*int64(dt.Size()))
+	for _, dt := range final.dtypes {
+		l.p.Scratch = append(l.p.Scratch, final.n*final.parts*int64(dt.Size()))
 	}
+	parts := final.parts
 	var partial []spirv.Buffer
-	pass1 := final
-	pass1.name, pass1.init = "reduce_partial", false
-	pass1.bind = func(k *kernel) {
+	bindPartial := func(k *kernel, access spirv.Access) {
 		partial = nil
-		for i, dt := range dtypes {
-			partial = append(partial, k.bind(Arg{Kind: ArgScratch, Index: first + i}, dt, 0))
+		for i, dt := range final.dtypes {
+			partial = append(partial, k.bind(Arg{Kind: ArgScratch, Index: first + i}, dt, access))
 		}
 	}
+	pass1 := final
+	pass1.name, pass1.init = "reduce_partial", false
+	pass1.bind = func(k *kernel) { bindPartial(k, 0) }
 	pass1.dest = func(k *kernel, e, p spirv.ID) ([]spirv.Buffer, spirv.ID) {
 		return partial, k.f.IAdd(k.f.IMul(e, k.ic(parts)), p)
 	}
@@ -139,21 +146,18 @@ func (l *lowering) lowerTreeReduce() error {
 	pass2 := final
 	pass2.total, pass2.parts, pass2.chunk = parts, 1, parts
 	pass2.bind = func(k *kernel) {
-		partial = nil
-		for i, dt := range dtypes {
-			partial = append(partial, k.bind(Arg{Kind: ArgScratch, Index: first + i}, dt, spirv.ReadOnly))
-		}
-		outs = l.bindOutputs(k)
+		bindPartial(k, spirv.ReadOnly)
+		bindOutputs(k)
 	}
 	pass2.source = func(g *gen, k *kernel, e, j spirv.ID) []spirv.ID {
 		at := k.f.IAdd(k.f.IMul(e, k.ic(parts)), j)
-		vals := make([]spirv.ID, n)
-		for i, dt := range dtypes {
+		vals := make([]spirv.ID, len(partial))
+		for i, dt := range final.dtypes {
 			vals[i] = k.load(partial[i], at, dt)
 		}
 		return vals
 	}
-	return l.treeKernel(pass2, treeLocal(l.t, n, maxSize))
+	return l.treeKernel(pass2, local)
 }
 
 // scratchIndex is the index the next scratch buffer will have.
@@ -171,7 +175,6 @@ func containsInt(xs []int64, v int64) bool {
 // treeKernel emits one tree-reduction dispatch: a workgroup per (output element,
 // chunk), grid-striding when there are more than the grid holds.
 func (l *lowering) treeKernel(s treeSpec, local uint32) error {
-	root := l.c.Root
 	k := l.newKernel(s.name, local)
 	s.bind(k)
 	g := l.kernelGen(k)
@@ -184,54 +187,58 @@ func (l *lowering) treeKernel(s treeSpec, local uint32) error {
 	numGroups := int64(groups[0]) * int64(groups[1])
 	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
 	wg, _ := k.linearGroup()
-	red := root.Called[0]
-	sub := subgroupReducer(red, s.dtypes, l.t)
+	sub := subgroupReducer(l.c.Root.Called[0], s.dtypes, l.t)
 	shared := make([]spirv.ID, len(s.dtypes))
 	for i, dt := range s.dtypes {
 		shared[i] = k.m.SharedArray("partial", k.regType(dt), local)
 	}
 	k.countLoop((items+numGroups-1)/numGroups, func() {
 		f.Range(wg, k.ic(items), k.ic(numGroups), func(w spirv.ID) {
-			g.scoped(func() {
-				e, p := w, k.ic(0)
-				if s.parts > 1 {
-					e, p = f.SDiv(w, k.ic(s.parts)), f.SRem(w, k.ic(s.parts))
-				}
-				start := f.IMul(p, k.ic(s.chunk))
-				length := f.ISub(k.ic(s.total), start)
-				length = f.Select(f.Less(length, k.ic(s.chunk)), length, k.ic(s.chunk))
-				accs := l.threadFold(g, k, s, sub, e, start, length, lid, local)
-				var total []spirv.ID
-				if sub != nil {
-					total = l.subgroupCombine(k, sub, accs, shared, lid, local)
-				} else {
-					total = l.sharedTree(g, k, red, accs, shared, lid, length, local)
-				}
-				f.If(f.Equal(lid, k.ic(0)), func() {
-					g.scoped(func() {
-						vals := make([]spirv.ID, len(total))
-						for i, t := range total {
-							vals[i] = f.Load(t)
-						}
-						if s.init {
-							n := len(vals)
-							init := make([]spirv.ID, n)
-							for i := range init {
-								init[i] = g.emit(root.Operands[n+i], scalarIndex)
-							}
-							vals = g.call(red, append(init, vals...))
-						}
-						bufs, at := s.dest(k, e, p)
-						for i, v := range vals {
-							k.store(bufs[i], at, v, s.dtypes[i])
-						}
-					})
-				}, nil)
-				f.WorkgroupBarrier() // the next item reuses the shared arrays
-			})
+			g.scoped(func() { l.treeItem(g, s, sub, shared, lid, w, local) })
 		})
 	})
 	return l.add(k, groups)
+}
+
+// treeItem reduces item w (output element e, chunk p) with the whole workgroup.
+func (l *lowering) treeItem(g *gen, s treeSpec, sub *subgroupOp, shared []spirv.ID, lid, w spirv.ID, local uint32) {
+	k, f := g.k, g.k.f
+	red := l.c.Root.Called[0]
+	e, p := w, k.ic(0)
+	if s.parts > 1 {
+		e, p = f.SDiv(w, k.ic(s.parts)), f.SRem(w, k.ic(s.parts))
+	}
+	start := f.IMul(p, k.ic(s.chunk))
+	length := f.ISub(k.ic(s.total), start)
+	length = f.Select(f.Less(length, k.ic(s.chunk)), length, k.ic(s.chunk))
+	accs := l.threadFold(g, k, s, sub, e, start, length, lid, local)
+	var total []spirv.ID
+	if sub != nil {
+		total = l.subgroupCombine(k, sub, accs, shared, lid, local)
+	} else {
+		total = l.sharedTree(g, k, red, accs, shared, lid, length, local)
+	}
+	f.If(f.Equal(lid, k.ic(0)), func() {
+		g.scoped(func() {
+			vals := make([]spirv.ID, len(total))
+			for i, t := range total {
+				vals[i] = f.Load(t)
+			}
+			if s.init { // the init values, applied once, first (as cpuref's fold)
+				n := len(vals)
+				init := make([]spirv.ID, n)
+				for i := range init {
+					init[i] = g.emit(l.c.Root.Operands[n+i], scalarIndex)
+				}
+				vals = g.call(red, append(init, vals...))
+			}
+			bufs, at := s.dest(k, e, p)
+			for i, v := range vals {
+				k.store(bufs[i], at, v, s.dtypes[i])
+			}
+		})
+	}, nil)
+	f.WorkgroupBarrier() // the next item reuses the shared arrays
 }
 
 // threadFold folds the invocation's share of a chunk (elements lid, lid+local, …
