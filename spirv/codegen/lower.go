@@ -28,6 +28,12 @@ func Lower(c *hlo.Computation, t Target) (*Program, error) {
 	if err := l.lower(); err != nil {
 		return nil, fmt.Errorf("codegen: %s: %w", c.Name, err)
 	}
+	for i, size := range l.p.Scratch {
+		if t.MaxStorageBufferRange > 0 && size > t.MaxStorageBufferRange {
+			return nil, fmt.Errorf("codegen: %s: scratch buffer %d (%d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
+				c.Name, i, size, t.MaxStorageBufferRange)
+		}
+	}
 	return l.p, nil
 }
 
