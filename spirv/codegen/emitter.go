@@ -224,7 +224,7 @@ func emitGetTupleElement(g *gen, in *hlo.Instruction, idx []spirv.ID) []spirv.ID
 
 // maxInlineConstant bounds array constants emitted into kernels; the runtime passes
 // larger ones as inputs.
-const maxInlineConstant = 1 << 16
+const maxInlineConstant = 4096
 
 // prepareConstants initialises a Function variable for every non-uniform array
 // constant of c and the computations it calls, at the current point (the kernel's
