@@ -7,6 +7,7 @@ package vkxla_test
 // emitters pin cpuref's answers. GPU vs cpuref, tolerances from vkxla.Tolerance.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -15,7 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 // diffCase is one module with its inputs and error spec.
@@ -378,4 +382,137 @@ func TestCodegenDifferentialVec4(t *testing.T) {
 			}},
 	)
 	runDiffCases(t, cases)
+}
+
+// runProgram lowers a kernel computation for the runtime's device and runs its
+// dispatches directly (as a fusion pass's kernels will run), returning the outputs.
+func runProgram(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs []*hlo.Literal) []*hlo.Literal {
+	t.Helper()
+	d := rt.Device()
+	prog, err := codegen.Lower(c, vkxla.TargetFromCaps(d.Caps()))
+	require.NoError(t, err)
+	newBuf := func(size int64, data []byte) *device.Buffer {
+		b, err := d.NewBuffer(max(size, 16))
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, b.Close()) })
+		if len(data) > 0 {
+			require.NoError(t, b.Write(0, data))
+		}
+		return b
+	}
+	args := map[codegen.ArgKind][]*device.Buffer{}
+	for _, in := range inputs {
+		args[codegen.ArgInput] = append(args[codegen.ArgInput], newBuf(in.Shape().ByteSize(), in.Bytes()))
+	}
+	for _, s := range prog.Outputs {
+		args[codegen.ArgOutput] = append(args[codegen.ArgOutput], newBuf(s.ByteSize(), nil))
+	}
+	for _, size := range prog.Scratch {
+		args[codegen.ArgScratch] = append(args[codegen.ArgScratch], newBuf(size, nil))
+	}
+	cb, err := d.NewCommandBuffer()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, cb.Close()) })
+	require.NoError(t, cb.Begin())
+	kernels := map[*codegen.Kernel]*device.Kernel{}
+	for _, pd := range prog.Dispatches {
+		k := kernels[pd.Kernel]
+		if k == nil {
+			k, err = d.NewKernel(pd.Kernel.SPIRV, device.KernelSpec{EntryPoint: pd.Kernel.EntryPoint,
+				Bindings: pd.Kernel.Bindings, PushConstantSize: pd.Kernel.PushConstantSize})
+			require.NoError(t, err, pd.Kernel.Name)
+			t.Cleanup(func() { require.NoError(t, k.Close()) })
+			kernels[pd.Kernel] = k
+		}
+		var bs []device.BufferRange
+		for _, a := range pd.Args {
+			bs = append(bs, device.BufferRange{Buffer: args[a.Kind][a.Index]})
+		}
+		require.NoError(t, cb.Dispatch(k, bs, pd.Push, pd.Groups[0], pd.Groups[1], pd.Groups[2]))
+		require.NoError(t, cb.Barrier())
+	}
+	require.NoError(t, cb.End())
+	require.NoError(t, d.Submit(context.Background(), cb))
+	outs := make([]*hlo.Literal, len(prog.Outputs))
+	for i, s := range prog.Outputs {
+		data := make([]byte, s.ByteSize())
+		if len(data) > 0 {
+			require.NoError(t, args[codegen.ArgOutput][i].Read(0, data))
+		}
+		outs[i], err = hlo.LiteralFromBytes(s, data)
+		require.NoError(t, err)
+	}
+	return outs
+}
+
+// Fused kernel computations (several ops lowered as one kernel) against cpuref: the
+// elemental emitter's reason to exist, exercised before a fusion pass produces them.
+func TestCodegenDifferentialFused(t *testing.T) {
+	rt := newRuntime(t)
+	rng := rnd(9)
+	cases := []struct {
+		name   string
+		build  func(b *hlo.Builder) *hlo.Instruction
+		inputs []*hlo.Literal
+		spec   vkxla.ErrorSpec
+	}{
+		{"softmax", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F32, 8, 100), "x")
+			m := b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, math.Inf(-1))}, b.Reducer(hlo.OpMaximum, hlo.F32), []int64{1})
+			e := b.Exp(b.Sub(x, b.Broadcast(m, []int64{8, 100}, []int64{0})))
+			s := b.Reduce([]*hlo.Instruction{e}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{1})
+			return b.Div(e, b.Broadcast(s, []int64{8, 100}, []int64{0}))
+		}, []*hlo.Literal{lit(rng, hlo.F32, domain{-5, 5}, 8, 100)}, vkxla.ErrorSpec{Abs: 1e-5, Rel: 1e-4}},
+		{"inline-constants-multi-output", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F32, 3, 7), "x")
+			c := b.Constant(hlo.MustFromSlice([]int64{7}, []float32{1, -2, 3.5, 0, float32(math.Inf(1)), -0.25, 9}))
+			y := b.Mul(x, b.Broadcast(c, []int64{3, 7}, []int64{1}))
+			io := b.Convert(b.Iota(hlo.MakeShape(hlo.S32, 3, 7), 0), hlo.F32)
+			return b.Tuple(b.Add(y, io), b.Compare(y, io, hlo.CmpGT), b.Convert(y, hlo.F16))
+		}, []*hlo.Literal{lit(rng, hlo.F32, unitDomain, 3, 7)}, vkxla.ErrorSpec{Abs: 1e-6, Rel: 1e-6}},
+		{"tree-reduce-of-fused-input", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F32, 4, 5000), "x")
+			return b.Reduce([]*hlo.Instruction{b.Exp(x)}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 1)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{1})
+		}, []*hlo.Literal{lit(rng, hlo.F32, unitDomain, 4, 5000)}, vkxla.ErrorSpec{Abs: 1e-3, Rel: 1e-4}},
+		{"two-pass-reduce-of-fused-input", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F16, 1<<17), "x")
+			return b.Reduce([]*hlo.Instruction{b.Convert(x, hlo.F32)}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{0})
+		}, []*hlo.Literal{lit(rng, hlo.F16, unitDomain, 1<<17)}, vkxla.ErrorSpec{Abs: 1e-2, Rel: 1e-4}},
+		{"gemm-of-fused-operands", func(b *hlo.Builder) *hlo.Instruction {
+			a := b.Transpose(b.Parameter(hlo.MakeShape(hlo.F32, 40, 70), "a"), 1, 0)
+			w := b.Convert(b.Parameter(hlo.MakeShape(hlo.F16, 40, 36), "w"), hlo.F32)
+			return b.Dot(a, w)
+		}, []*hlo.Literal{lit(rng, hlo.F32, unitDomain, 40, 70), lit(rng, hlo.F16, unitDomain, 40, 36)}, vkxla.Tolerance(hlo.OpDot, hlo.F32)},
+		{"scatter-of-fused-updates", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F32, 6, 4), "x")
+			i := b.Parameter(hlo.MakeShape(hlo.S32, 5), "i")
+			u := b.Mul(b.Parameter(hlo.MakeShape(hlo.F32, 5, 4), "u"), b.BroadcastScalar(b.ScalarConstant(hlo.F32, 2), 5, 4))
+			sd := hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
+			return b.Scatter([]*hlo.Instruction{b.Negate(x)}, i, []*hlo.Instruction{u}, b.Reducer(hlo.OpAdd, hlo.F32), sd)
+		}, []*hlo.Literal{lit(rng, hlo.F32, unitDomain, 6, 4), hlo.MustFromSlice([]int64{5}, []int32{1, 5, 1, 0, 1}),
+			lit(rng, hlo.F32, unitDomain, 5, 4)}, vkxla.ErrorSpec{Abs: 1e-6, Rel: 1e-6}},
+		{"sort-of-fused-operand", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.S32, 3, 50), "x")
+			return b.Sort([]*hlo.Instruction{b.Negate(x), b.Iota(hlo.MakeShape(hlo.S32, 3, 50), 1)}, b.Comparator(hlo.CmpLT, hlo.S32, hlo.S32), 1, true)
+		}, []*hlo.Literal{lit(rng, hlo.S32, domain{-5, 5}, 3, 50)}, exact()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := hlo.NewBuilder(sanitize(c.name))
+			comp, err := b.BuildComputation(c.build(b))
+			require.NoError(t, err)
+			want, err := cpuref.EvalComputation(comp, c.inputs...)
+			require.NoError(t, err)
+			got := runProgram(t, rt, comp, c.inputs)
+			leaves := want.Leaves()
+			require.Len(t, got, len(leaves))
+			for i := range got {
+				if c.spec.Exact() || !got[i].DType().IsFloat() {
+					require.NoError(t, hlo.LiteralsEqual(got[i], leaves[i]), "output %d", i)
+				} else {
+					require.NoError(t, hlo.LiteralsClose(got[i], leaves[i], c.spec.Abs, c.spec.Rel), "output %d", i)
+				}
+			}
+		})
+	}
 }
