@@ -218,11 +218,14 @@ func TestProfileAndDump(t *testing.T) {
 	exe, err := rt.Compile(axpyModule(t, 256))
 	require.NoError(t, err)
 	defer exe.Close()
-	assert.Empty(t, exe.Profile().Kernels, "no profile before the first run")
+	p, err := exe.Profile()
+	require.NoError(t, err)
+	assert.Empty(t, p.Kernels, "no profile before the first run")
 	_, err = exe.Run(context.Background(), axpyInputs(rand.New(rand.NewPCG(5, 5)), 256)...)
 	require.NoError(t, err)
 	if rt.Device().Caps().TimestampsSupported {
-		p := exe.Profile()
+		p, err := exe.Profile()
+		require.NoError(t, err)
 		require.Len(t, p.Kernels, 3) // broadcast, multiply, add
 		for _, k := range p.Kernels {
 			assert.Equal(t, 1, k.Dispatches, k.Instruction)
@@ -249,4 +252,34 @@ func TestCompileRejectsUnbindableBuffer(t *testing.T) {
 	require.ErrorIs(t, err, vkxla.ErrUnsupported)
 	assert.Contains(t, err.Error(), "maxStorageBufferRange")
 	assert.Contains(t, err.Error(), "f32[33554433]")
+}
+
+// TestProfileCountsLoopIterations: kernels inside a while body are timed on every
+// iteration (their segments' timestamps are read after each submission).
+func TestProfileCountsLoopIterations(t *testing.T) {
+	rt := newRuntime(t)
+	if !rt.Device().Caps().TimestampsSupported {
+		t.Skip("the device has no timestamp queries")
+	}
+	m, err := hlo.ParseModuleFile("testdata/programs/while_loop.hlo")
+	require.NoError(t, err)
+	exe, err := rt.Compile(m)
+	require.NoError(t, err)
+	defer exe.Close()
+	rng := rand.New(rand.NewPCG(6, 6))
+	inputs := make([]*hlo.Literal, len(m.Entry.Params))
+	for i, p := range m.Entry.Params {
+		inputs[i] = randomLiteral(rng, p.Shape, unitDomain)
+	}
+	_, err = exe.Run(context.Background(), inputs...)
+	require.NoError(t, err)
+	p, err := exe.Profile()
+	require.NoError(t, err)
+	counts := map[string]int{}
+	for _, k := range p.Kernels {
+		counts[k.Instruction] = k.Dispatches
+		assert.Positive(t, k.GPUTime, k.Instruction)
+	}
+	assert.Equal(t, 10, counts["xw"], "the body's dot runs once per iteration: %v", counts)
+	assert.Equal(t, 11, counts["lt"], "the condition runs once more than the body: %v", counts)
 }

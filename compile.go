@@ -114,5 +114,5 @@ func (c *compiled) build(l *lowering, timed bool) error {
 	if err := c.rec.createKernels(l.kernels); err != nil {
 		return err
 	}
-	return c.rec.recordBlock(c.main)
+	return c.rec.recordBlock(c.main, false)
 }

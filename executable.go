@@ -24,10 +24,10 @@ type compiled struct {
 	arena  *arena.Arena
 	rec    *recorder
 
-	mu      sync.Mutex // serialises Runs: they share the arena's buffers
-	refs    int        // guarded by rt.cache.mu
-	profile Profile
-	dead    bool
+	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
+	refs int          // guarded by rt.cache.mu
+	ran  []ranSegment // the last Run's timed segments, in execution order
+	dead bool
 }
 
 // handle returns a new caller reference (the caller already counted it).
@@ -121,7 +121,7 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	if err := c.stageInputs(ctx, inputs); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
-	c.profile = Profile{}
+	c.ran = c.ran[:0]
 	if err := c.execBlock(ctx, c.main); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
@@ -165,7 +165,7 @@ func (c *compiled) execBlock(ctx context.Context, b *block) error {
 		if err := c.rt.dev.Submit(ctx, seg.cb); err != nil {
 			return err
 		}
-		if err := c.profile.collect(seg); err != nil {
+		if err := c.noteRan(seg); err != nil {
 			return err
 		}
 	}

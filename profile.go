@@ -38,19 +38,42 @@ func (p Profile) String() string {
 	return sb.String()
 }
 
-// collect adds the timestamps of a segment that has just completed.
-func (p *Profile) collect(seg *segment) error {
-	if len(seg.dispatches) == 0 || !seg.timed {
+// ranSegment is one execution of a timed segment in the last Run. Times holds its
+// dispatches' GPU times when they had to be read at once (a repeated segment);
+// otherwise they are read from the command buffer when Profile asks, which keeps
+// the query read-back off the Run path.
+type ranSegment struct {
+	seg   *segment
+	times []time.Duration
+}
+
+// noteRan records that seg has just completed.
+func (c *compiled) noteRan(seg *segment) error {
+	if !seg.timed || len(seg.dispatches) == 0 {
 		return nil
 	}
+	r := ranSegment{seg: seg}
+	if seg.repeated {
+		var err error
+		if r.times, err = dispatchTimes(seg); err != nil {
+			return err
+		}
+	}
+	c.ran = append(c.ran, r)
+	return nil
+}
+
+// dispatchTimes reads the GPU time of each dispatch of seg's last submission.
+func dispatchTimes(seg *segment) ([]time.Duration, error) {
 	ts, err := seg.cb.Timestamps()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for i, name := range seg.dispatches {
-		p.add(name, ts[2*i+1]-ts[2*i])
+	times := make([]time.Duration, len(seg.dispatches))
+	for i := range times {
+		times[i] = ts[2*i+1] - ts[2*i]
 	}
-	return nil
+	return times, nil
 }
 
 func (p *Profile) add(name string, d time.Duration) {
@@ -69,11 +92,23 @@ func (p *Profile) add(name string, d time.Duration) {
 
 // Profile returns the per-kernel GPU times of the last Run (empty before the first
 // Run, or when profiling is off).
-func (e *Executable) Profile() Profile {
-	e.c.mu.Lock()
-	defer e.c.mu.Unlock()
-	p := e.c.profile
-	p.Kernels = append([]KernelTime(nil), p.Kernels...)
+func (e *Executable) Profile() (Profile, error) {
+	c := e.c
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var p Profile
+	for _, r := range c.ran {
+		times := r.times
+		if times == nil {
+			var err error
+			if times, err = dispatchTimes(r.seg); err != nil {
+				return Profile{}, fmt.Errorf("vkxla: Profile %s: %w", c.module.Name, err)
+			}
+		}
+		for i, name := range r.seg.dispatches {
+			p.add(name, times[i])
+		}
+	}
 	p.index = nil
-	return p
+	return p, nil
 }

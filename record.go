@@ -15,6 +15,9 @@ type segment struct {
 	dispatches []string // the instruction of each timed dispatch, for Profile
 	control    *step
 	timed      bool // timestamps around each dispatch
+	// repeated segments may run several times in one Run (inside a while loop), so
+	// their timestamps are read after every submission, not once when asked for.
+	repeated bool
 }
 
 // recorder turns blocks of steps into recorded segments on one placed arena.
@@ -41,13 +44,14 @@ func (r *recorder) createKernels(set *kernelSet) error {
 
 // recordBlock splits b's steps at control steps and records each run of dispatches
 // and copies into one command buffer. Control steps' own blocks are recorded too.
-func (r *recorder) recordBlock(b *block) error {
+func (r *recorder) recordBlock(b *block, repeated bool) error {
 	var run []step
 	flush := func() error {
 		if len(run) == 0 {
 			return nil
 		}
 		seg, err := r.recordSegment(run)
+		seg.repeated = repeated
 		b.segments = append(b.segments, seg)
 		run = nil
 		return err
@@ -61,7 +65,7 @@ func (r *recorder) recordBlock(b *block) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		if err := r.recordControl(st); err != nil {
+		if err := r.recordControl(st, repeated); err != nil {
 			return err
 		}
 		b.segments = append(b.segments, segment{control: st})
@@ -69,12 +73,13 @@ func (r *recorder) recordBlock(b *block) error {
 	return flush()
 }
 
-func (r *recorder) recordControl(st *step) error {
+func (r *recorder) recordControl(st *step, repeated bool) error {
+	repeated = repeated || st.kind == stepWhile
 	for _, sub := range append([]*block{st.cond, st.body}, st.branches...) {
 		if sub == nil {
 			continue
 		}
-		if err := r.recordBlock(sub); err != nil {
+		if err := r.recordBlock(sub, repeated); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,10 @@ func (r *exeRunner) Run(ctx context.Context) (Sample, error) {
 	}
 	s := Sample{Wall: time.Since(start)}
 	r.outs = outs
-	p := r.exe.Profile()
+	p, err := r.exe.Profile()
+	if err != nil {
+		return Sample{}, err
+	}
 	s.GPU = p.Total()
 	for _, k := range p.Kernels {
 		s.Dispatches += k.Dispatches
@@ -62,7 +65,11 @@ func Executable(name string, build func() (*hlo.Module, error), inputs func() []
 		if _, err := r.Run(ctx); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), r.Close())
 		}
-		r.name = fmt.Sprintf("%s (%s)", name, kernels(exe.Profile()))
+		p, err := exe.Profile()
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), r.Close())
+		}
+		r.name = fmt.Sprintf("%s (%s)", name, kernels(p))
 		if err := check(r.inputs, r.outs); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", name, err), r.Close())
 		}

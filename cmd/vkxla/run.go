@@ -49,7 +49,11 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool) e
 		fmt.Fprintln(out, "note: the module elides constants ({...}); they hold the parser's seeded pseudo-random values, not the originals")
 	}
 	fmt.Fprintln(out)
-	return report(out, m, got, want.Leaves(), exe.Profile())
+	prof, err := exe.Profile()
+	if err != nil {
+		return err
+	}
+	return report(out, m, got, want.Leaves(), prof)
 }
 
 // report prints GPU and cpuref outputs side by side and fails if they disagree.
