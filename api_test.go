@@ -14,6 +14,7 @@ import (
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/device/devicetest"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -282,4 +283,40 @@ func TestProfileCountsLoopIterations(t *testing.T) {
 	}
 	assert.Equal(t, 10, counts["xw"], "the body's dot runs once per iteration: %v", counts)
 	assert.Equal(t, 11, counts["lt"], "the condition runs once more than the body: %v", counts)
+}
+
+// TestRuntimeCloseReleasesEverything: a runtime that owns its device, closed while an
+// executable and a device tensor are still held, leaves no Vulkan object behind (the
+// validation layer reports leaks when the device is destroyed), and what was held
+// then reports ErrClosed instead of crashing.
+func TestRuntimeCloseReleasesEverything(t *testing.T) {
+	devicetest.Open(t) // a device must exist (fails in CI when none does)
+	var mu sync.Mutex
+	var messages []string
+	rt, err := vkxla.NewRuntime(vkxla.WithValidation(devicetest.Validation()),
+		vkxla.WithValidationHandler(func(severity, msg string) {
+			mu.Lock()
+			defer mu.Unlock()
+			messages = append(messages, severity+": "+msg)
+		}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	exe, err := rt.Compile(axpyModule(t, 32))
+	require.NoError(t, err)
+	in := axpyInputs(rand.New(rand.NewPCG(8, 8)), 32)
+	outs, err := exe.RunOnDevice(ctx, in[0], in[1], in[2])
+	require.NoError(t, err)
+
+	require.NoError(t, rt.Close())
+	_, err = exe.Run(ctx, in...)
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+	_, err = outs[0].ToHost(ctx)
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+	assert.NoError(t, outs[0].Close())
+	assert.NoError(t, exe.Close())
+	_, err = rt.Compile(axpyModule(t, 32))
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Empty(t, messages)
 }

@@ -75,6 +75,9 @@ func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*comp
 	}
 	d.write("10-plan.txt", planText(l))
 	c := &compiled{rt: rt, module: m, params: params, root: root, main: main, stats: memoryStats(l), refs: 1}
+	if err := rt.track(c); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
 	if err := c.build(l, cfg.profile); err != nil {
 		return nil, errors.Join(fmt.Errorf("vkxla: Compile %s: %w", m.Name, err), c.release())
 	}

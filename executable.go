@@ -41,6 +41,7 @@ func (c *compiled) release() error {
 		return nil
 	}
 	c.dead = true
+	c.rt.untrack(c)
 	var errs []error
 	if c.rec != nil {
 		errs = append(errs, c.rec.close())

@@ -25,6 +25,7 @@ type Runtime struct {
 
 	mu     sync.Mutex
 	closed bool
+	live   map[*compiled]struct{} // every compiled state not yet released
 }
 
 // RuntimeOption configures NewRuntime.
@@ -82,7 +83,7 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	rt := &Runtime{dev: cfg.device, dumpDir: cfg.dumpDir, validateSPIRV: cfg.spirvCheck}
+	rt := &Runtime{dev: cfg.device, dumpDir: cfg.dumpDir, validateSPIRV: cfg.spirvCheck, live: map[*compiled]struct{}{}}
 	if rt.dev == nil {
 		d, err := device.Open(device.Options{Validation: cfg.validation, Selector: cfg.selector, OnMessage: cfg.onMessage})
 		if err != nil {
@@ -110,18 +111,42 @@ func (rt *Runtime) ClearCaches() error { return rt.cache.clear() }
 // CacheStats returns the compilation cache's counters.
 func (rt *Runtime) CacheStats() CacheStats { return rt.cache.stats() }
 
-// Close releases the caches, the tensor pool and the device (if the runtime opened
-// it). Executables and tensors still held become unusable (ErrClosed).
+// Close releases every executable (held by callers or cached), the tensor pool and
+// the device (if the runtime opened it), so no Vulkan object of the runtime is left.
+// Executables and tensors still held become unusable (ErrClosed).
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
 	if rt.closed {
+		rt.mu.Unlock()
 		return nil
 	}
 	rt.closed = true
-	errs := []error{rt.cache.clear(), rt.pool.Close()}
+	live := make([]*compiled, 0, len(rt.live))
+	for c := range rt.live {
+		live = append(live, c)
+	}
+	rt.mu.Unlock()
+	errs := []error{rt.cache.clear(), releaseAll(live), rt.pool.Close()}
 	errs = append(errs, rt.closeDevice())
 	return errors.Join(errs...)
+}
+
+// track registers a compiled state so that Close releases it; it fails once the
+// runtime is closed.
+func (rt *Runtime) track(c *compiled) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return ErrClosed
+	}
+	rt.live[c] = struct{}{}
+	return nil
+}
+
+func (rt *Runtime) untrack(c *compiled) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	delete(rt.live, c)
 }
 
 func (rt *Runtime) closeDevice() error {

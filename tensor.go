@@ -28,7 +28,7 @@ func (t *DeviceTensor) Shape() hlo.Shape { return t.shape }
 func (t *DeviceTensor) ToHost(ctx context.Context) (*hlo.Literal, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.freed {
+	if t.freed || t.rt.checkOpen() != nil {
 		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, ErrClosed)
 	}
 	lit := hlo.NewLiteral(t.shape)
@@ -46,6 +46,9 @@ func (t *DeviceTensor) Close() error {
 		return nil
 	}
 	t.freed = true
+	if t.rt.checkOpen() != nil {
+		return nil // the runtime's Close released the whole pool
+	}
 	return t.rt.pool.Free(t.alloc)
 }
 
