@@ -94,8 +94,9 @@ func FromSlice[T Native](dims []int64, values []T) (*Literal, error) {
 		return nil, fmt.Errorf("literal %v needs %d values, got %d", s, s.NumElements(), len(values))
 	}
 	l := NewLiteral(s)
-	for i, v := range values {
-		setNative(l, i, v)
+	// The literal's layout is encoding/binary's little-endian one (pred is a 0/1 byte).
+	if _, err := binary.Encode(l.data, binary.LittleEndian, values); err != nil {
+		return nil, err
 	}
 	return l, nil
 }
@@ -119,87 +120,10 @@ func Values[T Native](l *Literal) ([]T, error) {
 		return nil, fmt.Errorf("literal is %v, not %v", l.shape.DType, want)
 	}
 	out := make([]T, l.NumElements())
-	for i := range out {
-		out[i] = getNative[T](l, i)
+	if _, err := binary.Decode(l.data, binary.LittleEndian, out); err != nil {
+		return nil, err
 	}
 	return out, nil
-}
-
-func setNative[T Native](l *Literal, i int, v T) {
-	switch x := any(v).(type) {
-	case bool:
-		l.SetBool(i, x)
-	case int8, int16, int32, int64:
-		l.SetInt64(i, toInt64(x))
-	case uint8, uint16, uint32, uint64:
-		l.SetUint64(i, toUint64(x))
-	case Float16:
-		l.putBits(i, uint64(x))
-	case BFloat16:
-		l.putBits(i, uint64(x))
-	case float32:
-		l.putBits(i, uint64(math.Float32bits(x)))
-	case float64:
-		l.putBits(i, math.Float64bits(x))
-	}
-}
-
-func getNative[T Native](l *Literal, i int) T {
-	var z T
-	var v any
-	switch any(z).(type) {
-	case bool:
-		v = l.Bool(i)
-	case int8:
-		v = int8(l.Int64(i))
-	case int16:
-		v = int16(l.Int64(i))
-	case int32:
-		v = int32(l.Int64(i))
-	case int64:
-		v = l.Int64(i)
-	case uint8:
-		v = uint8(l.Uint64(i))
-	case uint16:
-		v = uint16(l.Uint64(i))
-	case uint32:
-		v = uint32(l.Uint64(i))
-	case uint64:
-		v = l.Uint64(i)
-	case Float16:
-		v = Float16(l.bits(i))
-	case BFloat16:
-		v = BFloat16(l.bits(i))
-	case float32:
-		v = math.Float32frombits(uint32(l.bits(i)))
-	case float64:
-		v = math.Float64frombits(l.bits(i))
-	}
-	return v.(T)
-}
-
-func toInt64(v any) int64 {
-	switch x := v.(type) {
-	case int8:
-		return int64(x)
-	case int16:
-		return int64(x)
-	case int32:
-		return int64(x)
-	}
-	return v.(int64)
-}
-
-func toUint64(v any) uint64 {
-	switch x := v.(type) {
-	case uint8:
-		return uint64(x)
-	case uint16:
-		return uint64(x)
-	case uint32:
-		return uint64(x)
-	}
-	return v.(uint64)
 }
 
 // Shape returns the literal's shape (do not modify it).
