@@ -209,6 +209,17 @@ func needDeclaredArray(a *shapeArgs) (Shape, error) {
 	return a.declared.Clone(), nil
 }
 
+// needArrayToDeclared is the common check of the ops that map one array operand to
+// the array shape the instruction declares (convert, bitcast-convert, broadcast,
+// reshape): it returns that operand and a copy of the declared shape.
+func needArrayToDeclared(a *shapeArgs) (x, out Shape, err error) {
+	if err := needArrays(a); err != nil {
+		return Shape{}, Shape{}, err
+	}
+	out, err = needDeclaredArray(a)
+	return a.operands[0], out, err
+}
+
 // checkDim checks that d indexes a dimension of a rank-r shape.
 func checkDim(what string, d int64, rank int) error {
 	if d < 0 || d >= int64(rank) {
@@ -401,14 +412,11 @@ func inferClamp(a *shapeArgs) (Shape, error) {
 }
 
 func inferConvert(a *shapeArgs) (Shape, error) {
-	if err := needArrays(a); err != nil {
-		return Shape{}, err
-	}
-	out, err := needDeclaredArray(a)
+	x, out, err := needArrayToDeclared(a)
 	if err != nil {
 		return Shape{}, err
 	}
-	if x := a.operands[0]; !x.SameDims(out) {
+	if !x.SameDims(out) {
 		return Shape{}, fmt.Errorf("operand %v and result %v have different dimensions", x, out)
 	}
 	return out, nil
@@ -419,11 +427,7 @@ func inferConvert(a *shapeArgs) (Shape, error) {
 // dimension, which must be out/in bits. pred has no defined bit pattern beyond 0/1,
 // so it is refused on either side.
 func inferBitcastConvert(a *shapeArgs) (Shape, error) {
-	if err := needArrays(a); err != nil {
-		return Shape{}, err
-	}
-	x := a.operands[0]
-	out, err := needDeclaredArray(a)
+	x, out, err := needArrayToDeclared(a)
 	if err != nil {
 		return Shape{}, err
 	}

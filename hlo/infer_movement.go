@@ -12,11 +12,7 @@ import (
 // dimension i maps to, the mapped sizes are equal, and the other output dims are
 // new. The dimensions need not be sorted (HLO allows it; it transposes).
 func inferBroadcast(a *shapeArgs) (Shape, error) {
-	if err := needArrays(a); err != nil {
-		return Shape{}, err
-	}
-	x := a.operands[0]
-	out, err := needDeclaredArray(a)
+	x, out, err := needArrayToDeclared(a)
 	if err != nil {
 		return Shape{}, err
 	}
@@ -40,11 +36,7 @@ func inferBroadcast(a *shapeArgs) (Shape, error) {
 }
 
 func inferReshape(a *shapeArgs) (Shape, error) {
-	if err := needArrays(a); err != nil {
-		return Shape{}, err
-	}
-	x := a.operands[0]
-	out, err := needDeclaredArray(a)
+	x, out, err := needArrayToDeclared(a)
 	if err != nil {
 		return Shape{}, err
 	}
