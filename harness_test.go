@@ -21,7 +21,10 @@ func newRuntime(t testing.TB) *vkxla.Runtime {
 	d := devicetest.Open(t)
 	rt, err := vkxla.NewRuntime(vkxla.WithDevice(d))
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, rt.Close()) })
+	t.Cleanup(func() {
+		require.NoError(t, rt.Close())
+		require.Zero(t, d.LiveObjects(), "Vulkan objects the runtime left behind after Close")
+	})
 	return rt
 }
 
