@@ -175,11 +175,7 @@ func evalScatter(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.L
 	if err != nil {
 		return nil, err
 	}
-	f, err := reducer(ev, in, 0, 2*n, n)
-	if err != nil {
-		return nil, err
-	}
-	shapes, err := resultShapes(in.Shape, n)
+	f, shapes, err := combiner(ev, in, n)
 	if err != nil {
 		return nil, err
 	}

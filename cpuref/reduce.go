@@ -80,11 +80,7 @@ func evalReduce(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 		return nil, err
 	}
 	n := len(inputs)
-	f, err := reducer(ev, in, 0, 2*n, n)
-	if err != nil {
-		return nil, err
-	}
-	shapes, err := resultShapes(in.Shape, n)
+	f, shapes, err := combiner(ev, in, n)
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +131,21 @@ func reducer(ev *evaluator, in *hlo.Instruction, i, params, results int) (*scala
 		return nil, err
 	}
 	return f, f.expect(params, results)
+}
+
+// combiner resolves the N-ary combining computation of reduce, reduce-window and
+// scatter, (acc_0 … acc_N-1, x_0 … x_N-1) → (acc_0 … acc_N-1), and the N array shapes
+// of their result.
+func combiner(ev *evaluator, in *hlo.Instruction, n int) (*scalarFn, []hlo.Shape, error) {
+	f, err := reducer(ev, in, 0, 2*n, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	shapes, err := resultShapes(in.Shape, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, shapes, nil
 }
 
 // windowOutputDim is the number of window positions along one dimension of size n:
@@ -205,11 +216,7 @@ func evalReduceWindow(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*
 		return nil, err
 	}
 	n := len(inputs)
-	f, err := reducer(ev, in, 0, 2*n, n)
-	if err != nil {
-		return nil, err
-	}
-	shapes, err := resultShapes(in.Shape, n)
+	f, shapes, err := combiner(ev, in, n)
 	if err != nil {
 		return nil, err
 	}
