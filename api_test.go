@@ -93,7 +93,11 @@ func TestCompileCache(t *testing.T) {
 	rt := newRuntime(t)
 	e1, err := rt.Compile(axpyModule(t, 16))
 	require.NoError(t, err)
-	e2, err := rt.Compile(axpyModule(t, 16)) // a structurally identical module
+	renamed := axpyModule(t, 16)
+	for _, in := range renamed.Entry.Instructions {
+		in.Name = "renamed_" + in.Name
+	}
+	e2, err := rt.Compile(renamed) // structurally identical: only the names differ
 	require.NoError(t, err)
 	st := rt.CacheStats()
 	assert.Equal(t, vkxla.CacheStats{Entries: 1, Bytes: e1.MemoryStats().PeakBytes, Hits: 1, Misses: 1}, st)

@@ -29,7 +29,8 @@ func WithProfiling(on bool) CompileOption { return func(c *compileConfig) { c.pr
 
 // Compile verifies m, generates its kernels, plans its memory and records its
 // command buffers. A structurally identical module compiled with the same options
-// returns the cached executable (each returned Executable must be closed).
+// returns the cached executable (each returned Executable must be closed); modules
+// that differ only in computation and instruction names are identical.
 func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, error) {
 	if err := rt.checkOpen(); err != nil {
 		return nil, err
@@ -49,7 +50,7 @@ func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, e
 		}
 		return c.handle(), nil
 	}
-	key := fingerprint(text, cfg.key())
+	key := fingerprint(hlo.CanonicalText(m), cfg.key())
 	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(m, text, cfg) })
 }
 
