@@ -98,6 +98,14 @@ func (cb *CommandBuffer) record(op string, f func() error) error {
 	return f()
 }
 
+// openIdleLocked refuses a closed command buffer, else waits like idleLocked.
+func (cb *CommandBuffer) openIdleLocked() error {
+	if cb.closed {
+		return ErrClosed
+	}
+	return cb.idleLocked()
+}
+
 // idleLocked waits for the command buffer's submission in flight, if any.
 func (cb *CommandBuffer) idleLocked() error {
 	for cb.pending != nil {
@@ -114,14 +122,9 @@ func (cb *CommandBuffer) Begin() error { return cb.with(cb.begin) }
 func (cb *CommandBuffer) begin() error {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	if cb.closed {
-		return ErrClosed
-	}
-	if err := cb.idleLocked(); err != nil {
+	if err := cb.discardLocked(); err != nil {
 		return err
 	}
-	cb.forgetUses()
-	cb.state, cb.ran = cbInitial, false
 	if err := check(C.vkx_cmd_begin(cb.d.c, cb.c)); err != nil {
 		return err
 	}
@@ -148,16 +151,22 @@ func (cb *CommandBuffer) Reset() error {
 	return cb.with(func() error {
 		cb.mu.Lock()
 		defer cb.mu.Unlock()
-		if cb.closed {
-			return ErrClosed
-		}
-		if err := cb.idleLocked(); err != nil {
+		if err := cb.discardLocked(); err != nil {
 			return err
 		}
-		cb.forgetUses()
-		cb.state, cb.ran = cbInitial, false
 		return check(C.vkx_cmd_reset(cb.d.c, cb.c))
 	})
+}
+
+// discardLocked is what Begin and Reset do before their Vulkan call: wait for the
+// submission in flight, then drop the recording's references and state.
+func (cb *CommandBuffer) discardLocked() error {
+	if err := cb.openIdleLocked(); err != nil {
+		return err
+	}
+	cb.forgetUses()
+	cb.state, cb.ran = cbInitial, false
+	return nil
 }
 
 // forgetUses drops the recording's references: its resources may be freed now.
@@ -360,14 +369,9 @@ func (cb *CommandBuffer) EnableTimestamps(n int) error {
 	return cb.with(func() error {
 		cb.mu.Lock()
 		defer cb.mu.Unlock()
-		if cb.closed {
-			return ErrClosed
-		}
-		if err := cb.idleLocked(); err != nil {
+		if err := cb.discardLocked(); err != nil {
 			return err
 		}
-		cb.state, cb.ran = cbInitial, false
-		cb.forgetUses()
 		cb.timestamps = 0
 		if err := check(C.vkx_cmd_timestamps(cb.d.c, cb.c, C.uint32_t(n))); err != nil {
 			return err
@@ -398,10 +402,7 @@ func (cb *CommandBuffer) TimestampTicks() ([]uint64, error) {
 	err := cb.with(func() error {
 		cb.mu.Lock()
 		defer cb.mu.Unlock()
-		if cb.closed {
-			return ErrClosed
-		}
-		if err := cb.idleLocked(); err != nil {
+		if err := cb.openIdleLocked(); err != nil {
 			return err
 		}
 		if !cb.ran {
