@@ -24,9 +24,10 @@ vet:
 test-go:
 	$(GO) test -count=1 ./...
 
-# The GC stress test under the race detector.
+# The device GC stress test and concurrent Runs of one executable, under the race
+# detector.
 test-race:
-	$(GO) test -count=1 -race -run 'GCStress' ./device/...
+	$(GO) test -count=1 -race -run 'GCStress|Concurrent' ./device/... .
 
 # The device binding must pass Go's strict cgo pointer checks.
 test-cgocheck:
