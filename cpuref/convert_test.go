@@ -17,14 +17,24 @@ func bitcastOp(t *testing.T, x *hlo.Literal, dt hlo.DType) *hlo.Literal {
 	return evalOp(t, func(b *hlo.Builder, xs []*hlo.Instruction) *hlo.Instruction { return b.BitcastConvert(xs[0], dt) }, x)
 }
 
+// convertCase is one conversion: in converted to type to gives exactly want.
+type convertCase struct {
+	name string
+	in   *hlo.Literal
+	to   hlo.DType
+	want *hlo.Literal
+}
+
+func checkConverts(t *testing.T, cases []convertCase) {
+	t.Helper()
+	for _, c := range cases {
+		assertLit(t, c.want, convertOp(t, c.in, c.to), c.name)
+	}
+}
+
 func TestConvertFloatToInt(t *testing.T) {
 	// Truncation toward zero, NaN → 0, saturation at the type's bounds.
-	cases := []struct {
-		name string
-		in   *hlo.Literal
-		to   hlo.DType
-		want *hlo.Literal
-	}{
+	checkConverts(t, []convertCase{
 		{"f32→s32", vec(float32(1.9), -1.9, nan32, inf32, -inf32, 3e9, -3e9, 2147483520, -2147483648),
 			hlo.S32, vec(int32(1), -1, 0, math.MaxInt32, math.MinInt32, math.MaxInt32, math.MinInt32, 2147483520, math.MinInt32)},
 		{"f32→u8", vec(float32(-1), 255.9, 256, nan32, 3.7, -0.5), hlo.U8, vec(uint8(0), 255, 255, 0, 3, 0)},
@@ -35,19 +45,11 @@ func TestConvertFloatToInt(t *testing.T) {
 		{"f32→u32", vec(float32(1<<32), 4294967040), hlo.U32, vec(uint32(math.MaxUint32), 4294967040)},
 		{"f16→s8", f16s(300, -0.5, nan32, -inf32), hlo.S8, vec(int8(127), 0, 0, -128)},
 		{"bf16→s32", bf16s(1e10, -2.5), hlo.S32, vec(int32(math.MaxInt32), -2)},
-	}
-	for _, c := range cases {
-		assertLit(t, c.want, convertOp(t, c.in, c.to), c.name)
-	}
+	})
 }
 
 func TestConvertToFloat(t *testing.T) {
-	cases := []struct {
-		name string
-		in   *hlo.Literal
-		to   hlo.DType
-		want *hlo.Literal
-	}{
+	checkConverts(t, []convertCase{
 		// Ties round to even; 2^24+1 is the first integer f32 cannot hold.
 		{"s32→f32", vec(int32(16777217), 16777219, -16777217, math.MaxInt32), hlo.F32,
 			vec(float32(16777216), 16777220, -16777216, 2147483648)},
@@ -69,19 +71,11 @@ func TestConvertToFloat(t *testing.T) {
 		{"f32→f64", vec(float32(0.1)), hlo.F64, vec(float64(float32(0.1)))},
 		{"pred→f32", vec(true, false), hlo.F32, vec(float32(1), 0)},
 		{"pred→bf16", vec(true), hlo.BF16, bf16s(1)},
-	}
-	for _, c := range cases {
-		assertLit(t, c.want, convertOp(t, c.in, c.to), c.name)
-	}
+	})
 }
 
 func TestConvertIntegersAndPred(t *testing.T) {
-	cases := []struct {
-		name string
-		in   *hlo.Literal
-		to   hlo.DType
-		want *hlo.Literal
-	}{
+	checkConverts(t, []convertCase{
 		{"s32→s8 wraps", vec(int32(300), -129, 127), hlo.S8, vec(int8(44), 127, 127)},
 		{"u8→s8", vec(uint8(200)), hlo.S8, vec(int8(-56))},
 		{"s8→u32 sign-extends", vec(int8(-1)), hlo.U32, vec(uint32(math.MaxUint32))},
@@ -94,10 +88,7 @@ func TestConvertIntegersAndPred(t *testing.T) {
 		{"pred→s32", vec(true, false), hlo.S32, vec(int32(1), 0)},
 		{"pred→u8", vec(true), hlo.U8, vec(uint8(1))},
 		{"same type", vec(int16(-7)), hlo.S16, vec(int16(-7))},
-	}
-	for _, c := range cases {
-		assertLit(t, c.want, convertOp(t, c.in, c.to), c.name)
-	}
+	})
 }
 
 func TestBitcastConvert(t *testing.T) {
