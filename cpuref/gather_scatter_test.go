@@ -157,14 +157,6 @@ func TestGatherStableHLOSpecExample(t *testing.T) {
 		operand, indices))
 }
 
-const addS64Comp = `
-add {
-  x = s64[] parameter(0)
-  y = s64[] parameter(1)
-  ROOT s = s64[] add(x, y)
-}
-`
-
 // The scatter examples of the StableHLO specification (interpreter tests): windows
 // of ones added at each index; index [0, 9] is out of bounds and skipped.
 func TestScatterStableHLOSpecExamples(t *testing.T) {
@@ -175,7 +167,7 @@ func TestScatterStableHLOSpecExamples(t *testing.T) {
 		}
 		return v
 	}
-	out := evalText(t, withComps(addS64Comp, `
+	out := evalText(t, withComps(addComp("s64"), `
   x = s64[3,4,2] parameter(0)
   i = s64[2,3,2] parameter(1)
   u = s64[2,3,2,2] parameter(2)
@@ -186,7 +178,7 @@ func TestScatterStableHLOSpecExamples(t *testing.T) {
 	assertLit(t, mat(dims(3, 4, 2), int64(1), 2, 5, 6, 7, 8, 7, 8, 10, 11, 12, 13, 14, 15, 16, 17,
 		18, 19, 20, 21, 21, 22, 23, 24), out)
 
-	out = evalText(t, withComps(addS64Comp, `
+	out = evalText(t, withComps(addComp("s64"), `
   x = s64[2,3,4,2] parameter(0)
   i = s64[2,2,3,2] parameter(1)
   u = s64[2,2,3,2,2] parameter(2)

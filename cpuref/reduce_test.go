@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"testing"
@@ -11,14 +12,20 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-const (
-	addF32Comp = `
+var addF32Comp = addComp("f32")
+
+// addComp is the scalar computation "add" adding two values of element type ty.
+func addComp(ty string) string {
+	return fmt.Sprintf(`
 add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
+  x = %[1]s[] parameter(0)
+  y = %[1]s[] parameter(1)
+  ROOT s = %[1]s[] add(x, y)
 }
-`
+`, ty)
+}
+
+const (
 	maxF32Comp = `
 max {
   x = f32[] parameter(0)
@@ -83,17 +90,10 @@ func TestReduceEdgeCases(t *testing.T) {
   z = f32[] constant(-inf)
   ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=max`), vec(float32(1), nan32, 3)))
 	// Integer reductions wrap.
-	assertLit(t, scalar(int32(math.MinInt32)), evalText(t, `HloModule m
-add {
-  x = s32[] parameter(0)
-  y = s32[] parameter(1)
-  ROOT s = s32[] add(x, y)
-}
-ENTRY e {
+	assertLit(t, scalar(int32(math.MinInt32)), evalText(t, withComps(addComp("s32"), `
   x = s32[2] parameter(0)
   z = s32[] constant(0)
-  ROOT r = s32[] reduce(x, z), dimensions={0}, to_apply=add
-}`, vec(int32(math.MaxInt32), 1)))
+  ROOT r = s32[] reduce(x, z), dimensions={0}, to_apply=add`), vec(int32(math.MaxInt32), 1)))
 }
 
 func TestReduceOrderIsRowMajorLeftFold(t *testing.T) {
@@ -113,17 +113,10 @@ func TestReduceAccumulatesInTheReducerType(t *testing.T) {
 	for i := range ones {
 		ones[i] = 1
 	}
-	out := evalText(t, `HloModule m
-add {
-  x = f16[] parameter(0)
-  y = f16[] parameter(1)
-  ROOT s = f16[] add(x, y)
-}
-ENTRY e {
+	out := evalText(t, withComps(addComp("f16"), `
   x = f16[4096] parameter(0)
   z = f16[] constant(0)
-  ROOT r = f16[] reduce(x, z), dimensions={0}, to_apply=add
-}`, f16s(ones...))
+  ROOT r = f16[] reduce(x, z), dimensions={0}, to_apply=add`), f16s(ones...))
 	assert.Equal(t, 2048.0, out.Float64(0))
 }
 
