@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/device/devicetest"
 )
 
 // Benchmarks run without the validation layer: they measure the binding and the
@@ -65,7 +66,7 @@ func BenchmarkRecordDispatch(b *testing.B) {
 	buf := newBuffer(b, d, 256)
 	cb := newCommandBuffer(b, d)
 	r := []device.BufferRange{{Buffer: buf}}
-	push := u32bytes(64)
+	push := devicetest.U32Bytes(64)
 	const perRecording = 100
 	n := 0
 	start := time.Now()

@@ -2,7 +2,6 @@ package device_test
 
 import (
 	"context"
-	"encoding/binary"
 	"math"
 	"testing"
 
@@ -12,39 +11,6 @@ import (
 	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/device/devicetest"
 )
-
-func u32bytes(v ...uint32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
-
-func bytesU32(b []byte) []uint32 {
-	v := make([]uint32, len(b)/4)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return v
-}
-
-func f32bytes(v []float32) []byte {
-	u := make([]uint32, len(v))
-	for i, x := range v {
-		u[i] = math.Float32bits(x)
-	}
-	return u32bytes(u...)
-}
-
-func bytesF32(b []byte) []float32 {
-	u := bytesU32(b)
-	v := make([]float32, len(u))
-	for i, x := range u {
-		v[i] = math.Float32frombits(x)
-	}
-	return v
-}
 
 func newBuffer(t testing.TB, d *device.Device, size int64) *device.Buffer {
 	t.Helper()
@@ -76,7 +42,7 @@ var incSpec = device.KernelSpec{Bindings: 1, PushConstantSize: 4}
 func recordInc(t testing.TB, cb *device.CommandBuffer, k *device.Kernel, buf *device.Buffer, n uint32) {
 	t.Helper()
 	require.NoError(t, cb.Begin())
-	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(n), (n+63)/64, 1, 1))
+	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(n), (n+63)/64, 1, 1))
 	require.NoError(t, cb.End())
 }
 
@@ -179,7 +145,7 @@ func TestCopyAndFill(t *testing.T) {
 	for i := range words {
 		words[i] = uint32(i)
 	}
-	require.NoError(t, src.Write(0, u32bytes(words...)))
+	require.NoError(t, src.Write(0, devicetest.U32Bytes(words...)))
 	cb := newCommandBuffer(t, d)
 	require.NoError(t, cb.Begin())
 	require.NoError(t, cb.Fill(dst, 0, 1024, 0xdeadbeef))
@@ -190,7 +156,7 @@ func TestCopyAndFill(t *testing.T) {
 
 	out := make([]byte, 1024)
 	require.NoError(t, dst.Read(0, out))
-	got := bytesU32(out)
+	got := devicetest.BytesU32(out)
 	for i, v := range got {
 		want := uint32(0xdeadbeef)
 		if i >= 32 && i < 96 {
@@ -220,13 +186,13 @@ func TestAddKernel(t *testing.T) {
 	}
 	c[n] = 42 // the kernel must not write past n
 	ab, bb, cb := newBuffer(t, d, 4*n), newBuffer(t, d, 4*n), newBuffer(t, d, 4*(n+1))
-	require.NoError(t, ab.Write(0, f32bytes(a)))
-	require.NoError(t, bb.Write(0, f32bytes(b)))
-	require.NoError(t, cb.Write(0, f32bytes(c)))
+	require.NoError(t, ab.Write(0, devicetest.F32Bytes(a...)))
+	require.NoError(t, bb.Write(0, devicetest.F32Bytes(b...)))
+	require.NoError(t, cb.Write(0, devicetest.F32Bytes(c...)))
 
 	cmd := newCommandBuffer(t, d)
 	require.NoError(t, cmd.Begin())
-	push := append(u32bytes(n), u32bytes(math.Float32bits(bias))...)
+	push := append(devicetest.U32Bytes(n), devicetest.U32Bytes(math.Float32bits(bias))...)
 	ranges := []device.BufferRange{{Buffer: ab}, {Buffer: bb}, {Buffer: cb, Size: 4 * n}}
 	require.NoError(t, cmd.Dispatch(k, ranges, push, (n+63)/64, 1, 1))
 	require.NoError(t, cmd.End())
@@ -234,7 +200,7 @@ func TestAddKernel(t *testing.T) {
 
 	out := make([]byte, 4*(n+1))
 	require.NoError(t, cb.Read(0, out))
-	got := bytesF32(out)
+	got := devicetest.BytesF32(out)
 	for i := range n {
 		require.Equal(t, a[i]*scale+b[i]+bias, got[i], "element %d", i)
 	}
@@ -256,7 +222,7 @@ func TestReplay(t *testing.T) {
 	}
 	out := make([]byte, 4*n)
 	require.NoError(t, buf.Read(0, out))
-	for i, v := range bytesU32(out) {
+	for i, v := range devicetest.BytesU32(out) {
 		require.EqualValues(t, 1000, v, "word %d", i)
 	}
 }
@@ -287,7 +253,7 @@ func TestReplayAsync(t *testing.T) {
 	require.NoError(t, d.WaitIdle())
 	out := make([]byte, 256)
 	require.NoError(t, buf.Read(0, out))
-	assert.EqualValues(t, 100, bytesU32(out)[63])
+	assert.EqualValues(t, 100, devicetest.BytesU32(out)[63])
 }
 
 func TestTimestamps(t *testing.T) {
@@ -303,7 +269,7 @@ func TestTimestamps(t *testing.T) {
 	_, err := cb.Timestamps()
 	assert.Error(t, err, "nothing submitted yet")
 	require.NoError(t, cb.Timestamp(0))
-	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(4096), 64, 1, 1))
+	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(4096), 64, 1, 1))
 	require.NoError(t, cb.Timestamp(1))
 	assert.Error(t, cb.Timestamp(3), "index beyond the pool")
 	require.NoError(t, cb.End())

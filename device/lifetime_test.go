@@ -62,7 +62,7 @@ func stressWorker(d *device.Device, seed uint32, rounds int) error {
 		if err != nil {
 			return err
 		}
-		if err := buf.Write(0, u32bytes(seed*1000+uint32(r))); err != nil {
+		if err := buf.Write(0, devicetest.U32Bytes(seed*1000+uint32(r))); err != nil {
 			return err
 		}
 		cb, err := d.NewCommandBuffer()
@@ -70,9 +70,9 @@ func stressWorker(d *device.Device, seed uint32, rounds int) error {
 			return err
 		}
 		err = errors.Join(cb.Begin(),
-			cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Size: 256}}, u32bytes(1), 1, 1, 1),
+			cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Size: 256}}, devicetest.U32Bytes(1), 1, 1, 1),
 			cb.Barrier(),
-			cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Size: 256}}, u32bytes(1), 1, 1, 1),
+			cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Size: 256}}, devicetest.U32Bytes(1), 1, 1, 1),
 			cb.End(),
 			d.Submit(context.Background(), cb))
 		out := make([]byte, 4)
@@ -80,7 +80,7 @@ func stressWorker(d *device.Device, seed uint32, rounds int) error {
 		if err != nil {
 			return err
 		}
-		if got, want := bytesU32(out)[0], seed*1000+uint32(r)+2; got != want {
+		if got, want := devicetest.BytesU32(out)[0], seed*1000+uint32(r)+2; got != want {
 			return errors.New("wrong result under GC stress")
 		}
 	}
@@ -139,7 +139,7 @@ func TestCloseWhileInFlight(t *testing.T) {
 	out := newBuffer(t, d, 64)
 	cb := newCommandBuffer(t, d)
 	require.NoError(t, cb.Begin())
-	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(iters), groups, 1, 1))
+	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(iters), groups, 1, 1))
 	require.NoError(t, cb.Barrier())
 	require.NoError(t, cb.Copy(buf, 4*64*groups-4, out, 0, 4))
 	require.NoError(t, cb.End())
@@ -151,7 +151,7 @@ func TestCloseWhileInFlight(t *testing.T) {
 	require.NoError(t, p.Wait(context.Background()))
 	got := make([]byte, 4)
 	require.NoError(t, out.Read(0, got))
-	assert.Equal(t, lcg(0, iters), bytesU32(got)[0])
+	assert.Equal(t, lcg(0, iters), devicetest.BytesU32(got)[0])
 	_, err = d.SubmitAsync(cb)
 	assert.ErrorIs(t, err, device.ErrClosed, "the recording uses a closed buffer")
 }
@@ -175,7 +175,7 @@ func TestSubmitCancelled(t *testing.T) {
 	require.NoError(t, buf.Write(0, make([]byte, 4*64*groups)))
 	cb := newCommandBuffer(t, d)
 	require.NoError(t, cb.Begin())
-	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(iters), groups, 1, 1))
+	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(iters), groups, 1, 1))
 	require.NoError(t, cb.End())
 
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -198,7 +198,7 @@ func TestSubmitCancelled(t *testing.T) {
 	t.Logf("completed after %v", time.Since(start))
 	got := make([]byte, 4)
 	require.NoError(t, buf.Read(0, got))
-	assert.Equal(t, lcg(0, iters), bytesU32(got)[0], "exactly one submission ran")
+	assert.Equal(t, lcg(0, iters), devicetest.BytesU32(got)[0], "exactly one submission ran")
 }
 
 func TestErrors(t *testing.T) {
@@ -223,26 +223,26 @@ func TestErrors(t *testing.T) {
 	k := newKernel(t, d, incSPV, incSpec)
 	buf := newBuffer(t, d, 1024)
 	cb := newCommandBuffer(t, d)
-	assert.Error(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(1), 1, 1, 1), "not recording")
+	assert.Error(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(1), 1, 1, 1), "not recording")
 	_, err = d.SubmitAsync(cb)
 	assert.Error(t, err, "not recorded")
 	require.NoError(t, cb.Begin())
 	one := []device.BufferRange{{Buffer: buf}}
-	assert.ErrorContains(t, cb.Dispatch(k, nil, u32bytes(1), 1, 1, 1), "0 bindings")
+	assert.ErrorContains(t, cb.Dispatch(k, nil, devicetest.U32Bytes(1), 1, 1, 1), "0 bindings")
 	assert.ErrorContains(t, cb.Dispatch(k, one, nil, 1, 1, 1), "push constants")
-	assert.ErrorContains(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Offset: 1}}, u32bytes(1), 1, 1, 1), "minStorageBufferOffsetAlignment")
-	assert.ErrorContains(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Offset: 512, Size: 1024}}, u32bytes(1), 1, 1, 1), "outside")
-	assert.ErrorContains(t, cb.Dispatch(k, one, u32bytes(1), 1<<31, 1, 1), "workgroups")
+	assert.ErrorContains(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Offset: 1}}, devicetest.U32Bytes(1), 1, 1, 1), "minStorageBufferOffsetAlignment")
+	assert.ErrorContains(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf, Offset: 512, Size: 1024}}, devicetest.U32Bytes(1), 1, 1, 1), "outside")
+	assert.ErrorContains(t, cb.Dispatch(k, one, devicetest.U32Bytes(1), 1<<31, 1, 1), "workgroups")
 	require.NoError(t, cb.End())
 
 	require.NoError(t, buf.Close())
 	require.NoError(t, buf.Close(), "second Close")
 	assert.ErrorIs(t, buf.Write(0, []byte{1}), device.ErrClosed)
 	require.NoError(t, cb.Begin())
-	assert.ErrorIs(t, cb.Dispatch(k, one, u32bytes(1), 1, 1, 1), device.ErrClosed)
+	assert.ErrorIs(t, cb.Dispatch(k, one, devicetest.U32Bytes(1), 1, 1, 1), device.ErrClosed)
 	require.NoError(t, k.Close())
 	other := newBuffer(t, d, 1024)
-	assert.ErrorIs(t, cb.Dispatch(k, []device.BufferRange{{Buffer: other}}, u32bytes(1), 1, 1, 1), device.ErrClosed)
+	assert.ErrorIs(t, cb.Dispatch(k, []device.BufferRange{{Buffer: other}}, devicetest.U32Bytes(1), 1, 1, 1), device.ErrClosed)
 	require.NoError(t, cb.End())
 	require.NoError(t, cb.Close())
 	assert.ErrorIs(t, cb.Begin(), device.ErrClosed)
@@ -266,12 +266,12 @@ func TestLavapipeLoopLimit(t *testing.T) {
 	require.NoError(t, buf.Write(0, make([]byte, 4*64)))
 	cb := newCommandBuffer(t, d)
 	require.NoError(t, cb.Begin())
-	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(70000), 1, 1, 1))
+	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(70000), 1, 1, 1))
 	require.NoError(t, cb.End())
 	require.NoError(t, d.Submit(context.Background(), cb))
 	got := make([]byte, 4)
 	require.NoError(t, buf.Read(0, got))
-	v := bytesU32(got)[0]
+	v := devicetest.BytesU32(got)[0]
 	if d.Caps().Driver.Name != "llvmpipe" {
 		assert.Equal(t, lcg(0, 70000), v)
 		return
@@ -330,7 +330,7 @@ func submitUntilClosed(d *device.Device, k *device.Kernel, shared *device.Buffer
 			buf = shared
 		}
 		err := errors.Join(
-			cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, u32bytes(64), 1, 1, 1),
+			cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(64), 1, 1, 1),
 			cb.End())
 		if err == nil {
 			err = d.Submit(context.Background(), cb)

@@ -48,7 +48,7 @@ func TestSyncValidationCatchesMissingBarrier(t *testing.T) {
 	k := newKernel(t, d, addSPV, device.KernelSpec{Bindings: 3, PushConstantSize: 8, SpecConstants: []uint32{64}})
 	a, b, c := newBuffer(t, d, 256), newBuffer(t, d, 256), newBuffer(t, d, 256)
 	cb := newCommandBuffer(t, d)
-	push := u32bytes(64, 0)
+	push := devicetest.U32Bytes(64, 0)
 	require.NoError(t, cb.Begin())
 	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: a}, {Buffer: b}, {Buffer: c}}, push, 1, 1, 1))
 	require.NoError(t, cb.Dispatch(k, []device.BufferRange{{Buffer: c}, {Buffer: b}, {Buffer: a}}, push, 1, 1, 1))

@@ -6,7 +6,6 @@ package shaders_test
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,39 +24,6 @@ const sentinel = 0xdeadbeef
 
 // u is the unit roundoff of float32.
 const u = 1.0 / (1 << 24)
-
-func u32bytes(v []uint32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], x)
-	}
-	return b
-}
-
-func bytesU32(b []byte) []uint32 {
-	v := make([]uint32, len(b)/4)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return v
-}
-
-func f32bytes(v []float32) []byte {
-	w := make([]uint32, len(v))
-	for i, x := range v {
-		w[i] = math.Float32bits(x)
-	}
-	return u32bytes(w)
-}
-
-func bytesF32(b []byte) []float32 {
-	w := bytesU32(b)
-	v := make([]float32, len(w))
-	for i, x := range w {
-		v[i] = math.Float32frombits(x)
-	}
-	return v
-}
 
 func randF32(r *rand.Rand, n int) []float32 {
 	v := make([]float32, n)
@@ -108,14 +74,14 @@ func readU32(t testing.TB, b *device.Buffer) []uint32 {
 	t.Helper()
 	out := make([]byte, b.Size())
 	require.NoError(t, b.Read(0, out))
-	return bytesU32(out)
+	return devicetest.BytesU32(out)
 }
 
 func readF32(t testing.TB, b *device.Buffer) []float32 {
 	t.Helper()
 	out := make([]byte, b.Size())
 	require.NoError(t, b.Read(0, out))
-	return bytesF32(out)
+	return devicetest.BytesF32(out)
 }
 
 // step is one dispatch of a recording.
@@ -158,7 +124,7 @@ func TestFill(t *testing.T) {
 	for _, c := range cases {
 		for _, single := range []bool{false, true} {
 			t.Run(fmt.Sprintf("offset=%d/count=%d/oneGroup=%v", c.offset, c.count, single), func(t *testing.T) {
-				buf := newBuffer(t, d, u32bytes(filled(n, sentinel)))
+				buf := newBuffer(t, d, devicetest.U32Bytes(filled(n, sentinel)...))
 				g, err := shaders.FillDispatch(c.offset, c.count, 0x01020304)
 				require.NoError(t, err)
 				if single {
@@ -182,7 +148,7 @@ func TestFillLarge(t *testing.T) {
 	d := devicetest.Open(t)
 	k := newKernel(t, d, shaders.Fill)
 	const n, skip = 3<<20 + 5, 64 // words; skip words before the binding
-	buf := newBuffer(t, d, u32bytes(filled(n+skip, sentinel)))
+	buf := newBuffer(t, d, devicetest.U32Bytes(filled(n+skip, sentinel)...))
 	g, err := shaders.FillDispatch(3, n-3, 0)
 	require.NoError(t, err)
 	require.Less(t, int(g.Groups[0])*64*4, n, "the test must need more than one round")
@@ -242,8 +208,8 @@ func TestCopy(t *testing.T) {
 				for i := range src {
 					src[i] = uint32(i)*2654435761 + 1
 				}
-				sb := newBuffer(t, d, u32bytes(src))
-				db := newBuffer(t, d, u32bytes(filled(dstLen, sentinel)))
+				sb := newBuffer(t, d, devicetest.U32Bytes(src...))
+				db := newBuffer(t, d, devicetest.U32Bytes(filled(dstLen, sentinel)...))
 				run(t, d, step{k, []device.BufferRange{{Buffer: sb}, {Buffer: db}}, g})
 				assert.Equal(t, refCopy(c.c, src, dstLen), readU32(t, db))
 			})
@@ -372,7 +338,7 @@ func TestSaxpy(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/n=%d/oneGroup=%v", v.s.Name, n, single), func(t *testing.T) {
 					const a = float32(-2.5)
 					x, y := randF32(r, n+4), randF32(r, n+4) // 4 past n must stay
-					xb, yb := newBuffer(t, d, f32bytes(x)), newBuffer(t, d, f32bytes(y))
+					xb, yb := newBuffer(t, d, devicetest.F32Bytes(x...)), newBuffer(t, d, devicetest.F32Bytes(y...))
 					g, err := v.dispatch(n, a)
 					require.NoError(t, err)
 					if single {
@@ -430,8 +396,8 @@ func TestSgemm(t *testing.T) {
 				m, n, kk := sz[0], sz[1], sz[2]
 				t.Run(fmt.Sprintf("%s/%dx%dx%d/oneGroup=%v", v.s.Name, m, n, kk, single), func(t *testing.T) {
 					a, b := randF32(r, m*kk+1), randF32(r, kk*n+1) // +1: no zero-size buffers
-					ab, bb := newBuffer(t, d, f32bytes(a)), newBuffer(t, d, f32bytes(b))
-					cb := newBuffer(t, d, u32bytes(filled(m*n+4, sentinel)))
+					ab, bb := newBuffer(t, d, devicetest.F32Bytes(a...)), newBuffer(t, d, devicetest.F32Bytes(b...))
+					cb := newBuffer(t, d, devicetest.U32Bytes(filled(m*n+4, sentinel)...))
 					g, err := v.dispatch(m, n, kk)
 					require.NoError(t, err)
 					if single {
@@ -485,11 +451,11 @@ func TestReduceSum(t *testing.T) {
 					require.NoError(t, err)
 					if single {
 						pass1, partials = oneGroup(pass1), 1
-						pass2.Push = u32bytes([]uint32{1})
+						pass2.Push = devicetest.U32Bytes(1)
 					}
-					xb := newBuffer(t, d, f32bytes(x))
-					pb := newBuffer(t, d, u32bytes(filled(partials, sentinel)))
-					ob := newBuffer(t, d, u32bytes(filled(4, sentinel)))
+					xb := newBuffer(t, d, devicetest.F32Bytes(x...))
+					pb := newBuffer(t, d, devicetest.U32Bytes(filled(partials, sentinel)...))
+					ob := newBuffer(t, d, devicetest.U32Bytes(filled(4, sentinel)...))
 					run(t, d,
 						step{k, []device.BufferRange{{Buffer: xb}, {Buffer: pb}}, pass1},
 						step{k, []device.BufferRange{{Buffer: pb}, {Buffer: ob}}, pass2})
@@ -505,7 +471,7 @@ func TestReduceSum(t *testing.T) {
 						depth := ceilDiv(n, 4*64*partials) + 9 + ceilDiv(partials, 4*64) + 9
 						assert.InDelta(t, want, out[0], float64(depth)*u*mag)
 					}
-					assert.Equal(t, filled(3, sentinel), bytesU32(f32bytes(out[1:])), "only element 0 is written")
+					assert.Equal(t, filled(3, sentinel), devicetest.BytesU32(devicetest.F32Bytes(out[1:]...)), "only element 0 is written")
 				})
 			}
 		}
@@ -536,8 +502,8 @@ func TestSgemmLongK(t *testing.T) {
 		t.Run(fmt.Sprintf("%s/%dx%dx%d", c.s.Name, c.m, c.n, c.k), func(t *testing.T) {
 			k := newKernel(t, d, c.s)
 			a, b := randInts(r, c.m*c.k), randInts(r, c.k*c.n)
-			ab, bb := newBuffer(t, d, f32bytes(a)), newBuffer(t, d, f32bytes(b))
-			cb := newBuffer(t, d, u32bytes(filled(c.m*c.n, sentinel)))
+			ab, bb := newBuffer(t, d, devicetest.F32Bytes(a...)), newBuffer(t, d, devicetest.F32Bytes(b...))
+			cb := newBuffer(t, d, devicetest.U32Bytes(filled(c.m*c.n, sentinel)...))
 			g, err := c.dispatch(c.m, c.n, c.k)
 			require.NoError(t, err)
 			run(t, d, step{k, []device.BufferRange{{Buffer: ab}, {Buffer: bb}, {Buffer: cb}}, g})

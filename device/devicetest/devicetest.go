@@ -3,7 +3,9 @@
 package devicetest
 
 import (
+	"encoding/binary"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -97,4 +99,39 @@ func settingsFile() string {
 		}
 	}
 	return ""
+}
+
+// U32Bytes and F32Bytes give words as buffer bytes (little-endian, as Buffer.Write
+// takes them); BytesU32 and BytesF32 read them back.
+func U32Bytes(v ...uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], x)
+	}
+	return b
+}
+
+func BytesU32(b []byte) []uint32 {
+	v := make([]uint32, len(b)/4)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+func F32Bytes(v ...float32) []byte {
+	w := make([]uint32, len(v))
+	for i, x := range v {
+		w[i] = math.Float32bits(x)
+	}
+	return U32Bytes(w...)
+}
+
+func BytesF32(b []byte) []float32 {
+	w := BytesU32(b)
+	v := make([]float32, len(w))
+	for i, x := range w {
+		v[i] = math.Float32frombits(x)
+	}
+	return v
 }
