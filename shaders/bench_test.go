@@ -49,14 +49,7 @@ func benchSteps(b *testing.B, d *device.Device, amount float64, unit string, ste
 	cb, err := d.NewCommandBuffer()
 	require.NoError(b, err)
 	b.Cleanup(func() { cb.Close() })
-	require.NoError(b, cb.Begin())
-	for i, s := range steps {
-		if i > 0 {
-			require.NoError(b, cb.Barrier())
-		}
-		require.NoError(b, cb.Dispatch(s.k, s.bindings, s.g.Push, s.g.Groups[0], s.g.Groups[1], s.g.Groups[2]))
-	}
-	require.NoError(b, cb.End())
+	record(b, cb, steps...)
 	ctx := context.Background()
 	require.NoError(b, d.Submit(ctx, cb)) // warm-up: first touch of the memory
 	best := time.Duration(1<<63 - 1)

@@ -91,12 +91,19 @@ type step struct {
 	g        shaders.Dispatch
 }
 
-// run records the steps with a barrier between each two, submits and waits.
+// run records the steps, submits and waits.
 func run(t testing.TB, d *device.Device, steps ...step) {
 	t.Helper()
 	cb, err := d.NewCommandBuffer()
 	require.NoError(t, err)
 	defer cb.Close()
+	record(t, cb, steps...)
+	require.NoError(t, d.Submit(context.Background(), cb))
+}
+
+// record records the steps into cb with a barrier between each two.
+func record(t testing.TB, cb *device.CommandBuffer, steps ...step) {
+	t.Helper()
 	require.NoError(t, cb.Begin())
 	for i, s := range steps {
 		if i > 0 {
@@ -105,7 +112,6 @@ func run(t testing.TB, d *device.Device, steps ...step) {
 		require.NoError(t, cb.Dispatch(s.k, s.bindings, s.g.Push, s.g.Groups[0], s.g.Groups[1], s.g.Groups[2]))
 	}
 	require.NoError(t, cb.End())
-	require.NoError(t, d.Submit(context.Background(), cb))
 }
 
 // oneGroup is g with a single workgroup.
