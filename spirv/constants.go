@@ -152,19 +152,16 @@ func (m *Module) scalarConst(t ID, bits uint64) ID {
 	return id
 }
 
-func (m *Module) intWidth(t ID) int {
-	info := m.typeInfoOf(t)
-	if info.op != OpTypeInt {
-		m.failf("integer constant of non-integer type %s", m.TypeName(t))
-		return 0
-	}
-	return info.width
-}
+// intWidth and floatWidth return the width of a constant's type t, failing (and
+// returning 0) when t is not of that kind.
+func (m *Module) intWidth(t ID) int { return m.constWidth(t, OpTypeInt, "integer") }
 
-func (m *Module) floatWidth(t ID) int {
+func (m *Module) floatWidth(t ID) int { return m.constWidth(t, OpTypeFloat, "float") }
+
+func (m *Module) constWidth(t ID, op Op, kind string) int {
 	info := m.typeInfoOf(t)
-	if info.op != OpTypeFloat {
-		m.failf("float constant of non-float type %s", m.TypeName(t))
+	if info.op != op {
+		m.failf("%s constant of non-%s type %s", kind, kind, m.TypeName(t))
 		return 0
 	}
 	return info.width
