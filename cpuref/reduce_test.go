@@ -151,23 +151,19 @@ func TestReduceTwoOperandArgmax(t *testing.T) {
 func TestReduceWithNonScalarProgramReducer(t *testing.T) {
 	// A reducer that calls another computation runs through the general evaluator;
 	// the result is the same.
-	out := evalText(t, withComps(addF32Comp+`
+	comps := addF32Comp + `
 add_via_call {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT c = f32[] call(x, y), to_apply=add
-}`, `
+}`
+	out := evalText(t, withComps(comps, `
   x = f32[2,3] parameter(0)
   z = f32[] constant(0.5)
   ROOT r = f32[2] reduce(x, z), dimensions={1}, to_apply=add_via_call`), iota6())
 	assertLit(t, vec(float32(6.5), 15.5), out)
 
-	m := parse(t, withComps(addF32Comp+`
-add_via_call {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT c = f32[] call(x, y), to_apply=add
-}`, `
+	m := parse(t, withComps(comps, `
   ROOT z = f32[] constant(0)`))
 	ev := newEvaluator()
 	viaCall, err := ev.scalarFunc(m.Computation("add_via_call"))
