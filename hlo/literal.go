@@ -216,14 +216,11 @@ func (l *Literal) Int64(i int) int64 {
 // SetInt64 stores v in element i, wrapping to the element width (two's complement).
 func (l *Literal) SetInt64(i int, v int64) {
 	if l.shape.DType.IsFloat() {
-		l.SetFloat64(i, float64(v))
+		l.SetFloat64(i, float64(v)) // from the signed value: -1 is -1.0, not 2^64
 		return
 	}
-	if l.shape.DType == Pred {
-		l.SetBool(i, v != 0)
-		return
-	}
-	l.putBits(i, uint64(v))
+	// Integers and pred store the same bits (and test v != 0) whatever v's signedness.
+	l.SetUint64(i, uint64(v))
 }
 
 // Uint64 reads element i as an unsigned integer (the raw bits for integer types).
