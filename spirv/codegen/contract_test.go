@@ -102,4 +102,14 @@ func TestGEMM(t *testing.T) {
 	b := newCB(t, "gemm_block")
 	x, y := b.param(s(hlo.F32, 100, 70)), b.param(s(hlo.F32, 70, 90))
 	lowerFor(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}, nil, x, y)), target)
+
+	// A grid smaller than the blocks: both block loops (rows with the batch on
+	// y, columns on x) run more than once.
+	small := LavapipeTarget()
+	small.MaxWorkgroupCount = [3]uint32{1, 2, 1}
+	b = newCB(t, "gemm_loops")
+	x, y = b.param(s(hlo.F32, 3, 100, 64)), b.param(s(hlo.F32, 3, 64, 600))
+	dd := &hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}}
+	p := lowerFor(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: dd}, nil, x, y)), small)
+	require.Equal(t, [3]uint32{1, 2, 1}, p.Dispatches[0].Groups)
 }

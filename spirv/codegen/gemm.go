@@ -12,18 +12,22 @@ import (
 // side and one contracting dimension (any number of batch dimensions): C[b] =
 // A[b]·B[b] with A M×K and B K×N in whatever dimension order the operands have.
 //
-// Each invocation computes a block of RM rows × RN columns of C in RM·RN/4 vec4
-// accumulators, with no shared memory and no barriers: per k it reads RM elements
-// of A and RN of B and issues RM·RN/4 vec4 multiply-adds. This is the shape that
-// measured fastest on lavapipe (DESIGN.md: 6.4–6.8 GFLOP/s at 1024³ against 2.0 for
-// shared-memory tiling), and on real GPUs it is a sound register-blocked baseline.
-// Neighbouring invocations take neighbouring column blocks, so their B reads are
-// contiguous. Rows and columns past the edge are computed from clamped indices and
-// not stored, so the inner loop has no tests. The k loop is unrolled by 4 (a
-// quarter of the loop iterations, which also keeps K up to ~262k within lavapipe's
-// loop limiter). Operands are read through the elemental emitter, so a fused
-// operand (a transpose, a convert, a broadcast) costs nothing extra. Each element
-// of C sums its products in k order, as cpuref does.
+// Each invocation computes a block of RM rows × RN columns of C (16×8 unless
+// Target.GemmBlock says otherwise) in RM·RN/4 vec4 accumulators, with no shared
+// memory and no barriers: per k it reads RM elements of A and RN of B and issues
+// RM·RN/4 vec4 multiply-adds. The grid is 2-D: a workgroup's 32 invocations take
+// 32 neighbouring column blocks of one row block, so their B reads are contiguous
+// and their A reads are the same address for the whole workgroup (uniform: on
+// lavapipe one load broadcast to the SIMD lanes, where a per-invocation address
+// costs a load per lane). That is why a tall block pays: only B's RN/4 vec4 loads
+// per k are per-lane, and 16 rows share them (16×8 measured 1.2-1.3× the
+// hand-written 8×8 sgemm_vec4 at 1024³, 8×8 with the same layout about 1.05×).
+// Rows and columns past the edge are computed from clamped indices and not
+// stored, so the inner loop has no tests. The k loop is unrolled by 4 (a quarter
+// of the loop iterations, which also keeps K up to ~262k within lavapipe's loop
+// limiter). Operands are read through the elemental emitter, so a fused operand (a
+// transpose, a convert, a broadcast) costs nothing extra. Each element of C sums
+// its products in k order, as cpuref does.
 
 const (
 	gemmMinWork = 1 << 15 // M·N·K from which the tiled kernel is used
@@ -35,7 +39,7 @@ func gemmBlock(t Target) (rm, rn int64) {
 	if t.GemmBlock[0] > 0 && t.GemmBlock[1] > 0 && t.GemmBlock[1]%4 == 0 {
 		return int64(t.GemmBlock[0]), int64(t.GemmBlock[1])
 	}
-	return 8, 8
+	return 16, 8
 }
 
 // gemmShape is a dot's GEMM view.
@@ -79,21 +83,63 @@ func (l *lowering) lowerGEMM() error {
 	gs, _ := gemmView(l.c.Root)
 	rm, rn := gemmBlock(l.t)
 	tilesM, tilesN := (gs.m+rm-1)/rm, (gs.n+rn-1)/rn
-	tiles := product(gs.batch) * tilesM * tilesN
+	rowTiles := product(gs.batch) * tilesM // (batch, row block) pairs
 	k := l.newKernel("gemm", gemmLocal)
 	out := l.bindOutputs(k)[0]
 	g := l.kernelGen(k)
 	f := k.f
-	groups := k.gridStride(tiles, func(t spirv.ID) {
+	local := int64(gemmLocal)
+	limX, limY := int64(l.t.MaxWorkgroupCount[0]), int64(l.t.MaxWorkgroupCount[1])
+	if limX <= 0 {
+		limX = 65535
+	}
+	if limY <= 0 {
+		limY = 65535
+	}
+	gx := min((tilesN+local-1)/local, limX)
+	gy := min(rowTiles, limY)
+	// The grid is 2-D: y walks the row blocks (with the batch), x the column
+	// blocks, gemmLocal of them per workgroup. A row block is the same for every
+	// invocation of a workgroup, so the A reads are uniform (one load for the
+	// workgroup's SIMD lanes on lavapipe) and only the B reads differ per lane.
+	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
+	ny := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
+	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
+	nx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
+	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
+	x0, xStride := f.IAdd(f.IMul(wx, k.ic(local)), lid), f.IMul(nx, k.ic(local))
+	block := func(ty, tn spirv.ID) {
 		g.scoped(func() {
-			tn, rest := f.SRem(t, k.ic(tilesN)), f.SDiv(t, k.ic(tilesN))
-			tm, b := f.SRem(rest, k.ic(tilesM)), f.SDiv(rest, k.ic(tilesM))
+			tm, b := ty, k.ic(0)
+			if rowTiles != tilesM {
+				tm, b = f.SRem(ty, k.ic(tilesM)), f.SDiv(ty, k.ic(tilesM))
+			}
 			row0, col0 := f.IMul(tm, k.ic(rm)), f.IMul(tn, k.ic(rn))
 			acc := l.gemmBlockSum(g, gs, k.delinearize(b, gs.batch), row0, col0, rm, rn)
 			l.gemmStore(g, gs, out, b, row0, col0, acc, rm, rn)
 		})
-	})
-	return l.add(k, groups)
+	}
+	cols := func(ty spirv.ID) {
+		switch {
+		case gx*local == tilesN:
+			block(ty, x0) // one column block per invocation, all in range
+			return
+		case gx*local > tilesN:
+			f.If(f.Less(x0, k.ic(tilesN)), func() { block(ty, x0) }, nil)
+			return
+		}
+		k.countLoop((tilesN+gx*local-1)/(gx*local), func() {
+			f.Range(x0, k.ic(tilesN), xStride, func(tn spirv.ID) { block(ty, tn) })
+		})
+	}
+	if gy == rowTiles {
+		cols(wy)
+	} else {
+		k.countLoop((rowTiles+gy-1)/gy, func() {
+			f.Range(wy, k.ic(rowTiles), ny, cols)
+		})
+	}
+	return l.add(k, [3]uint32{uint32(gx), uint32(gy), 1})
 }
 
 // gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
@@ -103,7 +149,7 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
 	for i := range rows {
-		rows[i] = k.clampIndex(f.IAdd(row0, k.ic(int64(i))), 0, gs.m-1)
+		rows[i] = k.clampHigh(f.IAdd(row0, k.ic(int64(i))), gs.m-1)
 	}
 	acc := make([]spirv.ID, rm*rn/4)
 	for i := range acc {
@@ -127,12 +173,13 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 		k.loop(k4, func(kk spirv.ID) {
 			g.scoped(func() {
 				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+				k0 := f.IMul(kk, k.ic(4))
 				for u := range 4 {
 					a := make([]spirv.ID, len(quads))
 					for i, q := range quads {
 						a[i] = q[u]
 					}
-					step(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))), a)
+					step(f.IAdd(k0, k.ic(int64(u))), a)
 				}
 			})
 		})
@@ -164,20 +211,34 @@ func (gs gemmShape) rhsIndex(batch []spirv.ID, kv, col spirv.ID) []spirv.ID {
 	return idx
 }
 
-// gemmStore writes the block's elements that lie inside C (batch, M, N row-major).
+// gemmStore writes the block's elements that lie inside C (batch, M, N row-major):
+// a vec4 per row and column quad where C is f32 with N%4 == 0, else element by
+// element.
 func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, col0 spirv.ID, acc []spirv.ID, rm, rn int64) {
-	k, f := g.k, g.k.f
+	k, f, m := g.k, g.k.f, g.k.m
+	dt := l.p.Outputs[0].DType
+	var out4 spirv.Buffer
+	if dt == hlo.F32 && gs.n%4 == 0 {
+		out4 = m.StorageBuffer("out0_vec4", 0, uint32(len(l.p.Inputs)), m.TypeVector(m.TypeF32(), 4), 0)
+	}
+	q0 := f.SDiv(col0, k.ic(4)) // col0 is a multiple of 4
 	for i := range rm {
 		row := f.IAdd(row0, k.ic(i))
 		f.If(f.Less(row, k.ic(gs.m)), func() {
-			rowBase := f.IMul(f.IAdd(f.IMul(b, k.ic(gs.m)), row), k.ic(gs.n))
+			rowBase := f.IAdd(f.IMul(b, k.ic(gs.m)), row)
 			for q := range rn / 4 {
 				v := f.Load(acc[i*rn/4+q])
+				if out4.Var != 0 {
+					quad := f.IAdd(q0, k.ic(q))
+					f.If(f.Less(quad, k.ic(gs.n/4)), func() {
+						f.StoreElem(out4, f.IAdd(f.IMul(rowBase, k.ic(gs.n/4)), quad), v)
+					}, nil)
+					continue
+				}
 				for j := range int64(4) {
 					col := f.IAdd(col0, k.ic(4*q+j))
 					f.If(f.Less(col, k.ic(gs.n)), func() {
-						dt := l.p.Outputs[0].DType
-						k.store(out, f.IAdd(rowBase, col), k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
+						k.store(out, f.IAdd(f.IMul(rowBase, k.ic(gs.n)), col), k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
 					}, nil)
 				}
 			}
@@ -207,9 +268,11 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		return a
 	}
 	if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
+		// The vec4 index of A[row, 4kk] is row's base (in vec4 units) + kk.
+		dims4 := quarterMinor(gs.lhs.Shape.Dims)
 		bases := make([]spirv.ID, len(rows))
 		for i, r := range rows {
-			bases[i] = f.SDiv(k.linearize(gs.lhsIndex(batch, r, k.ic(0)), gs.lhs.Shape.Dims), k.ic(4))
+			bases[i] = k.linearize(gs.lhsIndex(batch, r, k.ic(0)), dims4)
 		}
 		ld.aQuad = func(kk spirv.ID) [][4]spirv.ID {
 			q := make([][4]spirv.ID, len(rows))
@@ -235,31 +298,53 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 	}
 	quads := rn / 4
 	if v, ok := l.vec4View(k, gs.rhs, int64(gs.rFree), gs.n); ok {
+		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c, with
+		// the column quads clamped once per block.
+		dims4 := quarterMinor(gs.rhs.Shape.Dims)
 		first := f.SDiv(col0, k.ic(4))
+		cs := make([]spirv.ID, quads)
+		for q := range cs {
+			cs[q] = k.clampHigh(f.IAdd(first, k.ic(int64(q))), gs.n/4-1)
+		}
 		ld.bRow = func(kv spirv.ID) []spirv.ID {
-			base := f.SDiv(k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), gs.rhs.Shape.Dims), k.ic(4))
+			base := k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), dims4)
 			out := make([]spirv.ID, quads)
 			for q := range out {
-				c := k.clampIndex(f.IAdd(first, k.ic(int64(q))), 0, gs.n/4-1)
-				out[q] = f.LoadElem(v, f.IAdd(base, c))
+				out[q] = f.LoadElem(v, f.IAdd(base, cs[q]))
 			}
 			return out
 		}
 		return ld
+	}
+	cols := make([]spirv.ID, rn)
+	for j := range cols {
+		cols[j] = k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
 	}
 	ld.bRow = func(kv spirv.ID) []spirv.ID {
 		out := make([]spirv.ID, quads)
 		for q := range out {
 			parts := make([]spirv.ID, 4)
 			for j := range parts {
-				col := k.clampIndex(f.IAdd(col0, k.ic(4*int64(q)+int64(j))), 0, gs.n-1)
-				parts[j] = g.emit(gs.rhs, gs.rhsIndex(batch, kv, col))
+				parts[j] = g.emit(gs.rhs, gs.rhsIndex(batch, kv, cols[4*int64(q)+int64(j)]))
 			}
 			out[q] = f.CompositeConstruct(vec4, parts...)
 		}
 		return out
 	}
 	return ld
+}
+
+// quarterMinor is dims with the minor dimension divided by 4: the dims of a vec4
+// view of an array whose minor dimension is a multiple of 4.
+func quarterMinor(dims []int64) []int64 {
+	d := append([]int64(nil), dims...)
+	d[len(d)-1] /= 4
+	return d
+}
+
+// clampHigh is min(v, hi) for a non-negative index value v.
+func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
+	return k.f.Select(k.f.Greater(v, k.ic(hi)), k.ic(hi), v)
 }
 
 // vec4View declares a vec4 alias of the binding of operand x when x is a kernel

@@ -34,8 +34,8 @@ type Target struct {
 	// strategies that stay below the bound and refuses kernels that cannot.
 	MaxLoopIterations int64
 	// GemmBlock is the rows × columns (a multiple of 4) of the output each
-	// invocation of the tiled f32 GEMM computes; zero picks 8×8, the blocking
-	// measured fastest on lavapipe.
+	// invocation of the tiled f32 GEMM computes; zero picks 16×8, the blocking
+	// measured fastest on lavapipe (docs/results.md).
 	GemmBlock [2]uint32
 }
 
