@@ -89,6 +89,9 @@ func TestCodegenDifferentialGEMM(t *testing.T) {
 		mm([]int64{50, 33}, []int64{41, 50}, hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{1}}),
 		mm([]int64{2, 3, 40, 50}, []int64{2, 3, 50, 33}, hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
 			LhsContracting: []int64{3}, RhsContracting: []int64{2}}),
+		// Batch dims with vec4 operand views (K and N multiples of 4) and ragged M.
+		mm([]int64{2, 3, 41, 48}, []int64{2, 3, 48, 36}, hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
+			LhsContracting: []int64{3}, RhsContracting: []int64{2}}),
 	})
 }
 
