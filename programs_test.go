@@ -13,14 +13,21 @@ import (
 )
 
 // TestPrograms runs whole programs from HLO text (MLP, softmax, layernorm,
-// attention, a while loop) on the device and compares them with cpuref.
+// attention, a while loop, and XLA-style dumps) on the device and compares them
+// with cpuref.
 func TestPrograms(t *testing.T) {
 	files, err := filepath.Glob("testdata/programs/*.hlo")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(files), 5)
+	// The parser's XLA-style dumps (metadata, layouts, elided constants) run too.
+	dumps, err := filepath.Glob("hlo/testdata/xla/*.hlo")
+	require.NoError(t, err)
+	require.NotEmpty(t, dumps)
+	files = append(files, dumps...)
 	rt := newRuntime(t)
 	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".hlo"), func(t *testing.T) {
+		name := filepath.Base(filepath.Dir(file)) + "/" + strings.TrimSuffix(filepath.Base(file), ".hlo")
+		t.Run(name, func(t *testing.T) {
 			m, err := hlo.ParseModuleFile(file)
 			require.NoError(t, err)
 			rng := rand.New(rand.NewPCG(11, 12))
