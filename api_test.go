@@ -236,7 +236,7 @@ func TestProfileAndDump(t *testing.T) {
 			assert.Equal(t, 1, k.Dispatches, k.Instruction)
 		}
 	}
-	for _, name := range []string{"00-input.hlo", "10-plan.txt"} {
+	for _, name := range []string{"00-input.hlo", "05-kernels.hlo", "10-plan.txt"} {
 		_, err := os.Stat(filepath.Join(dir, "axpy", name))
 		assert.NoError(t, err)
 	}

@@ -68,6 +68,7 @@ func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*comp
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
 	root = l.ownOutputs(main, m.Entry.Root.Name, root)
+	d.write("05-kernels.hlo", l.lowered.String())
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {
 		if err := validateKernels(l.kernels); err != nil {

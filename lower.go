@@ -2,6 +2,7 @@ package vkxla
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
@@ -73,6 +74,9 @@ type lowering struct {
 	kernels   *kernelSet
 	constants []constantUpload
 	kinds     []rangeKind
+	// lowered lists every kernel computation with the dispatches it became, for
+	// VKXLA_DUMP.
+	lowered strings.Builder
 }
 
 // rangeKind classifies plan ranges for MemoryStats.

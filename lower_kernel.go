@@ -66,10 +66,12 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 			return value{}, fmt.Errorf("%w: %s takes a tuple operand %v", ErrUnsupported, in.Op, op.shape)
 		}
 	}
-	prog, err := codegen.Lower(kernelComputation(in), l.target)
+	kc := kernelComputation(in)
+	prog, err := codegen.Lower(kc, l.target)
 	if err != nil {
 		return value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
+	l.noteLowered(kc, prog)
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
 	scratch := make([]int, len(prog.Scratch))
 	for i, size := range prog.Scratch {
@@ -96,4 +98,16 @@ func argRange(a codegen.Arg, ops []value, out value, scratch []int) int {
 		return out.leaves[a.Index]
 	}
 	return scratch[a.Index]
+}
+
+// noteLowered records a kernel computation and its dispatches for VKXLA_DUMP.
+func (l *lowering) noteLowered(c *hlo.Computation, p *codegen.Program) {
+	l.lowered.WriteString(c.String())
+	for _, d := range p.Dispatches {
+		fmt.Fprintf(&l.lowered, "  // dispatch %s: local size %v, groups %v, args %v\n", d.Kernel.Name, d.Kernel.LocalSize, d.Groups, d.Args)
+	}
+	if len(p.Scratch) > 0 {
+		fmt.Fprintf(&l.lowered, "  // scratch bytes %v\n", p.Scratch)
+	}
+	l.lowered.WriteString("\n")
 }

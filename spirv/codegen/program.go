@@ -13,7 +13,11 @@
 // Vulkan.
 package codegen
 
-import "github.com/vkxla/vkxla/hlo"
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+)
 
 // Target is what code generation needs to know about the device.
 type Target struct {
@@ -68,6 +72,11 @@ const (
 type Arg struct {
 	Kind  ArgKind
 	Index int
+}
+
+// String names the argument: in0, out1, scratch0.
+func (a Arg) String() string {
+	return fmt.Sprintf("%s%d", [...]string{"in", "out", "scratch"}[a.Kind], a.Index)
 }
 
 // Kernel is one SPIR-V compute kernel. Its storage buffers are bindings 0..Bindings-1
