@@ -134,7 +134,7 @@ func (l *lowering) lowerComputation(c *hlo.Computation, params []value) (*block,
 		}
 		v, err := l.lowerInstruction(b, in, vals)
 		if err != nil {
-			return nil, value{}, fmt.Errorf("%s: %s: %w", c.Name, in.Name, err)
+			return nil, value{}, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
 		}
 		vals[in] = v
 	}
