@@ -324,3 +324,59 @@ func TestRuntimeCloseReleasesEverything(t *testing.T) {
 	defer mu.Unlock()
 	assert.Empty(t, messages)
 }
+
+// TestConcurrentCompile: many goroutines compiling one module get working
+// executables that share one cache entry; racing compilations are released.
+func TestConcurrentCompile(t *testing.T) {
+	rt := newRuntime(t)
+	m := axpyModule(t, 40)
+	in := axpyInputs(rand.New(rand.NewPCG(9, 9)), 40)
+	want, err := cpuref.Eval(m, in...)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for g := range errs {
+		wg.Go(func() {
+			exe, err := rt.Compile(axpyModule(t, 40))
+			if err != nil {
+				errs[g] = err
+				return
+			}
+			defer exe.Close()
+			got, err := exe.Run(context.Background(), in...)
+			if err == nil {
+				err = hlo.LiteralsClose(got[0], want, 1e-6, 1e-6)
+			}
+			errs[g] = err
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	st := rt.CacheStats()
+	assert.Equal(t, 1, st.Entries)
+	assert.Equal(t, 6, st.Hits+st.Misses)
+}
+
+// TestTupleParameter: an entry parameter of tuple shape takes a tuple literal.
+func TestTupleParameter(t *testing.T) {
+	rt := newRuntime(t)
+	b := hlo.NewBuilder("tuple_param")
+	p := b.Parameter(hlo.MakeTuple(f32(3), hlo.MakeTuple(hlo.Scalar(hlo.F32), f32(3))), "p")
+	inner := b.GetTupleElement(p, 1)
+	sum := b.Add(b.GetTupleElement(p, 0), b.Mul(b.BroadcastScalar(b.GetTupleElement(inner, 0), 3), b.GetTupleElement(inner, 1)))
+	m := mustBuild(t, b, b.Tuple(sum, b.GetTupleElement(inner, 0)))
+	arg := hlo.TupleLiteral(hlo.MustFromSlice([]int64{3}, []float32{1, 2, 3}),
+		hlo.TupleLiteral(hlo.ScalarLiteral(float32(10)), hlo.MustFromSlice([]int64{3}, []float32{1, 0.5, -1})))
+	exe, err := rt.Compile(m)
+	require.NoError(t, err)
+	defer exe.Close()
+	got, err := exe.Run(context.Background(), arg)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.NoError(t, hlo.LiteralsEqual(got[0], hlo.MustFromSlice([]int64{3}, []float32{11, 7, -7})))
+	require.NoError(t, hlo.LiteralsEqual(got[1], hlo.ScalarLiteral(float32(10))))
+
+	_, err = exe.Run(context.Background(), hlo.MustFromSlice([]int64{3}, []float32{1, 2, 3}))
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	assert.Contains(t, err.Error(), "expected (f32[3], (f32[], f32[3])), got f32[3]")
+}
