@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/vkxla/vkxla/arena"
@@ -149,11 +150,18 @@ func (rt *Runtime) untrack(c *compiled) {
 	delete(rt.live, c)
 }
 
+// closeDevice closes a device the runtime opened and reports what the validation
+// layer said (leaks at destruction included), so a caller that turned validation on
+// without a handler still hears about it.
 func (rt *Runtime) closeDevice() error {
 	if !rt.ownsDev {
 		return nil
 	}
-	return rt.dev.Close()
+	err := rt.dev.Close()
+	if msgs := rt.dev.ValidationErrors(); len(msgs) > 0 {
+		err = errors.Join(err, fmt.Errorf("%w (%d):\n%s", ErrValidation, len(msgs), strings.Join(msgs, "\n")))
+	}
+	return err
 }
 
 func (rt *Runtime) checkOpen() error {

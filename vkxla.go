@@ -22,4 +22,7 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnsupported: the module uses something this device or compiler cannot run.
 	ErrUnsupported = errors.New("unsupported")
+	// ErrValidation: the Vulkan validation layer reported problems while the runtime
+	// was open (Close returns it, with the messages).
+	ErrValidation = errors.New("validation layer reported problems")
 )

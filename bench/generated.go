@@ -94,6 +94,18 @@ func kernels(p vkxla.Profile) string {
 // and dispatches its program directly on the runtime's device, inputs uploaded
 // once; check sees the input and output bytes after the first run.
 func Program(name string, build func() (*hlo.Computation, error), inputs func() []*hlo.Literal, check func(in []*hlo.Literal, out [][]byte) error) Variant {
+	return program(name, nil, build, inputs, check)
+}
+
+// ProgramInPlace is Program with output j bound over input overwrites[j], as buffer
+// donation will let the runtime do: the kernel then moves the bytes an in-place
+// hand-written kernel moves. It is valid for kernels that read and write each
+// element in the same invocation (elementwise ones).
+func ProgramInPlace(name string, overwrites map[int]int, build func() (*hlo.Computation, error), inputs func() []*hlo.Literal, check func(in []*hlo.Literal, out [][]byte) error) Variant {
+	return program(name, overwrites, build, inputs, check)
+}
+
+func program(name string, overwrites map[int]int, build func() (*hlo.Computation, error), inputs func() []*hlo.Literal, check func(in []*hlo.Literal, out [][]byte) error) Variant {
 	return Variant{Name: name, New: func(ctx context.Context, rt *vkxla.Runtime) (Runner, error) {
 		c, err := build()
 		if err != nil {
@@ -119,7 +131,11 @@ func Program(name string, build func() (*hlo.Computation, error), inputs func() 
 				}
 				args[codegen.ArgInput] = append(args[codegen.ArgInput], b)
 			}
-			for _, s := range prog.Outputs {
+			for j, s := range prog.Outputs {
+				if i, ok := overwrites[j]; ok {
+					outs = append(outs, args[codegen.ArgInput][i])
+					continue
+				}
 				b, err := r.buffer(s.ByteSize(), nil)
 				if err != nil {
 					return err

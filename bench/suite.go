@@ -31,6 +31,13 @@ func SaxpyWorkload(n int) Workload {
 			}, inputs, func(in []*hlo.Literal, out [][]byte) error {
 				return checkSaxpy(in[1].Bytes(), in[2].Bytes(), out[0])
 			}),
+			// The same kernel writing over y, as saxpy_vec4 does: equal memory traffic.
+			ProgramInPlace("codegen-fused-inplace", map[int]int{0: 2}, func() (*hlo.Computation, error) {
+				b := hlo.NewBuilder("saxpy_fused")
+				return b.BuildComputation(Saxpy(b, n))
+			}, inputs, func(in []*hlo.Literal, out [][]byte) error {
+				return checkSaxpy(in[1].Bytes(), in[2].Bytes(), out[0])
+			}),
 		},
 		Baselines: []Variant{
 			saxpyBaseline(shaders.Saxpy, shaders.SaxpyDispatch, n),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,7 +18,7 @@ import (
 // runModule runs one module on the device and on cpuref and prints both results,
 // whether they agree within the program's tolerance, the memory plan and the
 // per-kernel GPU times.
-func runModule(out io.Writer, name, text string, seed uint64, validation bool) error {
+func runModule(out io.Writer, name, text string, seed uint64, validation bool) (err error) {
 	m, err := hlo.ParseModule(text)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -31,13 +32,13 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool) e
 	if err != nil {
 		return err
 	}
-	defer rt.Close()
+	defer func() { err = errors.Join(err, rt.Close()) }() // validation messages fail the run
 	start := time.Now()
 	exe, err := rt.Compile(m)
 	if err != nil {
 		return err
 	}
-	defer exe.Close()
+	defer func() { err = errors.Join(err, exe.Close()) }()
 	compileTime := time.Since(start)
 	got, err := exe.Run(context.Background(), inputs...)
 	if err != nil {
