@@ -1,0 +1,525 @@
+package vkxla_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Dtype sweeps for the ops that are not plain elementwise: each op over every element
+// type the device supports that hlo's type rules allow for it (movement and tuple ops:
+// every type, pred included; arithmetic combiners and contractions: the numeric
+// types, as op.Info().Types and hlo.InferShape decide), with a couple of small shapes
+// each — a rank-0 or size-1 edge and an odd size. Integer inputs are full-width random
+// bits (sums and products wrap); float inputs lie in [-1, 1] so accumulations in f16
+// and bf16 stay meaningful. Tolerances come from vkxla.Tolerance.
+
+// withCases runs the generators one after the other.
+func withCases(gens ...caseGen) caseGen {
+	return func(t testing.TB, g *gen) []opCase {
+		var out []opCase
+		for _, gen := range gens {
+			out = append(out, gen(t, g)...)
+		}
+		return out
+	}
+}
+
+// indexDTypes are the supported integer types, used as start and scatter index types.
+func indexDTypes(g *gen) []hlo.DType {
+	var out []hlo.DType
+	for _, dt := range g.dtypes {
+		if dt.IsInteger() {
+			out = append(out, dt)
+		}
+	}
+	return out
+}
+
+// indexTypeFor pairs the i-th data type with an index type, cycling through them all.
+func indexTypeFor(g *gen, i int) hlo.DType {
+	idx := indexDTypes(g)
+	return idx[i%len(idx)]
+}
+
+// indexLiteral builds an integer literal of type dt; negative values in unsigned
+// types are replaced by large ones (clamped like any out-of-range start).
+func indexLiteral(dt hlo.DType, dims []int64, vals ...int64) *hlo.Literal {
+	lit := hlo.NewLiteral(hlo.MakeShape(dt, dims...))
+	for i, v := range vals {
+		if v < 0 && dt.IsUnsigned() {
+			v = int64(1)<<(dt.Bits()-1) - 1 - v // far beyond every test dimension
+		}
+		lit.SetInt64(i, v)
+	}
+	return lit
+}
+
+func dshape(dt hlo.DType, dims ...int64) hlo.Shape { return hlo.MakeShape(dt, dims...) }
+
+// highest is the identity of minimum: +inf for floats, the maximum for integers.
+func highest(dt hlo.DType) *hlo.Literal {
+	l := hlo.NewLiteral(hlo.Scalar(dt))
+	switch {
+	case dt.IsFloat():
+		l.SetFloat64(0, inf())
+	case dt.IsSigned():
+		l.SetInt64(0, 1<<(dt.Bits()-1)-1)
+	default:
+		l.SetUint64(0, ^uint64(0))
+	}
+	return l
+}
+
+// identity returns the init value that makes op a plain fold: 0, lowest, highest.
+func identity(cb *caseBuilder, op hlo.Opcode, dt hlo.DType) *hlo.Instruction {
+	switch op {
+	case hlo.OpMaximum:
+		return cb.Constant(lowest(dt))
+	case hlo.OpMinimum:
+		return cb.Constant(highest(dt))
+	case hlo.OpAnd:
+		return cb.ScalarConstant(dt, 1)
+	}
+	return cb.ScalarConstant(dt, 0)
+}
+
+// replacer is the scatter combiner that keeps the update.
+func replacer(t testing.TB, dt hlo.DType) *hlo.Computation {
+	return mustComputation(t, "replace_"+dt.String(), func(b *hlo.Builder) *hlo.Instruction {
+		b.Parameter(hlo.Scalar(dt), "current")
+		return b.Parameter(hlo.Scalar(dt), "update")
+	})
+}
+
+func broadcastDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "broadcast")
+		scalar := cb.Broadcast(cb.param(hlo.Scalar(dt), unitDomain), []int64{3, 1, 5}, nil)
+		cb2 := newCase(g, "broadcast")
+		inner := cb2.Broadcast(cb2.param(dshape(dt, 3, 1), unitDomain), []int64{2, 3, 5, 1}, []int64{1, 3})
+		out = append(out, cb.done(t, "scalar-to-[3,1,5]/"+dt.String(), scalar, exact()),
+			cb2.done(t, "[3,1]-to-[2,3,5,1]/"+dt.String(), inner, exact()))
+	}
+	return out
+}
+
+func sliceDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "slice")
+		one := cb.Slice(cb.param(dshape(dt, 7), unitDomain), []int64{3}, []int64{4}, nil)
+		cb2 := newCase(g, "slice")
+		strided := cb2.Slice(cb2.param(dshape(dt, 2, 3, 7), unitDomain), []int64{1, 0, 1}, []int64{2, 3, 7}, []int64{1, 2, 3})
+		out = append(out, cb.done(t, "size-1/"+dt.String(), one, exact()),
+			cb2.done(t, "strided-3d/"+dt.String(), strided, exact()))
+	}
+	return out
+}
+
+func concatenateDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "concatenate")
+		c := cb.Concatenate(0, cb.param(dshape(dt, 1), unitDomain), cb.param(dshape(dt, 6), unitDomain))
+		cb2 := newCase(g, "concatenate")
+		c2 := cb2.Concatenate(1, cb2.param(dshape(dt, 3, 2), unitDomain), cb2.param(dshape(dt, 3, 0), unitDomain),
+			cb2.param(dshape(dt, 3, 5), unitDomain))
+		out = append(out, cb.done(t, "1+6/"+dt.String(), c, exact()),
+			cb2.done(t, "dim1-with-empty/"+dt.String(), c2, exact()))
+	}
+	return out
+}
+
+func padDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "pad")
+		p := cb.Pad(cb.param(dshape(dt, 1), unitDomain), cb.param(hlo.Scalar(dt), unitDomain),
+			[]hlo.PadDim{{Low: 2, High: 1}})
+		cb2 := newCase(g, "pad")
+		p2 := cb2.Pad(cb2.param(dshape(dt, 3, 5), unitDomain), cb2.param(hlo.Scalar(dt), unitDomain),
+			[]hlo.PadDim{{Low: 1, High: -1, Interior: 1}, {Low: -2, High: 2, Interior: 2}})
+		out = append(out, cb.done(t, "size-1/"+dt.String(), p, exact()),
+			cb2.done(t, "interior-and-negative/"+dt.String(), p2, exact()))
+	}
+	return out
+}
+
+func reverseDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "reverse")
+		r := cb.Reverse(cb.param(dshape(dt, 1), unitDomain), 0)
+		cb2 := newCase(g, "reverse")
+		r2 := cb2.Reverse(cb2.param(dshape(dt, 3, 4, 5), unitDomain), 0, 2)
+		out = append(out, cb.done(t, "size-1/"+dt.String(), r, exact()),
+			cb2.done(t, "dims-0-2/"+dt.String(), r2, exact()))
+	}
+	return out
+}
+
+// startParams adds one scalar start-index parameter of type idx per value.
+func startParams(cb *caseBuilder, idx hlo.DType, vals ...int64) []*hlo.Instruction {
+	var out []*hlo.Instruction
+	for _, v := range vals {
+		out = append(out, cb.paramValue(indexLiteral(idx, nil, v)))
+	}
+	return out
+}
+
+// dynamicSliceDTypeCases pair each data type with an index type (cycling through all
+// integer types); starts in range, clamped low and clamped high.
+func dynamicSliceDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		idx := indexTypeFor(g, i)
+		cb := newCase(g, "dynamic_slice")
+		d := cb.DynamicSlice(cb.param(dshape(dt, 7), unitDomain), startParams(cb, idx, 5), []int64{3})
+		cb2 := newCase(g, "dynamic_slice")
+		d2 := cb2.DynamicSlice(cb2.param(dshape(dt, 4, 5), unitDomain), startParams(cb2, idx, 1, -2), []int64{1, 3})
+		name := fmt.Sprintf("%v/%v-starts", dt, idx)
+		out = append(out, cb.done(t, "clamped-high/"+name, d, exact()),
+			cb2.done(t, "clamped-low/"+name, d2, exact()))
+	}
+	return out
+}
+
+func dynamicUpdateSliceDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		idx := indexTypeFor(g, i+3)
+		cb := newCase(g, "dynamic_update_slice")
+		d := cb.DynamicUpdateSlice(cb.param(dshape(dt, 7), unitDomain), cb.param(dshape(dt, 3), unitDomain),
+			startParams(cb, idx, 6))
+		cb2 := newCase(g, "dynamic_update_slice")
+		d2 := cb2.DynamicUpdateSlice(cb2.param(dshape(dt, 4, 5), unitDomain), cb2.param(dshape(dt, 1, 3), unitDomain),
+			startParams(cb2, idx, 2, -1))
+		cb3 := newCase(g, "dynamic_update_slice")
+		d3 := cb3.DynamicUpdateSlice(cb3.param(hlo.Scalar(dt), unitDomain), cb3.param(hlo.Scalar(dt), unitDomain), nil)
+		name := fmt.Sprintf("%v/%v-starts", dt, idx)
+		out = append(out, cb.done(t, "clamped-high/"+name, d, exact()),
+			cb2.done(t, "clamped-low/"+name, d2, exact()),
+			cb3.done(t, "rank-0/"+dt.String(), d3, exact()))
+	}
+	return out
+}
+
+// gatherDTypeCases: one element at a scalar index (a rank-0 result), and clamped 2-D
+// windows, for every data type paired with an index type.
+func gatherDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		idx := indexTypeFor(g, i+5)
+		cb := newCase(g, "gather_scalar")
+		x := cb.param(dshape(dt, 7), unitDomain)
+		elem := cb.Gather(x, cb.paramValue(indexLiteral(idx, nil, 4)), hlo.GatherDims{CollapsedSliceDims: []int64{0},
+			StartIndexMap: []int64{0}, IndexVectorDim: 0}, []int64{1})
+		cb2 := newCase(g, "gather_windows")
+		y := cb2.param(dshape(dt, 6, 7), unitDomain)
+		windows := cb2.Gather(y, cb2.paramValue(indexLiteral(idx, []int64{3, 2}, 0, 0, 4, 5, 9, -2)),
+			hlo.GatherDims{OffsetDims: []int64{1, 2}, StartIndexMap: []int64{0, 1}, IndexVectorDim: 1}, []int64{2, 3})
+		name := fmt.Sprintf("%v/%v-indices", dt, idx)
+		out = append(out, cb.done(t, "scalar/"+name, elem, exact()),
+			cb2.done(t, "windows-clamped/"+name, windows, exact()))
+	}
+	return out
+}
+
+// scatterDTypeCases: rows with a duplicate and an out-of-bounds index, combined by
+// add, max and min (numeric types) and by replace (every type: the last update wins).
+func scatterDTypeCases(t testing.TB, g *gen) []opCase {
+	rows := hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
+		ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
+	var out []opCase
+	for i, dt := range g.dtypes {
+		idx := indexTypeFor(g, i+1)
+		combiners := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum, hlo.OpInvalid}
+		for _, op := range combiners {
+			if op != hlo.OpInvalid && !op.Info().Types.Allows(dt) {
+				continue
+			}
+			cb := newCase(g, "scatter")
+			comp, name, spec := replacer(t, dt), "replace", exact()
+			if op != hlo.OpInvalid {
+				comp, name, spec = cb.Reducer(op, dt), op.String(), vkxla.Tolerance(hlo.OpScatter, dt)
+			}
+			x := cb.param(dshape(dt, 5, 3), unitDomain)
+			ind := cb.paramValue(indexLiteral(idx, []int64{4, 1}, 1, 3, 1, 7))
+			s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(dshape(dt, 4, 3), unitDomain)}, comp, rows)
+			out = append(out, cb.done(t, fmt.Sprintf("rows-%s/%v/%v-indices", name, dt, idx), s, spec))
+		}
+		// A rank-0 index into a vector: one element, replaced.
+		cb := newCase(g, "scatter_scalar")
+		x := cb.param(dshape(dt, 5), unitDomain)
+		s := cb.Scatter([]*hlo.Instruction{x}, cb.paramValue(indexLiteral(idx, nil, 2)),
+			[]*hlo.Instruction{cb.param(hlo.Scalar(dt), unitDomain)}, replacer(t, dt),
+			hlo.ScatterDims{InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 0})
+		out = append(out, cb.done(t, fmt.Sprintf("scalar-replace/%v/%v-index", dt, idx), s, exact()))
+	}
+	return out
+}
+
+// reduceDTypeCases: sum, max and min over every numeric type (and and/or over pred),
+// over one dimension, two non-adjacent ones, and a size-1 vector to a scalar.
+func reduceDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		ops := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum}
+		if dt == hlo.Pred {
+			ops = []hlo.Opcode{hlo.OpAnd, hlo.OpOr}
+		}
+		for _, op := range ops {
+			if !op.Info().Types.Allows(dt) {
+				continue
+			}
+			spec := exact()
+			if op == hlo.OpAdd {
+				spec = vkxla.Tolerance(hlo.OpReduce, dt)
+			}
+			for _, c := range []struct {
+				dims    []int64
+				reduced []int64
+			}{{[]int64{5, 7, 3}, []int64{1}}, {[]int64{5, 7, 3}, []int64{0, 2}}, {[]int64{1}, []int64{0}}} {
+				cb := newCase(g, "reduce")
+				x := cb.param(dshape(dt, c.dims...), unitDomain)
+				r := cb.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{identity(cb, op, dt)}, cb.Reducer(op, dt), c.reduced)
+				out = append(out, cb.done(t, fmt.Sprintf("%v/%v/dims-%v", op, dshape(dt, c.dims...), c.reduced), r, spec))
+			}
+		}
+	}
+	return out
+}
+
+// reduceWindowDTypeCases: a padded 3×3 max pool with stride 2 and a dilated 1-D sum
+// pool, over every numeric type.
+func reduceWindowDTypeCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, hlo.DType.IsNumeric, func(dt hlo.DType) opCase {
+		cb := newCase(g, "reduce_window")
+		w := hlo.MakeWindow([]int64{3, 3}, []int64{2, 2})
+		w[0].PadLow, w[0].PadHigh, w[1].PadLow, w[1].PadHigh = 1, 1, 1, 1
+		x := cb.param(dshape(dt, 7, 6), unitDomain)
+		mx := cb.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{cb.Constant(lowest(dt))}, cb.Reducer(hlo.OpMaximum, dt), w)
+		w2 := hlo.MakeWindow([]int64{3}, []int64{2})
+		w2[0].BaseDilation, w2[0].WindowDilation = 2, 2
+		sum := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 9), unitDomain)},
+			[]*hlo.Instruction{cb.ScalarConstant(dt, 0)}, cb.Reducer(hlo.OpAdd, dt), w2)
+		w3 := hlo.MakeWindow([]int64{1}, nil)
+		one := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 1), unitDomain)},
+			[]*hlo.Instruction{cb.Constant(lowest(dt))}, cb.Reducer(hlo.OpMaximum, dt), w3)
+		return cb.done(t, "maxpool-sumpool-size1/"+dt.String(), cb.Tuple(mx, sum, one), vkxla.Tolerance(hlo.OpReduceWindow, dt))
+	})
+}
+
+// selectAndScatterDTypeCases: the max-pool gradient with overlapping windows, and a
+// 1-D pool whose last operand element is in no window.
+func selectAndScatterDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		sel, err := hlo.ScalarComparator(hlo.CmpGE, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := vkxla.Tolerance(hlo.OpSelectAndScatter, dt)
+		cb := newCase(g, "select_and_scatter")
+		s := cb.SelectAndScatter(cb.param(dshape(dt, 7, 5), unitDomain), cb.param(dshape(dt, 3, 2), unitDomain),
+			cb.ScalarConstant(dt, 0), sel, cb.Reducer(hlo.OpAdd, dt), hlo.MakeWindow([]int64{3, 3}, []int64{2, 2}))
+		cb2 := newCase(g, "select_and_scatter")
+		s2 := cb2.SelectAndScatter(cb2.param(dshape(dt, 5), unitDomain), cb2.param(dshape(dt, 2), unitDomain),
+			cb2.ScalarConstant(dt, 0), sel, cb2.Reducer(hlo.OpAdd, dt), hlo.MakeWindow([]int64{2}, []int64{2}))
+		out = append(out, cb.done(t, "overlapping/"+dt.String(), s, spec), cb2.done(t, "1d-odd/"+dt.String(), s2, spec))
+	}
+	return out
+}
+
+// dotDTypeCases: matrix·matrix with odd sizes, vector·vector to a scalar and a batch
+// dot, over every numeric type (integers wrap).
+func dotDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		spec := vkxla.Tolerance(hlo.OpDot, dt)
+		cb := newCase(g, "dot")
+		mm := cb.Dot(cb.param(dshape(dt, 7, 13), unitDomain), cb.param(dshape(dt, 13, 5), unitDomain))
+		cb2 := newCase(g, "dot_vector")
+		vv := cb2.Dot(cb2.param(dshape(dt, 9), unitDomain), cb2.param(dshape(dt, 9), unitDomain))
+		cb3 := newCase(g, "dot_batch")
+		bd := cb3.DotGeneral(cb3.param(dshape(dt, 3, 5, 8), unitDomain), cb3.param(dshape(dt, 3, 8, 1), unitDomain),
+			hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}})
+		out = append(out, cb.done(t, "matmul-7x13x5/"+dt.String(), mm, spec),
+			cb2.done(t, "vector-9/"+dt.String(), vv, spec), cb3.done(t, "batch/"+dt.String(), bd, spec))
+	}
+	return out
+}
+
+// convolutionDTypeCases: a strided, padded 2-D convolution and a dilated depthwise
+// one, over every numeric type.
+func convolutionDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		spec := vkxla.Tolerance(hlo.OpConvolution, dt)
+		cb := newCase(g, "conv")
+		w := hlo.MakeWindow([]int64{3, 3}, []int64{2, 1})
+		w[0].PadLow, w[0].PadHigh, w[1].PadLow, w[1].PadHigh = 1, 1, 1, 1
+		c := cb.Conv(cb.param(dshape(dt, 1, 3, 7, 5), unitDomain), cb.param(dshape(dt, 2, 3, 3, 3), unitDomain), w, hlo.DefaultConvDims(2), 1, 1)
+		cb2 := newCase(g, "conv_depthwise")
+		w2 := hlo.MakeWindow([]int64{3}, nil)
+		w2[0].WindowDilation = 2
+		dw := cb2.Conv(cb2.param(dshape(dt, 2, 3, 9), unitDomain), cb2.param(dshape(dt, 3, 1, 3), unitDomain), w2, hlo.DefaultConvDims(1), 3, 1)
+		out = append(out, cb.done(t, "stride-pad/"+dt.String(), c, spec), cb2.done(t, "depthwise-dilated/"+dt.String(), dw, spec))
+	}
+	return out
+}
+
+// specialFloats fills the first elements of a float literal with NaN, ±0 and ±inf so
+// that TOTALORDER sorts have something to order.
+func specialFloats(lit *hlo.Literal) *hlo.Literal {
+	if !lit.DType().IsFloat() {
+		return lit
+	}
+	for i, v := range []float64{nan64(), 0, negZero(), inf(), -inf(), -nan64(), negZero(), 0} {
+		if i < lit.NumElements() {
+			lit.SetFloat64(i, v)
+		}
+	}
+	return lit
+}
+
+// sortDTypeCases: rows of keys (floats with NaN and ±0 under TOTALORDER), a size-1
+// sort, and a stable three-operand sort by keys with many ties, over every numeric
+// type.
+func sortDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		cb := newCase(g, "sort")
+		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 3, 17), unitDomain)))
+		s := cb.Sort([]*hlo.Instruction{keys}, cb.Comparator(hlo.CmpLT, dt), 1, false)
+		cb2 := newCase(g, "sort_one")
+		s2 := cb2.Sort([]*hlo.Instruction{cb2.param(dshape(dt, 1), unitDomain)}, cb2.Comparator(hlo.CmpGT, dt), 0, false)
+		other := g.dtypes[(i+4)%len(g.dtypes)]
+		cb3 := newCase(g, "sort_triples")
+		k := cb3.param(dshape(dt, 41), domain{0, 6}) // integer keys: many ties
+		vals := cb3.Iota(dshape(hlo.S32, 41), 0)
+		s3 := cb3.Sort([]*hlo.Instruction{k, vals, cb3.param(dshape(other, 41), unitDomain)},
+			cb3.Comparator(hlo.CmpGT, dt, hlo.S32, other), 0, true)
+		out = append(out, cb.done(t, "rows-ascending/"+dt.String(), s, exact()),
+			cb2.done(t, "size-1/"+dt.String(), s2, exact()),
+			cb3.done(t, fmt.Sprintf("stable-triples-descending/%v-s32-%v", dt, other), s3, exact()))
+	}
+	return out
+}
+
+func tupleDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		other := g.dtypes[(i+1)%len(g.dtypes)]
+		cb := newCase(g, "tuple")
+		x, y := cb.param(dshape(dt, 5), unitDomain), cb.param(hlo.Scalar(other), unitDomain)
+		tup := cb.Tuple(x, y, cb.Tuple(y, x))
+		inner := cb.GetTupleElement(tup, 2)
+		swapped := cb.Tuple(cb.GetTupleElement(inner, 0), cb.GetTupleElement(tup, 0))
+		out = append(out, cb.done(t, fmt.Sprintf("nested-gte/%v-%v", dt, other), swapped, exact()))
+	}
+	return out
+}
+
+// step is the loop and branch body's per-type work: add for numbers, xor for pred.
+func step(b *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
+	if x.Shape.DType == hlo.Pred {
+		return b.Xor(x, y)
+	}
+	return b.Add(x, y)
+}
+
+// whileDTypeCases: a loop counted in each integer type (s32 for the others) carrying
+// an accumulator of the type: acc += x, four times.
+func whileDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		ctr := hlo.S32
+		if dt.IsInteger() {
+			ctr = dt
+		}
+		state := hlo.MakeTuple(hlo.Scalar(ctr), dshape(dt, 3), dshape(dt, 3))
+		cond := mustComputation(t, "cond", func(b *hlo.Builder) *hlo.Instruction {
+			return b.Compare(b.GetTupleElement(b.Parameter(state, "s"), 0), b.ScalarConstant(ctr, 4), hlo.CmpLT)
+		})
+		body := mustComputation(t, "body", func(b *hlo.Builder) *hlo.Instruction {
+			s := b.Parameter(state, "s")
+			x := b.GetTupleElement(s, 2)
+			return b.Tuple(b.Add(b.GetTupleElement(s, 0), b.ScalarConstant(ctr, 1)), step(b, b.GetTupleElement(s, 1), x), x)
+		})
+		cb := newCase(g, "while")
+		w := cb.While(cond, body, cb.Tuple(cb.ScalarConstant(ctr, 0), cb.param(dshape(dt, 3), unitDomain), cb.param(dshape(dt, 3), unitDomain)))
+		m := mustBuild(t, cb.Builder, w)
+		out = append(out, opCase{name: fmt.Sprintf("counted-4/%v-counter/%v", ctr, dt), module: m, inputs: cb.inputs,
+			spec: vkxla.ProgramTolerance(m, dt)})
+	}
+	return out
+}
+
+// conditionalDTypeCases: three branches over dt[5] (negate or not, identity,
+// doubling) selected by an s32 index, in range and out of range, and by a pred.
+func conditionalDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		s := dshape(dt, 5)
+		flip := mustComputation(t, "flip", func(b *hlo.Builder) *hlo.Instruction {
+			if dt == hlo.Pred {
+				return b.Not(b.Parameter(s, "x"))
+			}
+			return b.Negate(b.Parameter(s, "x"))
+		})
+		id := mustComputation(t, "id", func(b *hlo.Builder) *hlo.Instruction { return b.Parameter(s, "x") })
+		twice := mustComputation(t, "twice", func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(s, "x")
+			return step(b, x, x)
+		})
+		spec := vkxla.Tolerance(hlo.OpAdd, dt)
+		for _, sel := range []int32{0, 2, 5} {
+			cb := newCase(g, "conditional")
+			x := cb.param(s, unitDomain)
+			c := cb.Conditional(cb.paramValue(s32Scalar(sel)), []*hlo.Computation{flip, id, twice}, []*hlo.Instruction{x, x, x})
+			out = append(out, cb.done(t, fmt.Sprintf("index-%d/%v", sel, dt), c, spec))
+		}
+		cb := newCase(g, "conditional_pred")
+		x := cb.param(s, unitDomain)
+		c := cb.Conditional(cb.paramValue(hlo.ScalarLiteral(false)), []*hlo.Computation{flip, twice}, []*hlo.Instruction{x, x})
+		out = append(out, cb.done(t, "pred-false/"+dt.String(), c, spec))
+	}
+	return out
+}
+
+// callDTypeCases: a called computation a*x + y (and(a, x) xor y for pred), called
+// twice, once on the first call's result.
+func callDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		f := mustComputation(t, "axpy", func(b *hlo.Builder) *hlo.Instruction {
+			a, x, y := b.Parameter(hlo.Scalar(dt), "a"), b.Parameter(dshape(dt, 3), "x"), b.Parameter(dshape(dt, 3), "y")
+			if dt == hlo.Pred {
+				return step(b, b.And(b.BroadcastScalar(a, 3), x), y)
+			}
+			return step(b, b.Mul(b.BroadcastScalar(a, 3), x), y)
+		})
+		cb := newCase(g, "call")
+		c := cb.Call(f, cb.param(hlo.Scalar(dt), unitDomain), cb.param(dshape(dt, 3), unitDomain), cb.param(dshape(dt, 3), unitDomain))
+		m := mustBuild(t, cb.Builder, cb.Call(f, cb.param(hlo.Scalar(dt), unitDomain), c, c))
+		out = append(out, opCase{name: "axpy-twice/" + dt.String(), module: m, inputs: cb.inputs, spec: vkxla.ProgramTolerance(m, dt)})
+	}
+	return out
+}
