@@ -523,3 +523,205 @@ func callDTypeCases(t testing.TB, g *gen) []opCase {
 	}
 	return out
 }
+
+// specialRows is a float literal whose rows hold NaN, ±0 against each other, ±inf
+// and all -inf, amid ordinary values: maximum and minimum must propagate NaN and
+// order −0 < +0 (docs/cpuref.md).
+func specialRows(dt hlo.DType) *hlo.Literal {
+	n, z, i := nan64(), negZero(), inf()
+	rows := [][]float64{
+		{0.5, -0.25, n, 1, -1, 0.75},
+		{z, 0, z, -0.5, -1, z},
+		{0, z, 0.5, 1, 0, 0.25},
+		{-0.5, i, -i, 0.5, 0, 1},
+		{-i, -i, -i, -i, -i, -i},
+	}
+	lit := hlo.NewLiteral(dshape(dt, int64(len(rows)), int64(len(rows[0]))))
+	for r, row := range rows {
+		for c, v := range row {
+			lit.SetFloat64(r*len(row)+c, v)
+		}
+	}
+	return lit
+}
+
+// tieLiteral draws floats or integers from {0, 1, 2}: many equal elements.
+func tieLiteral(g *gen, s hlo.Shape) *hlo.Literal {
+	lit := hlo.NewLiteral(s)
+	for i := range lit.NumElements() {
+		lit.SetInt64(i, int64(g.rng.IntN(3)))
+	}
+	return lit
+}
+
+// specialReduceCases: max and min reductions (both dims) and a max pool over NaN,
+// ±0 and ±inf, for every float type.
+func specialReduceCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsFloat() {
+			continue
+		}
+		for _, op := range []hlo.Opcode{hlo.OpMaximum, hlo.OpMinimum} {
+			for _, dim := range []int64{0, 1} {
+				cb := newCase(g, "reduce_special")
+				r := cb.Reduce([]*hlo.Instruction{cb.paramValue(specialRows(dt))}, []*hlo.Instruction{identity(cb, op, dt)},
+					cb.Reducer(op, dt), []int64{dim})
+				out = append(out, cb.done(t, fmt.Sprintf("%v-nan-zeros-inf/%v/dim-%d", op, dt, dim), r, exact()))
+			}
+		}
+	}
+	return out
+}
+
+func specialReduceWindowCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, hlo.DType.IsFloat, func(dt hlo.DType) opCase {
+		var out []*hlo.Instruction
+		cb := newCase(g, "reduce_window_special")
+		x := cb.paramValue(specialRows(dt))
+		for _, op := range []hlo.Opcode{hlo.OpMaximum, hlo.OpMinimum} {
+			out = append(out, cb.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{identity(cb, op, dt)},
+				cb.Reducer(op, dt), hlo.MakeWindow([]int64{2, 3}, []int64{1, 2})))
+		}
+		return cb.done(t, "max-min-nan-zeros-inf/"+dt.String(), cb.Tuple(out...), exact())
+	})
+}
+
+// specialScatterCases: max and min scatters of NaN, ±0 and ±inf rows, duplicates
+// included, for every float type.
+func specialScatterCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsFloat() {
+			continue
+		}
+		for _, op := range []hlo.Opcode{hlo.OpMaximum, hlo.OpMinimum} {
+			cb := newCase(g, "scatter_special")
+			x := cb.param(dshape(dt, 3, 6), unitDomain)
+			ind := cb.paramValue(indexLiteral(hlo.S32, []int64{5}, 0, 1, 2, 1, 0))
+			s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.paramValue(specialRows(dt))}, cb.Reducer(op, dt),
+				hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
+					ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1})
+			out = append(out, cb.done(t, fmt.Sprintf("rows-%v-nan-zeros-inf/%v", op, dt), s, exact()))
+		}
+	}
+	return out
+}
+
+// tieSelectAndScatterCases: windows full of equal maxima (GE keeps the first) and,
+// for floats, NaN and ±0, for every numeric type.
+func tieSelectAndScatterCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		sel, err := hlo.ScalarComparator(hlo.CmpGE, dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb := newCase(g, "select_and_scatter_ties")
+		x := cb.paramValue(tieLiteral(g, dshape(dt, 5, 6)))
+		if dt.IsFloat() {
+			x = cb.paramValue(specialRows(dt))
+		}
+		w := hlo.MakeWindow([]int64{2, 3}, []int64{1, 1})
+		w[1].PadLow, w[1].PadHigh = 1, 0
+		s := cb.SelectAndScatter(x, cb.paramValue(tieLiteral(g, dshape(dt, 4, 5))), cb.ScalarConstant(dt, 0), sel,
+			cb.Reducer(hlo.OpAdd, dt), w)
+		out = append(out, cb.done(t, "ties-padded/"+dt.String(), s, vkxla.Tolerance(hlo.OpSelectAndScatter, dt)))
+	}
+	return out
+}
+
+// accumulationDotCases: a dot of 4096 ones in f16 and bf16 accumulates in f32 and
+// rounds once (docs/cpuref.md): 4096, not the 2048 (f16) or 256 (bf16) that
+// rounding each partial sum to the type would give.
+func accumulationDotCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, func(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }, func(dt hlo.DType) opCase {
+		ones := func(dims ...int64) *hlo.Literal {
+			l := hlo.NewLiteral(dshape(dt, dims...))
+			for i := range l.NumElements() {
+				l.SetFloat64(i, 1)
+			}
+			return l
+		}
+		cb := newCase(g, "dot_ones")
+		d := cb.Dot(cb.paramValue(ones(2, 4096)), cb.paramValue(ones(4096, 3)))
+		return cb.done(t, "ones-2x4096x3/"+dt.String(), d, exact())
+	})
+}
+
+// smallIntLiteral draws floats or integers from [-k, k]: float sums of them are
+// exact in any order while partial sums stay below 2^(mantissa bits), so a tree
+// reduction of f16 or bf16 must match cpuref's sequential fold.
+func smallIntLiteral(g *gen, s hlo.Shape, k int) *hlo.Literal {
+	lit := hlo.NewLiteral(s)
+	for i := range lit.NumElements() {
+		lit.SetInt64(i, int64(g.rng.IntN(2*k+1)-k))
+	}
+	return lit
+}
+
+// treeReduceCases: reductions of an odd extent past the workgroup-tree threshold,
+// with a non-identity init for the sum, over every numeric type (integer sums wrap).
+func treeReduceCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		if !dt.IsNumeric() {
+			continue
+		}
+		for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum} {
+			cb := newCase(g, "reduce_tree")
+			s := dshape(dt, 2, 1537)
+			x := cb.param(s, unitDomain)
+			if dt.IsFloat() && op == hlo.OpAdd {
+				x = cb.paramValue(smallIntLiteral(g, s, 1))
+			}
+			init := identity(cb, op, dt)
+			if op == hlo.OpAdd {
+				init = cb.ScalarConstant(dt, 3)
+			}
+			r := cb.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{init}, cb.Reducer(op, dt), []int64{1})
+			out = append(out, cb.done(t, fmt.Sprintf("tree-%v/%v", op, s), r, vkxla.Tolerance(hlo.OpReduce, dt)))
+		}
+	}
+	return out
+}
+
+// gemmDotCases: a dot large enough for the tiled GEMM kernel, with edges in both
+// dims, for the types it serves besides f32 (inputs in [-1, 1]).
+func gemmDotCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, func(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }, func(dt hlo.DType) opCase {
+		cb := newCase(g, "dot_gemm")
+		d := cb.Dot(cb.param(dshape(dt, 33, 65), unitDomain), cb.param(dshape(dt, 65, 19), unitDomain))
+		return cb.done(t, "gemm-33x65x19/"+dt.String(), d, vkxla.Tolerance(hlo.OpDot, dt))
+	})
+}
+
+// uniqueScatterCases: unique_indices scatters (applied in parallel, no atomics) of
+// single elements into neighbouring positions, over every type.
+func uniqueScatterCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for i, dt := range g.dtypes {
+		idx := indexTypeFor(g, i+2)
+		cb := newCase(g, "scatter_unique")
+		x := cb.param(dshape(dt, 4, 9), unitDomain)
+		ind := cb.paramValue(indexLiteral(idx, []int64{7, 2}, 0, 0, 0, 1, 0, 2, 1, 3, 3, 8, 2, 7, 3, 7))
+		s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(dshape(dt, 7), unitDomain)}, replacer(t, dt),
+			hlo.ScatterDims{InsertedWindowDims: []int64{0, 1}, ScatterDimsToOperandDims: []int64{0, 1}, IndexVectorDim: 1,
+				UniqueIndices: true})
+		out = append(out, cb.done(t, fmt.Sprintf("unique-elements/%v/%v-indices", dt, idx), s, exact()))
+	}
+	return out
+}
+
+// longSortCases: rows longer than a workgroup's share and not a power of two.
+func longSortCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, hlo.DType.IsNumeric, func(dt hlo.DType) opCase {
+		cb := newCase(g, "sort_long")
+		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 2, 301), unitDomain)))
+		s := cb.Sort([]*hlo.Instruction{keys, cb.Iota(dshape(hlo.S32, 2, 301), 1)}, cb.Comparator(hlo.CmpLT, dt, hlo.S32), 1, true)
+		return cb.done(t, "rows-301-with-index/"+dt.String(), s, exact())
+	})
+}
