@@ -31,7 +31,7 @@ func init() {
 		hlo.OpReduceWindow:       withCases(reduceWindowCases, reduceWindowDTypeCases, specialReduceWindowCases),
 		hlo.OpSelectAndScatter:   withCases(selectAndScatterCases, selectAndScatterDTypeCases, tieSelectAndScatterCases),
 		hlo.OpDot:                withCases(dotCases, dotDTypeCases, accumulationDotCases, gemmDotCases),
-		hlo.OpConvolution:        withCases(convolutionCases, convolutionDTypeCases),
+		hlo.OpConvolution:        withCases(convolutionCases, convolutionDTypeCases, generalConvCases),
 		hlo.OpSort:               withCases(sortCases, sortDTypeCases, longSortCases),
 		hlo.OpTuple:              withCases(tupleCases, tupleDTypeCases),
 		hlo.OpGetTupleElement:    withCases(tupleCases, tupleDTypeCases),

@@ -86,6 +86,26 @@ func identity(cb *caseBuilder, op hlo.Opcode, dt hlo.DType) *hlo.Instruction {
 	return cb.ScalarConstant(dt, 0)
 }
 
+// combinersFor lists the reducers hlo allows over dt: add, maximum and minimum for
+// numbers; and, or and xor for pred (arithmetic on pred is refused).
+func combinersFor(dt hlo.DType) []hlo.Opcode {
+	if dt == hlo.Pred {
+		return []hlo.Opcode{hlo.OpAnd, hlo.OpOr, hlo.OpXor}
+	}
+	return []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum}
+}
+
+// sumOp and maxOp are the pooling reducers: add and maximum, or for pred or and and.
+func sumOp(dt hlo.DType) hlo.Opcode { return pick(dt, hlo.OpAdd, hlo.OpOr) }
+func maxOp(dt hlo.DType) hlo.Opcode { return pick(dt, hlo.OpMaximum, hlo.OpAnd) }
+
+func pick(dt hlo.DType, numeric, pred hlo.Opcode) hlo.Opcode {
+	if dt == hlo.Pred {
+		return pred
+	}
+	return numeric
+}
+
 // replacer is the scatter combiner that keeps the update.
 func replacer(t testing.TB, dt hlo.DType) *hlo.Computation {
 	return mustComputation(t, "replace_"+dt.String(), func(b *hlo.Builder) *hlo.Instruction {
@@ -230,18 +250,15 @@ func gatherDTypeCases(t testing.TB, g *gen) []opCase {
 }
 
 // scatterDTypeCases: rows with a duplicate and an out-of-bounds index, combined by
-// add, max and min (numeric types) and by replace (every type: the last update wins).
+// add, max and min (numeric types) or and, or and xor (pred), and by replace (every
+// type: the last update wins).
 func scatterDTypeCases(t testing.TB, g *gen) []opCase {
 	rows := hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
 		ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1}
 	var out []opCase
 	for i, dt := range g.dtypes {
 		idx := indexTypeFor(g, i+1)
-		combiners := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum, hlo.OpInvalid}
-		for _, op := range combiners {
-			if op != hlo.OpInvalid && !op.Info().Types.Allows(dt) {
-				continue
-			}
+		for _, op := range append(combinersFor(dt), hlo.OpInvalid) {
 			cb := newCase(g, "scatter")
 			comp, name, spec := replacer(t, dt), "replace", exact()
 			if op != hlo.OpInvalid {
@@ -263,19 +280,12 @@ func scatterDTypeCases(t testing.TB, g *gen) []opCase {
 	return out
 }
 
-// reduceDTypeCases: sum, max and min over every numeric type (and and/or over pred),
+// reduceDTypeCases: sum, max and min over every numeric type (and, or, xor over pred),
 // over one dimension, two non-adjacent ones, and a size-1 vector to a scalar.
 func reduceDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
-		ops := []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum}
-		if dt == hlo.Pred {
-			ops = []hlo.Opcode{hlo.OpAnd, hlo.OpOr}
-		}
-		for _, op := range ops {
-			if !op.Info().Types.Allows(dt) {
-				continue
-			}
+		for _, op := range combinersFor(dt) {
 			spec := exact()
 			if op == hlo.OpAdd {
 				spec = vkxla.Tolerance(hlo.OpReduce, dt)
@@ -295,33 +305,31 @@ func reduceDTypeCases(t testing.TB, g *gen) []opCase {
 }
 
 // reduceWindowDTypeCases: a padded 3×3 max pool with stride 2 and a dilated 1-D sum
-// pool, over every numeric type.
+// pool, over every numeric type (and and or pools over pred).
 func reduceWindowDTypeCases(t testing.TB, g *gen) []opCase {
-	return forDTypes(g, hlo.DType.IsNumeric, func(dt hlo.DType) opCase {
+	return forDTypes(g, nil, func(dt hlo.DType) opCase {
 		cb := newCase(g, "reduce_window")
 		w := hlo.MakeWindow([]int64{3, 3}, []int64{2, 2})
 		w[0].PadLow, w[0].PadHigh, w[1].PadLow, w[1].PadHigh = 1, 1, 1, 1
 		x := cb.param(dshape(dt, 7, 6), unitDomain)
-		mx := cb.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{cb.Constant(lowest(dt))}, cb.Reducer(hlo.OpMaximum, dt), w)
+		mx := cb.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{identity(cb, maxOp(dt), dt)}, cb.Reducer(maxOp(dt), dt), w)
 		w2 := hlo.MakeWindow([]int64{3}, []int64{2})
 		w2[0].BaseDilation, w2[0].WindowDilation = 2, 2
 		sum := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 9), unitDomain)},
-			[]*hlo.Instruction{cb.ScalarConstant(dt, 0)}, cb.Reducer(hlo.OpAdd, dt), w2)
+			[]*hlo.Instruction{identity(cb, sumOp(dt), dt)}, cb.Reducer(sumOp(dt), dt), w2)
 		w3 := hlo.MakeWindow([]int64{1}, nil)
 		one := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 1), unitDomain)},
-			[]*hlo.Instruction{cb.Constant(lowest(dt))}, cb.Reducer(hlo.OpMaximum, dt), w3)
+			[]*hlo.Instruction{identity(cb, maxOp(dt), dt)}, cb.Reducer(maxOp(dt), dt), w3)
 		return cb.done(t, "maxpool-sumpool-size1/"+dt.String(), cb.Tuple(mx, sum, one), vkxla.Tolerance(hlo.OpReduceWindow, dt))
 	})
 }
 
 // selectAndScatterDTypeCases: the max-pool gradient with overlapping windows, and a
-// 1-D pool whose last operand element is in no window.
+// 1-D pool whose last operand element is in no window, over every type (for pred
+// the scatter combiner is or).
 func selectAndScatterDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
-		if !dt.IsNumeric() {
-			continue
-		}
 		sel, err := hlo.ScalarComparator(hlo.CmpGE, dt)
 		if err != nil {
 			t.Fatal(err)
@@ -329,10 +337,10 @@ func selectAndScatterDTypeCases(t testing.TB, g *gen) []opCase {
 		spec := vkxla.Tolerance(hlo.OpSelectAndScatter, dt)
 		cb := newCase(g, "select_and_scatter")
 		s := cb.SelectAndScatter(cb.param(dshape(dt, 7, 5), unitDomain), cb.param(dshape(dt, 3, 2), unitDomain),
-			cb.ScalarConstant(dt, 0), sel, cb.Reducer(hlo.OpAdd, dt), hlo.MakeWindow([]int64{3, 3}, []int64{2, 2}))
+			cb.ScalarConstant(dt, 0), sel, cb.Reducer(sumOp(dt), dt), hlo.MakeWindow([]int64{3, 3}, []int64{2, 2}))
 		cb2 := newCase(g, "select_and_scatter")
 		s2 := cb2.SelectAndScatter(cb2.param(dshape(dt, 5), unitDomain), cb2.param(dshape(dt, 2), unitDomain),
-			cb2.ScalarConstant(dt, 0), sel, cb2.Reducer(hlo.OpAdd, dt), hlo.MakeWindow([]int64{2}, []int64{2}))
+			cb2.ScalarConstant(dt, 0), sel, cb2.Reducer(sumOp(dt), dt), hlo.MakeWindow([]int64{2}, []int64{2}))
 		out = append(out, cb.done(t, "overlapping/"+dt.String(), s, spec), cb2.done(t, "1d-odd/"+dt.String(), s2, spec))
 	}
 	return out
@@ -397,14 +405,11 @@ func specialFloats(lit *hlo.Literal) *hlo.Literal {
 }
 
 // sortDTypeCases: rows of keys (floats with NaN and ±0 under TOTALORDER), a size-1
-// sort, and a stable three-operand sort by keys with many ties, over every numeric
-// type.
+// sort, and a stable three-operand sort by keys with many ties, over every type
+// (compare orders pred false < true).
 func sortDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for i, dt := range g.dtypes {
-		if !dt.IsNumeric() {
-			continue
-		}
 		cb := newCase(g, "sort")
 		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 3, 17), unitDomain)))
 		s := cb.Sort([]*hlo.Instruction{keys}, cb.Comparator(hlo.CmpLT, dt), 1, false)
@@ -609,13 +614,10 @@ func specialScatterCases(t testing.TB, g *gen) []opCase {
 }
 
 // tieSelectAndScatterCases: windows full of equal maxima (GE keeps the first) and,
-// for floats, NaN and ±0, for every numeric type.
+// for floats, NaN and ±0, for every type.
 func tieSelectAndScatterCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
-		if !dt.IsNumeric() {
-			continue
-		}
 		sel, err := hlo.ScalarComparator(hlo.CmpGE, dt)
 		if err != nil {
 			t.Fatal(err)
@@ -628,7 +630,7 @@ func tieSelectAndScatterCases(t testing.TB, g *gen) []opCase {
 		w := hlo.MakeWindow([]int64{2, 3}, []int64{1, 1})
 		w[1].PadLow, w[1].PadHigh = 1, 0
 		s := cb.SelectAndScatter(x, cb.paramValue(tieLiteral(g, dshape(dt, 4, 5))), cb.ScalarConstant(dt, 0), sel,
-			cb.Reducer(hlo.OpAdd, dt), w)
+			cb.Reducer(sumOp(dt), dt), w)
 		out = append(out, cb.done(t, "ties-padded/"+dt.String(), s, vkxla.Tolerance(hlo.OpSelectAndScatter, dt)))
 	}
 	return out
@@ -664,14 +666,12 @@ func smallIntLiteral(g *gen, s hlo.Shape, k int) *hlo.Literal {
 }
 
 // treeReduceCases: reductions of an odd extent past the workgroup-tree threshold,
-// with a non-identity init for the sum, over every numeric type (integer sums wrap).
+// with a non-identity init for the sum, over every type (integer sums wrap; pred
+// folds with and, or and xor).
 func treeReduceCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
-		if !dt.IsNumeric() {
-			continue
-		}
-		for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpMaximum, hlo.OpMinimum} {
+		for _, op := range combinersFor(dt) {
 			cb := newCase(g, "reduce_tree")
 			s := dshape(dt, 2, 1537)
 			x := cb.param(s, unitDomain)
@@ -718,10 +718,26 @@ func uniqueScatterCases(t testing.TB, g *gen) []opCase {
 
 // longSortCases: rows longer than a workgroup's share and not a power of two.
 func longSortCases(t testing.TB, g *gen) []opCase {
-	return forDTypes(g, hlo.DType.IsNumeric, func(dt hlo.DType) opCase {
+	return forDTypes(g, nil, func(dt hlo.DType) opCase {
 		cb := newCase(g, "sort_long")
 		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 2, 301), unitDomain)))
 		s := cb.Sort([]*hlo.Instruction{keys, cb.Iota(dshape(hlo.S32, 2, 301), 1)}, cb.Comparator(hlo.CmpLT, dt, hlo.S32), 1, true)
 		return cb.done(t, "rows-301-with-index/"+dt.String(), s, exact())
+	})
+}
+
+// generalConvCases: a convolution in b01f/01io layout with base dilation, window
+// reversal, negative padding and batch_group_count 2, over every numeric type.
+func generalConvCases(t testing.TB, g *gen) []opCase {
+	return forDTypes(g, hlo.DType.IsNumeric, func(dt hlo.DType) opCase {
+		w := hlo.MakeWindow([]int64{2, 3}, nil)
+		w[0].BaseDilation = 2
+		w[1].WindowReversal, w[1].PadLow, w[1].PadHigh = true, 1, -1
+		dims := hlo.ConvDims{InputBatch: 0, InputSpatial: []int64{1, 2}, InputFeature: 3,
+			KernelSpatial: []int64{0, 1}, KernelInput: 2, KernelOutput: 3,
+			OutputBatch: 0, OutputSpatial: []int64{1, 2}, OutputFeature: 3}
+		cb := newCase(g, "conv_general")
+		c := cb.Conv(cb.param(dshape(dt, 4, 3, 5, 2), unitDomain), cb.param(dshape(dt, 2, 3, 2, 2), unitDomain), w, dims, 1, 2)
+		return cb.done(t, "b01f-dilated-reversed-batch-groups/"+dt.String(), c, vkxla.Tolerance(hlo.OpConvolution, dt))
 	})
 }
