@@ -45,7 +45,7 @@ func (g *graphBuilder) step() {
 	x := g.pick()
 	b := g.b
 	var y *hlo.Instruction
-	switch g.next() % 10 {
+	switch g.next() % 14 {
 	case 0:
 		y = b.Add(x, g.sameShape(x))
 	case 1:
@@ -68,6 +68,16 @@ func (g *graphBuilder) step() {
 	case 9:
 		y = b.Broadcast(b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)},
 			b.Reducer(hlo.OpMaximum, hlo.F32), []int64{1}), x.Shape.Dims, []int64{0})
+	case 10:
+		y = b.Concatenate(int64(g.next()%2), x, g.sameShape(x))
+	case 11:
+		d := x.Shape.Dims
+		y = b.Slice(x, []int64{0, d[1] / 3}, d, []int64{1 + int64(g.next()%2), 2})
+	case 12:
+		// Rounding to bf16 and back is exact arithmetic: both sides round to nearest even.
+		y = b.Convert(b.Convert(x, hlo.BF16), hlo.F32)
+	case 13:
+		y = b.Clamp(b.ScalarConstant(hlo.F32, -0.25), x, b.ScalarConstant(hlo.F32, 0.5))
 	}
 	g.vals = append(g.vals, y)
 }
