@@ -23,6 +23,7 @@ func init() {
 		hlo.OpConcatenate:        withCases(concatenateCases, concatenateDTypeCases),
 		hlo.OpPad:                withCases(padCases, padDTypeCases),
 		hlo.OpReverse:            withCases(reverseCases, reverseDTypeCases),
+		hlo.OpCopy:               copyCases,
 		hlo.OpDynamicSlice:       withCases(dynamicSliceCases, dynamicSliceDTypeCases),
 		hlo.OpDynamicUpdateSlice: withCases(dynamicUpdateSliceCases, dynamicUpdateSliceDTypeCases),
 		hlo.OpGather:             withCases(gatherCases, gatherDTypeCases),

@@ -169,6 +169,21 @@ func padDTypeCases(t testing.TB, g *gen) []opCase {
 	return out
 }
 
+// copyCases: copy of every dtype, alone (the entry's output is the copy) and with
+// its operand also returned, so the two outputs are distinct buffers.
+func copyCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		cb := newCase(g, "copy")
+		c := cb.Copy(cb.param(dshape(dt, 3, 5), unitDomain))
+		cb2 := newCase(g, "copy")
+		x := cb2.param(dshape(dt), unitDomain)
+		c2 := cb2.Tuple(cb2.Copy(x), x)
+		out = append(out, cb.done(t, "copy/"+dt.String(), c, exact()), cb2.done(t, "scalar-and-operand/"+dt.String(), c2, exact()))
+	}
+	return out
+}
+
 func reverseDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {

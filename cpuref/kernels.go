@@ -26,6 +26,7 @@ func init() {
 		hlo.OpConcatenate:        evalConcatenate,
 		hlo.OpPad:                evalPad,
 		hlo.OpReverse:            evalReverse,
+		hlo.OpCopy:               evalCopy,
 		hlo.OpDynamicSlice:       evalDynamicSlice,
 		hlo.OpDynamicUpdateSlice: evalDynamicUpdateSlice,
 		hlo.OpGather:             evalGather,

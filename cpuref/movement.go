@@ -182,6 +182,11 @@ func evalPad(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 }
 
 // evalReverse flips the listed dimensions.
+// evalCopy is XLA's copy: the operand's value, in a literal of its own.
+func evalCopy(_ *evaluator, _ *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return ops[0].Clone(), nil
+}
+
 func evalReverse(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	x := ops[0]
 	if err := checkDimList("reverse", in.Attrs.Dimensions, x.Shape().Rank()); err != nil {

@@ -133,6 +133,16 @@ func TestReverse(t *testing.T) {
   ROOT r = f32[2,3] reverse(x), dimensions={0,1}`), iota6()))
 }
 
+func TestCopy(t *testing.T) {
+	x := mat(dims(2, 3), float32(1), 2, 3, 4, 5, 6)
+	got := evalText(t, oneOp(`
+  x = f32[2,3] parameter(0)
+  ROOT c = f32[2,3] copy(x)`), x)
+	assertLit(t, mat(dims(2, 3), float32(1), 2, 3, 4, 5, 6), got)
+	x.SetFloat64(0, 9)
+	assert.Equal(t, float64(1), got.Float64(0), "the copy shares no memory with its operand")
+}
+
 func iota16() *hlo.Literal {
 	v := make([]int32, 16)
 	for i := range v {

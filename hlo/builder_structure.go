@@ -55,6 +55,11 @@ func (b *Builder) Pad(x, value *Instruction, pads []PadDim) *Instruction {
 		attrs: Attributes{Padding: append([]PadDim(nil), pads...)}})
 }
 
+// Copy adds XLA's copy: the operand's value in a buffer of its own.
+func (b *Builder) Copy(x *Instruction) *Instruction {
+	return b.emit(opSpec{op: OpCopy, operands: ins(x)})
+}
+
 // Reverse reverses the order of elements along dims.
 func (b *Builder) Reverse(x *Instruction, dims ...int64) *Instruction {
 	return b.emit(opSpec{op: OpReverse, operands: ins(x), attrs: Attributes{Dimensions: cloneInts(dims)}})

@@ -42,6 +42,7 @@ var opSamples = map[Opcode]func(b *Builder) *Instruction{
 		return b.Pad(f32x23(b, "x"), b.ScalarConstant(F32, 0), []PadDim{{1, 0, 1}, {0, -1, 0}})
 	},
 	OpReverse: func(b *Builder) *Instruction { return b.Reverse(f32x23(b, "x"), 0) },
+	OpCopy:    func(b *Builder) *Instruction { return b.Copy(f32x23(b, "x")) },
 	OpDynamicSlice: func(b *Builder) *Instruction {
 		x := b.Parameter(MakeShape(F32, 4, 5), "x")
 		i := b.Parameter(Scalar(S32), "i")

@@ -83,7 +83,7 @@ func init() {
 		OpConvert: inferConvert, OpBitcastConvert: inferBitcastConvert,
 		OpBroadcast: inferBroadcast, OpReshape: inferReshape, OpTranspose: inferTranspose,
 		OpSlice: inferSlice, OpConcatenate: inferConcatenate, OpPad: inferPad,
-		OpReverse: inferReverse, OpDynamicSlice: inferDynamicSlice,
+		OpReverse: inferReverse, OpCopy: inferCopy, OpDynamicSlice: inferDynamicSlice,
 		OpDynamicUpdateSlice: inferDynamicUpdateSlice,
 		OpGather:             inferGather, OpScatter: inferScatter,
 		OpReduce: inferReduce, OpReduceWindow: inferReduceWindow,

@@ -161,6 +161,15 @@ func inferReverse(a *shapeArgs) (Shape, error) {
 	return x.Clone(), nil
 }
 
+// inferCopy: XLA's copy (which XLA dumps use to change layouts; every layout here
+// is row-major) is the identity on an array.
+func inferCopy(a *shapeArgs) (Shape, error) {
+	if err := needArrays(a); err != nil {
+		return Shape{}, err
+	}
+	return a.operands[0].Clone(), nil
+}
+
 // checkStartIndices checks dynamic-slice style start indices: one integer scalar per
 // operand dimension, all of one type.
 func checkStartIndices(x Shape, starts []Shape) error {

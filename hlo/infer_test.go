@@ -252,6 +252,8 @@ func TestInferMovement(t *testing.T) {
 		{name: "pad value", op: OpPad, operands: shp(f32(3), f32(1)),
 			attrs: Attributes{Padding: []PadDim{{0, 0, 0}}}, err: "padding value f32[1] must be a f32 scalar"},
 
+		{name: "copy", op: OpCopy, operands: shp(f32(2, 3)), want: f32(2, 3)},
+		{name: "copy of a tuple", op: OpCopy, operands: shp(MakeTuple(f32(2))), err: "array"},
 		{name: "reverse", op: OpReverse, operands: shp(f32(2, 3)), attrs: Attributes{Dimensions: dims(1, 0)},
 			want: f32(2, 3)},
 		{name: "reverse repeat", op: OpReverse, operands: shp(f32(2, 3)), attrs: Attributes{Dimensions: dims(1, 1)},

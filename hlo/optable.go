@@ -65,6 +65,7 @@ const (
 	OpConcatenate
 	OpPad
 	OpReverse
+	OpCopy
 	OpDynamicSlice
 	OpDynamicUpdateSlice
 	OpGather
@@ -237,6 +238,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpConcatenate:        op("concatenate", KindMovement, Variadic),
 	OpPad:                op("pad", KindMovement, 2),
 	OpReverse:            op("reverse", KindMovement, 1),
+	OpCopy:               op("copy", KindMovement, 1),
 	OpDynamicSlice:       op("dynamic-slice", KindMovement, Variadic),
 	OpDynamicUpdateSlice: op("dynamic-update-slice", KindMovement, Variadic),
 	OpGather:             op("gather", KindMovement, 2),

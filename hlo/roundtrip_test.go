@@ -121,6 +121,11 @@ ENTRY e {
   x = f32[2,3] parameter(0)
   ROOT r = f32[2,3] reverse(x), dimensions={0,1}
 }`,
+	OpCopy: `HloModule copy
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  ROOT c = f32[2,3] copy(x)
+}`,
 	OpDynamicSlice: `HloModule dynamic_slice
 ENTRY e {
   x = f32[8,6] parameter(0)

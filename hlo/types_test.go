@@ -156,7 +156,7 @@ func TestOpTableRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int(numOpcodes)-1, len(AllOpcodes()))
-	_, ok := LookupOpcode("copy")
+	_, ok := LookupOpcode("fusion")
 	assert.False(t, ok)
 	assert.Equal(t, "opcode(0)", OpInvalid.String())
 	assert.Equal(t, "opcode(250)", Opcode(250).String())

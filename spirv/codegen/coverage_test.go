@@ -72,6 +72,10 @@ var opSamples = map[hlo.Opcode]opSample{
 		b := newCB(t, "pad")
 		return b.build(b.op(hlo.OpPad, hlo.Attributes{Padding: []hlo.PadDim{{Low: 2, High: -1, Interior: 1}}}, nil, b.param(s(hlo.F32, 9)), b.param(s(hlo.F32))))
 	},
+	hlo.OpCopy: func(t *testing.T) *hlo.Computation {
+		b := newCB(t, "copy")
+		return b.build(b.op(hlo.OpCopy, hlo.Attributes{}, nil, b.param(s(hlo.S16, 3, 5))))
+	},
 	hlo.OpReverse: func(t *testing.T) *hlo.Computation {
 		b := newCB(t, "reverse")
 		return b.build(b.op(hlo.OpReverse, hlo.Attributes{Dimensions: []int64{0}}, nil, b.param(s(hlo.F32, 9))))

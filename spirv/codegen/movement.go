@@ -90,6 +90,11 @@ func emitSlice(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	return g.emit(in.Operands[0], src)
 }
 
+// emitCopy: a copy's element is its operand's (layouts are all row-major).
+func emitCopy(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
+	return g.emit(in.Operands[0], idx)
+}
+
 func emitReverse(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	k := g.k
 	src := append([]spirv.ID{}, idx...)
