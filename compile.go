@@ -42,23 +42,22 @@ func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, e
 	if err := hlo.Verify(m); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
-	text := hlo.Print(m)
 	if cfg.noCache {
-		c, err := rt.compile(m, text, cfg)
+		c, err := rt.compile(m, cfg)
 		if err != nil {
 			return nil, err
 		}
 		return c.handle(), nil
 	}
 	key := fingerprint(hlo.CanonicalText(m), cfg.key())
-	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(m, text, cfg) })
+	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(m, cfg) })
 }
 
 // compile does the work behind Compile.
-func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*compiled, error) {
+func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) {
 	d := rt.newDumper(m.Name)
-	d.write("00-input.hlo", text)
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet()}
+	d.write("00-input.hlo", func() string { return hlo.Print(m) })
+	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
 	params := make([]value, len(m.Entry.Params))
 	for i, p := range m.Entry.Params {
 		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
@@ -68,14 +67,14 @@ func (rt *Runtime) compile(m *hlo.Module, text string, cfg compileConfig) (*comp
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
 	root = l.ownOutputs(main, m.Entry.Root.Name, root)
-	d.write("05-kernels.hlo", l.lowered.String())
+	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {
 		if err := validateKernels(l.kernels); err != nil {
 			return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 		}
 	}
-	d.write("10-plan.txt", planText(l))
+	d.write("10-plan.txt", func() string { return planText(l) })
 	c := &compiled{rt: rt, module: m, params: params, root: root, main: main, stats: memoryStats(l), refs: 1}
 	if err := rt.track(c); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)

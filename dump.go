@@ -26,10 +26,19 @@ func (rt *Runtime) newDumper(module string) dumper {
 	return dumper{dir: filepath.Join(rt.dumpDir, unsafeName.ReplaceAllString(module, "_"))}
 }
 
-func (d dumper) write(name, text string) { d.writeBytes(name, []byte(text)) }
+// on reports whether dumping is on.
+func (d dumper) on() bool { return d.dir != "" }
+
+// write dumps the text that text returns; it is called only when dumping is on, so
+// printing stays off the compile path otherwise.
+func (d dumper) write(name string, text func() string) {
+	if d.on() {
+		d.writeBytes(name, []byte(text()))
+	}
+}
 
 func (d dumper) writeBytes(name string, data []byte) {
-	if d.dir == "" {
+	if !d.on() {
 		return
 	}
 	path := filepath.Join(d.dir, name)
@@ -44,7 +53,7 @@ func (d dumper) writeBytes(name string, data []byte) {
 
 // writeKernels dumps every generated kernel as SPIR-V and its disassembly.
 func (d dumper) writeKernels(set *kernelSet) {
-	if d.dir == "" {
+	if !d.on() {
 		return
 	}
 	for i, ref := range set.all {
@@ -55,6 +64,6 @@ func (d dumper) writeKernels(set *kernelSet) {
 		if err != nil {
 			text = "disassembly failed: " + err.Error()
 		}
-		d.write(base+".spvasm", text)
+		d.writeBytes(base+".spvasm", []byte(text))
 	}
 }

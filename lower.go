@@ -74,8 +74,9 @@ type lowering struct {
 	kernels   *kernelSet
 	constants []constantUpload
 	kinds     []rangeKind
-	// lowered lists every kernel computation with the dispatches it became, for
-	// VKXLA_DUMP.
+	// lowered lists every kernel computation with the dispatches it became, kept
+	// only when dumping (VKXLA_DUMP).
+	dumping bool
 	lowered strings.Builder
 }
 

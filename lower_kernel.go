@@ -102,6 +102,9 @@ func argRange(a codegen.Arg, ops []value, out value, scratch []int) int {
 
 // noteLowered records a kernel computation and its dispatches for VKXLA_DUMP.
 func (l *lowering) noteLowered(c *hlo.Computation, p *codegen.Program) {
+	if !l.dumping {
+		return
+	}
 	l.lowered.WriteString(c.String())
 	for _, d := range p.Dispatches {
 		fmt.Fprintf(&l.lowered, "  // dispatch %s: local size %v, groups %v, args %v\n", d.Kernel.Name, d.Kernel.LocalSize, d.Groups, d.Args)
