@@ -57,8 +57,6 @@ func indexLiteral(dt hlo.DType, dims []int64, vals ...int64) *hlo.Literal {
 	return lit
 }
 
-func dshape(dt hlo.DType, dims ...int64) hlo.Shape { return hlo.MakeShape(dt, dims...) }
-
 // highest is the identity of minimum: +inf for floats, the maximum for integers.
 func highest(dt hlo.DType) *hlo.Literal {
 	l := hlo.NewLiteral(hlo.Scalar(dt))
@@ -120,7 +118,7 @@ func broadcastDTypeCases(t testing.TB, g *gen) []opCase {
 		cb := newCase(g, "broadcast")
 		scalar := cb.Broadcast(cb.param(hlo.Scalar(dt), unitDomain), []int64{3, 1, 5}, nil)
 		cb2 := newCase(g, "broadcast")
-		inner := cb2.Broadcast(cb2.param(dshape(dt, 3, 1), unitDomain), []int64{2, 3, 5, 1}, []int64{1, 3})
+		inner := cb2.Broadcast(cb2.param(hlo.MakeShape(dt, 3, 1), unitDomain), []int64{2, 3, 5, 1}, []int64{1, 3})
 		out = append(out, cb.done(t, "scalar-to-[3,1,5]/"+dt.String(), scalar, exact()),
 			cb2.done(t, "[3,1]-to-[2,3,5,1]/"+dt.String(), inner, exact()))
 	}
@@ -131,9 +129,9 @@ func sliceDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		cb := newCase(g, "slice")
-		one := cb.Slice(cb.param(dshape(dt, 7), unitDomain), []int64{3}, []int64{4}, nil)
+		one := cb.Slice(cb.param(hlo.MakeShape(dt, 7), unitDomain), []int64{3}, []int64{4}, nil)
 		cb2 := newCase(g, "slice")
-		strided := cb2.Slice(cb2.param(dshape(dt, 2, 3, 7), unitDomain), []int64{1, 0, 1}, []int64{2, 3, 7}, []int64{1, 2, 3})
+		strided := cb2.Slice(cb2.param(hlo.MakeShape(dt, 2, 3, 7), unitDomain), []int64{1, 0, 1}, []int64{2, 3, 7}, []int64{1, 2, 3})
 		out = append(out, cb.done(t, "size-1/"+dt.String(), one, exact()),
 			cb2.done(t, "strided-3d/"+dt.String(), strided, exact()))
 	}
@@ -144,10 +142,10 @@ func concatenateDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		cb := newCase(g, "concatenate")
-		c := cb.Concatenate(0, cb.param(dshape(dt, 1), unitDomain), cb.param(dshape(dt, 6), unitDomain))
+		c := cb.Concatenate(0, cb.param(hlo.MakeShape(dt, 1), unitDomain), cb.param(hlo.MakeShape(dt, 6), unitDomain))
 		cb2 := newCase(g, "concatenate")
-		c2 := cb2.Concatenate(1, cb2.param(dshape(dt, 3, 2), unitDomain), cb2.param(dshape(dt, 3, 0), unitDomain),
-			cb2.param(dshape(dt, 3, 5), unitDomain))
+		c2 := cb2.Concatenate(1, cb2.param(hlo.MakeShape(dt, 3, 2), unitDomain), cb2.param(hlo.MakeShape(dt, 3, 0), unitDomain),
+			cb2.param(hlo.MakeShape(dt, 3, 5), unitDomain))
 		out = append(out, cb.done(t, "1+6/"+dt.String(), c, exact()),
 			cb2.done(t, "dim1-with-empty/"+dt.String(), c2, exact()))
 	}
@@ -158,10 +156,10 @@ func padDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		cb := newCase(g, "pad")
-		p := cb.Pad(cb.param(dshape(dt, 1), unitDomain), cb.param(hlo.Scalar(dt), unitDomain),
+		p := cb.Pad(cb.param(hlo.MakeShape(dt, 1), unitDomain), cb.param(hlo.Scalar(dt), unitDomain),
 			[]hlo.PadDim{{Low: 2, High: 1}})
 		cb2 := newCase(g, "pad")
-		p2 := cb2.Pad(cb2.param(dshape(dt, 3, 5), unitDomain), cb2.param(hlo.Scalar(dt), unitDomain),
+		p2 := cb2.Pad(cb2.param(hlo.MakeShape(dt, 3, 5), unitDomain), cb2.param(hlo.Scalar(dt), unitDomain),
 			[]hlo.PadDim{{Low: 1, High: -1, Interior: 1}, {Low: -2, High: 2, Interior: 2}})
 		out = append(out, cb.done(t, "size-1/"+dt.String(), p, exact()),
 			cb2.done(t, "interior-and-negative/"+dt.String(), p2, exact()))
@@ -175,9 +173,9 @@ func copyCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		cb := newCase(g, "copy")
-		c := cb.Copy(cb.param(dshape(dt, 3, 5), unitDomain))
+		c := cb.Copy(cb.param(hlo.MakeShape(dt, 3, 5), unitDomain))
 		cb2 := newCase(g, "copy")
-		x := cb2.param(dshape(dt), unitDomain)
+		x := cb2.param(hlo.MakeShape(dt), unitDomain)
 		c2 := cb2.Tuple(cb2.Copy(x), x)
 		out = append(out, cb.done(t, "copy/"+dt.String(), c, exact()), cb2.done(t, "scalar-and-operand/"+dt.String(), c2, exact()))
 	}
@@ -188,9 +186,9 @@ func reverseDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		cb := newCase(g, "reverse")
-		r := cb.Reverse(cb.param(dshape(dt, 1), unitDomain), 0)
+		r := cb.Reverse(cb.param(hlo.MakeShape(dt, 1), unitDomain), 0)
 		cb2 := newCase(g, "reverse")
-		r2 := cb2.Reverse(cb2.param(dshape(dt, 3, 4, 5), unitDomain), 0, 2)
+		r2 := cb2.Reverse(cb2.param(hlo.MakeShape(dt, 3, 4, 5), unitDomain), 0, 2)
 		out = append(out, cb.done(t, "size-1/"+dt.String(), r, exact()),
 			cb2.done(t, "dims-0-2/"+dt.String(), r2, exact()))
 	}
@@ -213,9 +211,9 @@ func dynamicSliceDTypeCases(t testing.TB, g *gen) []opCase {
 	for i, dt := range g.dtypes {
 		idx := indexTypeFor(g, i)
 		cb := newCase(g, "dynamic_slice")
-		d := cb.DynamicSlice(cb.param(dshape(dt, 7), unitDomain), startParams(cb, idx, 5), []int64{3})
+		d := cb.DynamicSlice(cb.param(hlo.MakeShape(dt, 7), unitDomain), startParams(cb, idx, 5), []int64{3})
 		cb2 := newCase(g, "dynamic_slice")
-		d2 := cb2.DynamicSlice(cb2.param(dshape(dt, 4, 5), unitDomain), startParams(cb2, idx, 1, -2), []int64{1, 3})
+		d2 := cb2.DynamicSlice(cb2.param(hlo.MakeShape(dt, 4, 5), unitDomain), startParams(cb2, idx, 1, -2), []int64{1, 3})
 		name := fmt.Sprintf("%v/%v-starts", dt, idx)
 		out = append(out, cb.done(t, "clamped-high/"+name, d, exact()),
 			cb2.done(t, "clamped-low/"+name, d2, exact()))
@@ -228,10 +226,10 @@ func dynamicUpdateSliceDTypeCases(t testing.TB, g *gen) []opCase {
 	for i, dt := range g.dtypes {
 		idx := indexTypeFor(g, i+3)
 		cb := newCase(g, "dynamic_update_slice")
-		d := cb.DynamicUpdateSlice(cb.param(dshape(dt, 7), unitDomain), cb.param(dshape(dt, 3), unitDomain),
+		d := cb.DynamicUpdateSlice(cb.param(hlo.MakeShape(dt, 7), unitDomain), cb.param(hlo.MakeShape(dt, 3), unitDomain),
 			startParams(cb, idx, 6))
 		cb2 := newCase(g, "dynamic_update_slice")
-		d2 := cb2.DynamicUpdateSlice(cb2.param(dshape(dt, 4, 5), unitDomain), cb2.param(dshape(dt, 1, 3), unitDomain),
+		d2 := cb2.DynamicUpdateSlice(cb2.param(hlo.MakeShape(dt, 4, 5), unitDomain), cb2.param(hlo.MakeShape(dt, 1, 3), unitDomain),
 			startParams(cb2, idx, 2, -1))
 		cb3 := newCase(g, "dynamic_update_slice")
 		d3 := cb3.DynamicUpdateSlice(cb3.param(hlo.Scalar(dt), unitDomain), cb3.param(hlo.Scalar(dt), unitDomain), nil)
@@ -250,11 +248,11 @@ func gatherDTypeCases(t testing.TB, g *gen) []opCase {
 	for i, dt := range g.dtypes {
 		idx := indexTypeFor(g, i+5)
 		cb := newCase(g, "gather_scalar")
-		x := cb.param(dshape(dt, 7), unitDomain)
+		x := cb.param(hlo.MakeShape(dt, 7), unitDomain)
 		elem := cb.Gather(x, cb.paramValue(indexLiteral(idx, nil, 4)), hlo.GatherDims{CollapsedSliceDims: []int64{0},
 			StartIndexMap: []int64{0}, IndexVectorDim: 0}, []int64{1})
 		cb2 := newCase(g, "gather_windows")
-		y := cb2.param(dshape(dt, 6, 7), unitDomain)
+		y := cb2.param(hlo.MakeShape(dt, 6, 7), unitDomain)
 		windows := cb2.Gather(y, cb2.paramValue(indexLiteral(idx, []int64{3, 2}, 0, 0, 4, 5, 9, -2)),
 			hlo.GatherDims{OffsetDims: []int64{1, 2}, StartIndexMap: []int64{0, 1}, IndexVectorDim: 1}, []int64{2, 3})
 		name := fmt.Sprintf("%v/%v-indices", dt, idx)
@@ -279,14 +277,14 @@ func scatterDTypeCases(t testing.TB, g *gen) []opCase {
 			if op != hlo.OpInvalid {
 				comp, name, spec = cb.Reducer(op, dt), op.String(), vkxla.Tolerance(hlo.OpScatter, dt)
 			}
-			x := cb.param(dshape(dt, 5, 3), unitDomain)
+			x := cb.param(hlo.MakeShape(dt, 5, 3), unitDomain)
 			ind := cb.paramValue(indexLiteral(idx, []int64{4, 1}, 1, 3, 1, 7))
-			s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(dshape(dt, 4, 3), unitDomain)}, comp, rows)
+			s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(hlo.MakeShape(dt, 4, 3), unitDomain)}, comp, rows)
 			out = append(out, cb.done(t, fmt.Sprintf("rows-%s/%v/%v-indices", name, dt, idx), s, spec))
 		}
 		// A rank-0 index into a vector: one element, replaced.
 		cb := newCase(g, "scatter_scalar")
-		x := cb.param(dshape(dt, 5), unitDomain)
+		x := cb.param(hlo.MakeShape(dt, 5), unitDomain)
 		s := cb.Scatter([]*hlo.Instruction{x}, cb.paramValue(indexLiteral(idx, nil, 2)),
 			[]*hlo.Instruction{cb.param(hlo.Scalar(dt), unitDomain)}, replacer(t, dt),
 			hlo.ScatterDims{InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 0})
@@ -310,9 +308,9 @@ func reduceDTypeCases(t testing.TB, g *gen) []opCase {
 				reduced []int64
 			}{{[]int64{5, 7, 3}, []int64{1}}, {[]int64{5, 7, 3}, []int64{0, 2}}, {[]int64{1}, []int64{0}}} {
 				cb := newCase(g, "reduce")
-				x := cb.param(dshape(dt, c.dims...), unitDomain)
+				x := cb.param(hlo.MakeShape(dt, c.dims...), unitDomain)
 				r := cb.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{identity(cb, op, dt)}, cb.Reducer(op, dt), c.reduced)
-				out = append(out, cb.done(t, fmt.Sprintf("%v/%v/dims-%v", op, dshape(dt, c.dims...), c.reduced), r, spec))
+				out = append(out, cb.done(t, fmt.Sprintf("%v/%v/dims-%v", op, hlo.MakeShape(dt, c.dims...), c.reduced), r, spec))
 			}
 		}
 	}
@@ -326,14 +324,14 @@ func reduceWindowDTypeCases(t testing.TB, g *gen) []opCase {
 		cb := newCase(g, "reduce_window")
 		w := hlo.MakeWindow([]int64{3, 3}, []int64{2, 2})
 		w[0].PadLow, w[0].PadHigh, w[1].PadLow, w[1].PadHigh = 1, 1, 1, 1
-		x := cb.param(dshape(dt, 7, 6), unitDomain)
+		x := cb.param(hlo.MakeShape(dt, 7, 6), unitDomain)
 		mx := cb.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{identity(cb, maxOp(dt), dt)}, cb.Reducer(maxOp(dt), dt), w)
 		w2 := hlo.MakeWindow([]int64{3}, []int64{2})
 		w2[0].BaseDilation, w2[0].WindowDilation = 2, 2
-		sum := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 9), unitDomain)},
+		sum := cb.ReduceWindow([]*hlo.Instruction{cb.param(hlo.MakeShape(dt, 9), unitDomain)},
 			[]*hlo.Instruction{identity(cb, sumOp(dt), dt)}, cb.Reducer(sumOp(dt), dt), w2)
 		w3 := hlo.MakeWindow([]int64{1}, nil)
-		one := cb.ReduceWindow([]*hlo.Instruction{cb.param(dshape(dt, 1), unitDomain)},
+		one := cb.ReduceWindow([]*hlo.Instruction{cb.param(hlo.MakeShape(dt, 1), unitDomain)},
 			[]*hlo.Instruction{identity(cb, maxOp(dt), dt)}, cb.Reducer(maxOp(dt), dt), w3)
 		return cb.done(t, "maxpool-sumpool-size1/"+dt.String(), cb.Tuple(mx, sum, one), vkxla.Tolerance(hlo.OpReduceWindow, dt))
 	})
@@ -351,10 +349,10 @@ func selectAndScatterDTypeCases(t testing.TB, g *gen) []opCase {
 		}
 		spec := vkxla.Tolerance(hlo.OpSelectAndScatter, dt)
 		cb := newCase(g, "select_and_scatter")
-		s := cb.SelectAndScatter(cb.param(dshape(dt, 7, 5), unitDomain), cb.param(dshape(dt, 3, 2), unitDomain),
+		s := cb.SelectAndScatter(cb.param(hlo.MakeShape(dt, 7, 5), unitDomain), cb.param(hlo.MakeShape(dt, 3, 2), unitDomain),
 			cb.ScalarConstant(dt, 0), sel, cb.Reducer(sumOp(dt), dt), hlo.MakeWindow([]int64{3, 3}, []int64{2, 2}))
 		cb2 := newCase(g, "select_and_scatter")
-		s2 := cb2.SelectAndScatter(cb2.param(dshape(dt, 5), unitDomain), cb2.param(dshape(dt, 2), unitDomain),
+		s2 := cb2.SelectAndScatter(cb2.param(hlo.MakeShape(dt, 5), unitDomain), cb2.param(hlo.MakeShape(dt, 2), unitDomain),
 			cb2.ScalarConstant(dt, 0), sel, cb2.Reducer(sumOp(dt), dt), hlo.MakeWindow([]int64{2}, []int64{2}))
 		out = append(out, cb.done(t, "overlapping/"+dt.String(), s, spec), cb2.done(t, "1d-odd/"+dt.String(), s2, spec))
 	}
@@ -371,11 +369,11 @@ func dotDTypeCases(t testing.TB, g *gen) []opCase {
 		}
 		spec := vkxla.Tolerance(hlo.OpDot, dt)
 		cb := newCase(g, "dot")
-		mm := cb.Dot(cb.param(dshape(dt, 7, 13), unitDomain), cb.param(dshape(dt, 13, 5), unitDomain))
+		mm := cb.Dot(cb.param(hlo.MakeShape(dt, 7, 13), unitDomain), cb.param(hlo.MakeShape(dt, 13, 5), unitDomain))
 		cb2 := newCase(g, "dot_vector")
-		vv := cb2.Dot(cb2.param(dshape(dt, 9), unitDomain), cb2.param(dshape(dt, 9), unitDomain))
+		vv := cb2.Dot(cb2.param(hlo.MakeShape(dt, 9), unitDomain), cb2.param(hlo.MakeShape(dt, 9), unitDomain))
 		cb3 := newCase(g, "dot_batch")
-		bd := cb3.DotGeneral(cb3.param(dshape(dt, 3, 5, 8), unitDomain), cb3.param(dshape(dt, 3, 8, 1), unitDomain),
+		bd := cb3.DotGeneral(cb3.param(hlo.MakeShape(dt, 3, 5, 8), unitDomain), cb3.param(hlo.MakeShape(dt, 3, 8, 1), unitDomain),
 			hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}})
 		out = append(out, cb.done(t, "matmul-7x13x5/"+dt.String(), mm, spec),
 			cb2.done(t, "vector-9/"+dt.String(), vv, spec), cb3.done(t, "batch/"+dt.String(), bd, spec))
@@ -395,11 +393,11 @@ func convolutionDTypeCases(t testing.TB, g *gen) []opCase {
 		cb := newCase(g, "conv")
 		w := hlo.MakeWindow([]int64{3, 3}, []int64{2, 1})
 		w[0].PadLow, w[0].PadHigh, w[1].PadLow, w[1].PadHigh = 1, 1, 1, 1
-		c := cb.Conv(cb.param(dshape(dt, 1, 3, 7, 5), unitDomain), cb.param(dshape(dt, 2, 3, 3, 3), unitDomain), w, hlo.DefaultConvDims(2), 1, 1)
+		c := cb.Conv(cb.param(hlo.MakeShape(dt, 1, 3, 7, 5), unitDomain), cb.param(hlo.MakeShape(dt, 2, 3, 3, 3), unitDomain), w, hlo.DefaultConvDims(2), 1, 1)
 		cb2 := newCase(g, "conv_depthwise")
 		w2 := hlo.MakeWindow([]int64{3}, nil)
 		w2[0].WindowDilation = 2
-		dw := cb2.Conv(cb2.param(dshape(dt, 2, 3, 9), unitDomain), cb2.param(dshape(dt, 3, 1, 3), unitDomain), w2, hlo.DefaultConvDims(1), 3, 1)
+		dw := cb2.Conv(cb2.param(hlo.MakeShape(dt, 2, 3, 9), unitDomain), cb2.param(hlo.MakeShape(dt, 3, 1, 3), unitDomain), w2, hlo.DefaultConvDims(1), 3, 1)
 		out = append(out, cb.done(t, "stride-pad/"+dt.String(), c, spec), cb2.done(t, "depthwise-dilated/"+dt.String(), dw, spec))
 	}
 	return out
@@ -426,15 +424,15 @@ func sortDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for i, dt := range g.dtypes {
 		cb := newCase(g, "sort")
-		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 3, 17), unitDomain)))
+		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, hlo.MakeShape(dt, 3, 17), unitDomain)))
 		s := cb.Sort([]*hlo.Instruction{keys}, cb.Comparator(hlo.CmpLT, dt), 1, false)
 		cb2 := newCase(g, "sort_one")
-		s2 := cb2.Sort([]*hlo.Instruction{cb2.param(dshape(dt, 1), unitDomain)}, cb2.Comparator(hlo.CmpGT, dt), 0, false)
+		s2 := cb2.Sort([]*hlo.Instruction{cb2.param(hlo.MakeShape(dt, 1), unitDomain)}, cb2.Comparator(hlo.CmpGT, dt), 0, false)
 		other := g.dtypes[(i+4)%len(g.dtypes)]
 		cb3 := newCase(g, "sort_triples")
-		k := cb3.param(dshape(dt, 41), domain{0, 6}) // integer keys: many ties
-		vals := cb3.Iota(dshape(hlo.S32, 41), 0)
-		s3 := cb3.Sort([]*hlo.Instruction{k, vals, cb3.param(dshape(other, 41), unitDomain)},
+		k := cb3.param(hlo.MakeShape(dt, 41), domain{0, 6}) // integer keys: many ties
+		vals := cb3.Iota(hlo.MakeShape(hlo.S32, 41), 0)
+		s3 := cb3.Sort([]*hlo.Instruction{k, vals, cb3.param(hlo.MakeShape(other, 41), unitDomain)},
 			cb3.Comparator(hlo.CmpGT, dt, hlo.S32, other), 0, true)
 		out = append(out, cb.done(t, "rows-ascending/"+dt.String(), s, exact()),
 			cb2.done(t, "size-1/"+dt.String(), s2, exact()),
@@ -448,7 +446,7 @@ func tupleDTypeCases(t testing.TB, g *gen) []opCase {
 	for i, dt := range g.dtypes {
 		other := g.dtypes[(i+1)%len(g.dtypes)]
 		cb := newCase(g, "tuple")
-		x, y := cb.param(dshape(dt, 5), unitDomain), cb.param(hlo.Scalar(other), unitDomain)
+		x, y := cb.param(hlo.MakeShape(dt, 5), unitDomain), cb.param(hlo.Scalar(other), unitDomain)
 		tup := cb.Tuple(x, y, cb.Tuple(y, x))
 		inner := cb.GetTupleElement(tup, 2)
 		swapped := cb.Tuple(cb.GetTupleElement(inner, 0), cb.GetTupleElement(tup, 0))
@@ -474,7 +472,7 @@ func whileDTypeCases(t testing.TB, g *gen) []opCase {
 		if dt.IsInteger() {
 			ctr = dt
 		}
-		state := hlo.MakeTuple(hlo.Scalar(ctr), dshape(dt, 3), dshape(dt, 3))
+		state := hlo.MakeTuple(hlo.Scalar(ctr), hlo.MakeShape(dt, 3), hlo.MakeShape(dt, 3))
 		cond := mustComputation(t, "cond", func(b *hlo.Builder) *hlo.Instruction {
 			return b.Compare(b.GetTupleElement(b.Parameter(state, "s"), 0), b.ScalarConstant(ctr, 4), hlo.CmpLT)
 		})
@@ -484,7 +482,7 @@ func whileDTypeCases(t testing.TB, g *gen) []opCase {
 			return b.Tuple(b.Add(b.GetTupleElement(s, 0), b.ScalarConstant(ctr, 1)), step(b, b.GetTupleElement(s, 1), x), x)
 		})
 		cb := newCase(g, "while")
-		w := cb.While(cond, body, cb.Tuple(cb.ScalarConstant(ctr, 0), cb.param(dshape(dt, 3), unitDomain), cb.param(dshape(dt, 3), unitDomain)))
+		w := cb.While(cond, body, cb.Tuple(cb.ScalarConstant(ctr, 0), cb.param(hlo.MakeShape(dt, 3), unitDomain), cb.param(hlo.MakeShape(dt, 3), unitDomain)))
 		m := mustBuild(t, cb.Builder, w)
 		out = append(out, opCase{name: fmt.Sprintf("counted-4/%v-counter/%v", ctr, dt), module: m, inputs: cb.inputs,
 			spec: vkxla.ProgramTolerance(m, dt)})
@@ -497,7 +495,7 @@ func whileDTypeCases(t testing.TB, g *gen) []opCase {
 func conditionalDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
-		s := dshape(dt, 5)
+		s := hlo.MakeShape(dt, 5)
 		flip := mustComputation(t, "flip", func(b *hlo.Builder) *hlo.Instruction {
 			if dt == hlo.Pred {
 				return b.Not(b.Parameter(s, "x"))
@@ -530,14 +528,14 @@ func callDTypeCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	for _, dt := range g.dtypes {
 		f := mustComputation(t, "axpy", func(b *hlo.Builder) *hlo.Instruction {
-			a, x, y := b.Parameter(hlo.Scalar(dt), "a"), b.Parameter(dshape(dt, 3), "x"), b.Parameter(dshape(dt, 3), "y")
+			a, x, y := b.Parameter(hlo.Scalar(dt), "a"), b.Parameter(hlo.MakeShape(dt, 3), "x"), b.Parameter(hlo.MakeShape(dt, 3), "y")
 			if dt == hlo.Pred {
 				return step(b, b.And(b.BroadcastScalar(a, 3), x), y)
 			}
 			return step(b, b.Mul(b.BroadcastScalar(a, 3), x), y)
 		})
 		cb := newCase(g, "call")
-		c := cb.Call(f, cb.param(hlo.Scalar(dt), unitDomain), cb.param(dshape(dt, 3), unitDomain), cb.param(dshape(dt, 3), unitDomain))
+		c := cb.Call(f, cb.param(hlo.Scalar(dt), unitDomain), cb.param(hlo.MakeShape(dt, 3), unitDomain), cb.param(hlo.MakeShape(dt, 3), unitDomain))
 		m := mustBuild(t, cb.Builder, cb.Call(f, cb.param(hlo.Scalar(dt), unitDomain), c, c))
 		out = append(out, opCase{name: "axpy-twice/" + dt.String(), module: m, inputs: cb.inputs, spec: vkxla.ProgramTolerance(m, dt)})
 	}
@@ -556,7 +554,7 @@ func specialRows(dt hlo.DType) *hlo.Literal {
 		{-0.5, i, -i, 0.5, 0, 1},
 		{-i, -i, -i, -i, -i, -i},
 	}
-	lit := hlo.NewLiteral(dshape(dt, int64(len(rows)), int64(len(rows[0]))))
+	lit := hlo.NewLiteral(hlo.MakeShape(dt, int64(len(rows)), int64(len(rows[0]))))
 	for r, row := range rows {
 		for c, v := range row {
 			lit.SetFloat64(r*len(row)+c, v)
@@ -617,7 +615,7 @@ func specialScatterCases(t testing.TB, g *gen) []opCase {
 		}
 		for _, op := range []hlo.Opcode{hlo.OpMaximum, hlo.OpMinimum} {
 			cb := newCase(g, "scatter_special")
-			x := cb.param(dshape(dt, 3, 6), unitDomain)
+			x := cb.param(hlo.MakeShape(dt, 3, 6), unitDomain)
 			ind := cb.paramValue(indexLiteral(hlo.S32, []int64{5}, 0, 1, 2, 1, 0))
 			s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.paramValue(specialRows(dt))}, cb.Reducer(op, dt),
 				hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
@@ -638,13 +636,13 @@ func tieSelectAndScatterCases(t testing.TB, g *gen) []opCase {
 			t.Fatal(err)
 		}
 		cb := newCase(g, "select_and_scatter_ties")
-		x := cb.paramValue(tieLiteral(g, dshape(dt, 5, 6)))
+		x := cb.paramValue(tieLiteral(g, hlo.MakeShape(dt, 5, 6)))
 		if dt.IsFloat() {
 			x = cb.paramValue(specialRows(dt))
 		}
 		w := hlo.MakeWindow([]int64{2, 3}, []int64{1, 1})
 		w[1].PadLow, w[1].PadHigh = 1, 0
-		s := cb.SelectAndScatter(x, cb.paramValue(tieLiteral(g, dshape(dt, 4, 5))), cb.ScalarConstant(dt, 0), sel,
+		s := cb.SelectAndScatter(x, cb.paramValue(tieLiteral(g, hlo.MakeShape(dt, 4, 5))), cb.ScalarConstant(dt, 0), sel,
 			cb.Reducer(sumOp(dt), dt), w)
 		out = append(out, cb.done(t, "ties-padded/"+dt.String(), s, vkxla.Tolerance(hlo.OpSelectAndScatter, dt)))
 	}
@@ -657,7 +655,7 @@ func tieSelectAndScatterCases(t testing.TB, g *gen) []opCase {
 func accumulationDotCases(t testing.TB, g *gen) []opCase {
 	return forDTypes(g, func(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }, func(dt hlo.DType) opCase {
 		ones := func(dims ...int64) *hlo.Literal {
-			l := hlo.NewLiteral(dshape(dt, dims...))
+			l := hlo.NewLiteral(hlo.MakeShape(dt, dims...))
 			for i := range l.NumElements() {
 				l.SetFloat64(i, 1)
 			}
@@ -688,7 +686,7 @@ func treeReduceCases(t testing.TB, g *gen) []opCase {
 	for _, dt := range g.dtypes {
 		for _, op := range combinersFor(dt) {
 			cb := newCase(g, "reduce_tree")
-			s := dshape(dt, 2, 1537)
+			s := hlo.MakeShape(dt, 2, 1537)
 			x := cb.param(s, unitDomain)
 			if dt.IsFloat() && op == hlo.OpAdd {
 				x = cb.paramValue(smallIntLiteral(g, s, 1))
@@ -709,7 +707,7 @@ func treeReduceCases(t testing.TB, g *gen) []opCase {
 func gemmDotCases(t testing.TB, g *gen) []opCase {
 	return forDTypes(g, func(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }, func(dt hlo.DType) opCase {
 		cb := newCase(g, "dot_gemm")
-		d := cb.Dot(cb.param(dshape(dt, 33, 65), unitDomain), cb.param(dshape(dt, 65, 19), unitDomain))
+		d := cb.Dot(cb.param(hlo.MakeShape(dt, 33, 65), unitDomain), cb.param(hlo.MakeShape(dt, 65, 19), unitDomain))
 		return cb.done(t, "gemm-33x65x19/"+dt.String(), d, vkxla.Tolerance(hlo.OpDot, dt))
 	})
 }
@@ -721,9 +719,9 @@ func uniqueScatterCases(t testing.TB, g *gen) []opCase {
 	for i, dt := range g.dtypes {
 		idx := indexTypeFor(g, i+2)
 		cb := newCase(g, "scatter_unique")
-		x := cb.param(dshape(dt, 4, 9), unitDomain)
+		x := cb.param(hlo.MakeShape(dt, 4, 9), unitDomain)
 		ind := cb.paramValue(indexLiteral(idx, []int64{7, 2}, 0, 0, 0, 1, 0, 2, 1, 3, 3, 8, 2, 7, 3, 7))
-		s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(dshape(dt, 7), unitDomain)}, replacer(t, dt),
+		s := cb.Scatter([]*hlo.Instruction{x}, ind, []*hlo.Instruction{cb.param(hlo.MakeShape(dt, 7), unitDomain)}, replacer(t, dt),
 			hlo.ScatterDims{InsertedWindowDims: []int64{0, 1}, ScatterDimsToOperandDims: []int64{0, 1}, IndexVectorDim: 1,
 				UniqueIndices: true})
 		out = append(out, cb.done(t, fmt.Sprintf("unique-elements/%v/%v-indices", dt, idx), s, exact()))
@@ -735,8 +733,8 @@ func uniqueScatterCases(t testing.TB, g *gen) []opCase {
 func longSortCases(t testing.TB, g *gen) []opCase {
 	return forDTypes(g, nil, func(dt hlo.DType) opCase {
 		cb := newCase(g, "sort_long")
-		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, dshape(dt, 2, 301), unitDomain)))
-		s := cb.Sort([]*hlo.Instruction{keys, cb.Iota(dshape(hlo.S32, 2, 301), 1)}, cb.Comparator(hlo.CmpLT, dt, hlo.S32), 1, true)
+		keys := cb.paramValue(specialFloats(randomLiteral(g.rng, hlo.MakeShape(dt, 2, 301), unitDomain)))
+		s := cb.Sort([]*hlo.Instruction{keys, cb.Iota(hlo.MakeShape(hlo.S32, 2, 301), 1)}, cb.Comparator(hlo.CmpLT, dt, hlo.S32), 1, true)
 		return cb.done(t, "rows-301-with-index/"+dt.String(), s, exact())
 	})
 }
@@ -752,7 +750,7 @@ func generalConvCases(t testing.TB, g *gen) []opCase {
 			KernelSpatial: []int64{0, 1}, KernelInput: 2, KernelOutput: 3,
 			OutputBatch: 0, OutputSpatial: []int64{1, 2}, OutputFeature: 3}
 		cb := newCase(g, "conv_general")
-		c := cb.Conv(cb.param(dshape(dt, 4, 3, 5, 2), unitDomain), cb.param(dshape(dt, 2, 3, 2, 2), unitDomain), w, dims, 1, 2)
+		c := cb.Conv(cb.param(hlo.MakeShape(dt, 4, 3, 5, 2), unitDomain), cb.param(hlo.MakeShape(dt, 2, 3, 2, 2), unitDomain), w, dims, 1, 2)
 		return cb.done(t, "b01f-dilated-reversed-batch-groups/"+dt.String(), c, vkxla.Tolerance(hlo.OpConvolution, dt))
 	})
 }
