@@ -2,6 +2,7 @@ package vkxla_test
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/vkxla/vkxla"
@@ -39,6 +40,7 @@ func init() {
 		hlo.OpWhile:              withCases(whileCases, whileDTypeCases),
 		hlo.OpConditional:        withCases(conditionalCases, conditionalDTypeCases),
 		hlo.OpCall:               withCases(callCases, callDTypeCases),
+		hlo.OpFusion:             withCases(fusionCases, fusionDTypeCases),
 	} {
 		opCases[op] = g
 	}
@@ -488,6 +490,66 @@ func callCases(t testing.TB, g *gen) []opCase {
 	cb := newCase(g, "call")
 	c := cb.Call(f, cb.param(f32(), unitDomain), cb.param(f32(6), unitDomain), cb.param(f32(6), unitDomain))
 	return []opCase{cb.done(t, "axpy", cb.Call(f, cb.ScalarConstant(hlo.F32, 2), c, c), vkxla.ErrorSpec{Abs: 1e-6, Rel: 1e-6})}
+}
+
+// fusionCases are what a fusion pass produces: a loop fusion of elementwise ops around
+// broadcasts (of an operand and of a fused constant); input fusions whose reduce root
+// is fed by elementwise producers; a multi-output loop fusion (a tuple root of two
+// same-shape elementwise results), returned whole and taken apart; and a chain in
+// which one fusion's output feeds the next and one operand is passed twice.
+func fusionCases(t testing.TB, g *gen) []opCase {
+	loop := mustComputation(t, "fused_loop", func(b *hlo.Builder) *hlo.Instruction {
+		x, bias, a := b.Parameter(f32(5, 7), "x"), b.Parameter(f32(7), "bias"), b.Parameter(f32(), "a")
+		y := b.Add(b.Mul(x, b.BroadcastScalar(a, 5, 7)), b.Broadcast(bias, []int64{5, 7}, []int64{1}))
+		half := b.BroadcastScalar(b.ScalarConstant(hlo.F32, 0.5), 5, 7)
+		return b.Max(b.Tanh(y), b.Mul(b.Negate(x), half))
+	})
+	rowSum := mustComputation(t, "fused_row_sum", func(b *hlo.Builder) *hlo.Instruction {
+		x, y, zero := b.Parameter(f32(6, 9), "x"), b.Parameter(f32(6, 9), "y"), b.Parameter(f32(), "zero")
+		return b.Reduce([]*hlo.Instruction{b.Mul(b.Exp(x), y)}, []*hlo.Instruction{zero}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{1})
+	})
+	colMax := mustComputation(t, "fused_col_max", func(b *hlo.Builder) *hlo.Instruction {
+		x := b.Parameter(f32(6, 9), "x")
+		lowest := b.ScalarConstant(hlo.F32, math.Inf(-1))
+		return b.Reduce([]*hlo.Instruction{b.Abs(b.Sub(x, b.BroadcastScalar(b.ScalarConstant(hlo.F32, 0.25), 6, 9)))},
+			[]*hlo.Instruction{lowest}, b.Reducer(hlo.OpMaximum, hlo.F32), []int64{0})
+	})
+	pair := mustComputation(t, "fused_pair", func(b *hlo.Builder) *hlo.Instruction {
+		x, y := b.Parameter(f32(4, 5), "x"), b.Parameter(f32(4, 5), "y")
+		return b.Tuple(b.Add(x, y), b.Mul(x, y))
+	})
+	var out []opCase
+	add := func(cb *caseBuilder, name string, root *hlo.Instruction) {
+		m := mustBuild(t, cb.Builder, root)
+		out = append(out, opCase{name: name, module: m, inputs: cb.inputs, spec: vkxla.ProgramTolerance(m, hlo.F32)})
+	}
+
+	cb := newCase(g, "fusion_loop")
+	add(cb, "loop/broadcast-mul-add-tanh-max", cb.Fusion(hlo.FusionLoop, loop,
+		cb.param(f32(5, 7), unitDomain), cb.param(f32(7), unitDomain), cb.param(f32(), unitDomain)))
+
+	cb = newCase(g, "fusion_input")
+	add(cb, "input/reduce-rows-of-exp-mul", cb.Fusion(hlo.FusionInput, rowSum,
+		cb.param(f32(6, 9), unitDomain), cb.param(f32(6, 9), unitDomain), cb.ScalarConstant(hlo.F32, 0)))
+
+	cb = newCase(g, "fusion_input_max")
+	add(cb, "input/reduce-cols-of-abs-sub", cb.Fusion(hlo.FusionInput, colMax, cb.param(f32(6, 9), unitDomain)))
+
+	cb = newCase(g, "fusion_multi_output")
+	add(cb, "multi-output/tuple", cb.Fusion(hlo.FusionLoop, pair, cb.param(f32(4, 5), unitDomain), cb.param(f32(4, 5), unitDomain)))
+
+	cb = newCase(g, "fusion_multi_output_parts")
+	p := cb.Fusion(hlo.FusionLoop, pair, cb.param(f32(4, 5), unitDomain), cb.param(f32(4, 5), unitDomain))
+	add(cb, "multi-output/elements-subtracted", cb.Sub(cb.GetTupleElement(p, 0), cb.GetTupleElement(p, 1)))
+
+	cb = newCase(g, "fusion_chain")
+	x := cb.param(f32(6, 9), unitDomain)
+	both := cb.Fusion(hlo.FusionLoop, pair, cb.param(f32(4, 5), unitDomain), cb.param(f32(4, 5), unitDomain))
+	again := cb.Fusion(hlo.FusionLoop, pair, cb.GetTupleElement(both, 1), cb.GetTupleElement(both, 1))
+	rows := cb.Fusion(hlo.FusionInput, rowSum, x, x, cb.ScalarConstant(hlo.F32, 0))
+	cols := cb.Fusion(hlo.FusionInput, colMax, x)
+	add(cb, "chain/fusion-feeds-fusion", cb.Tuple(again, rows, cols))
+	return out
 }
 
 // mustComputation builds a sub-computation with its own builder.

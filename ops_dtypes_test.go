@@ -542,6 +542,40 @@ func callDTypeCases(t testing.TB, g *gen) []opCase {
 	return out
 }
 
+// fusionDTypeCases: per type, a multi-output loop fusion (a*x + y, x + x), with and
+// and xor for pred, and an input fusion reducing (x + y) over its rows with each
+// combiner the type allows.
+func fusionDTypeCases(t testing.TB, g *gen) []opCase {
+	var out []opCase
+	for _, dt := range g.dtypes {
+		s := hlo.MakeShape(dt, 3, 5)
+		loop := mustComputation(t, "fused_axpy", func(b *hlo.Builder) *hlo.Instruction {
+			a, x, y := b.Parameter(hlo.Scalar(dt), "a"), b.Parameter(s, "x"), b.Parameter(s, "y")
+			ax := b.Mul
+			if dt == hlo.Pred {
+				ax = b.And
+			}
+			return b.Tuple(step(b, ax(b.BroadcastScalar(a, 3, 5), x), y), step(b, x, x))
+		})
+		cb := newCase(g, "fusion_loop")
+		m := mustBuild(t, cb.Builder, cb.Fusion(hlo.FusionLoop, loop,
+			cb.param(hlo.Scalar(dt), unitDomain), cb.param(s, unitDomain), cb.param(s, unitDomain)))
+		out = append(out, opCase{name: "loop-axpy/" + dt.String(), module: m, inputs: cb.inputs, spec: vkxla.ProgramTolerance(m, dt)})
+
+		for _, op := range combinersFor(dt) {
+			reduce := mustComputation(t, "fused_reduce", func(b *hlo.Builder) *hlo.Instruction {
+				x, y, init := b.Parameter(s, "x"), b.Parameter(s, "y"), b.Parameter(hlo.Scalar(dt), "init")
+				return b.Reduce([]*hlo.Instruction{step(b, x, y)}, []*hlo.Instruction{init}, b.Reducer(op, dt), []int64{1})
+			})
+			cb := newCase(g, "fusion_input")
+			m := mustBuild(t, cb.Builder, cb.Fusion(hlo.FusionInput, reduce,
+				cb.param(s, unitDomain), cb.param(s, unitDomain), identity(cb, op, dt)))
+			out = append(out, opCase{name: fmt.Sprintf("input-%v/%v", op, dt), module: m, inputs: cb.inputs, spec: vkxla.ProgramTolerance(m, dt)})
+		}
+	}
+	return out
+}
+
 // specialRows is a float literal whose rows hold NaN, ±0 against each other, ±inf
 // and all -inf, amid ordinary values: maximum and minimum must propagate NaN and
 // order −0 < +0 (docs/cpuref.md).

@@ -44,6 +44,7 @@ func init() {
 		hlo.OpWhile:           evalWhile,
 		hlo.OpConditional:     evalConditional,
 		hlo.OpCall:            evalCall,
+		hlo.OpFusion:          evalCall, // as a call: the kind changes nothing that is computed
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

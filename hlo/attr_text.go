@@ -52,9 +52,10 @@ var opAttrs = map[Opcode][]attrUse{
 		req("scatter_dims_to_operand_dims"), opt("input_batching_dims"),
 		opt("scatter_indices_batching_dims"), req("index_vector_dim"),
 		opt("indices_are_sorted"), opt("unique_indices"), req("to_apply")},
-	OpSort:  {req("dimensions"), opt("is_stable"), req("to_apply")},
-	OpWhile: {req("condition"), req("body")},
-	OpCall:  {req("to_apply")},
+	OpSort:   {req("dimensions"), opt("is_stable"), req("to_apply")},
+	OpWhile:  {req("condition"), req("body")},
+	OpCall:   {req("to_apply")},
+	OpFusion: {req("kind"), req("calls")},
 	// branch_computations is printed; XLA's true_computation/false_computation form
 	// for a pred-selected conditional is accepted too (parseInstruction checks that
 	// one of the two forms is complete).
@@ -105,6 +106,12 @@ var attrCodecs = map[string]attrCodec{
 			return p.parseEnum(func(s string) (err error) { in.Attrs.Direction, err = ParseComparisonDirection(s); return })
 		},
 	},
+	"kind": {
+		print: func(in *Instruction) (string, bool) { return in.Attrs.FusionKind.String(), true },
+		parse: func(p *parser, in *Instruction) error {
+			return p.parseEnum(func(s string) (err error) { in.Attrs.FusionKind, err = ParseFusionKind(s); return })
+		},
+	},
 	"type": {
 		print: func(in *Instruction) (string, bool) {
 			return in.Attrs.CompareType.String(), in.Attrs.CompareType != CompareDefault
@@ -138,6 +145,7 @@ var attrCodecs = map[string]attrCodec{
 	"indices_are_sorted":            indicesAreSortedCodec(),
 
 	"to_apply":            calledCodec(0),
+	"calls":               calledCodec(0),
 	"condition":           calledCodec(0),
 	"body":                calledCodec(1),
 	"select":              calledCodec(0),

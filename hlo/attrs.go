@@ -38,6 +38,8 @@ type Attributes struct {
 	ParameterNumber int64
 	// Literal is constant's value.
 	Literal *Literal
+	// FusionKind is fusion's kind= (XLA's fusion kind).
+	FusionKind FusionKind
 }
 
 // SliceDim is one dimension of a slice: elements start, start+stride, … < limit.
@@ -125,6 +127,49 @@ func ParseCompareType(s string) (CompareType, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown comparison type %q", s)
+}
+
+// FusionKind is a fusion instruction's kind=, as XLA names it. It records what the
+// fusion pass fused, for printing and for XLA's tools:
+//
+//   - FusionLoop (kLoop): elementwise and data-movement ops fused into one loop over
+//     the output;
+//   - FusionInput (kInput): a reduction root with its producers fused into it;
+//   - FusionOutput (kOutput): a dot or convolution with a fused epilogue;
+//   - FusionCustom (kCustom): anything else.
+//
+// vkxla lowers every kind the same way: the called computation becomes one kernel
+// computation. The kind changes nothing that is computed.
+type FusionKind uint8
+
+// The fusion kinds.
+const (
+	FusionLoop FusionKind = iota
+	FusionInput
+	FusionOutput
+	FusionCustom
+)
+
+var fusionKindNames = [...]string{"kLoop", "kInput", "kOutput", "kCustom"}
+
+func (k FusionKind) String() string {
+	if int(k) < len(fusionKindNames) {
+		return fusionKindNames[k]
+	}
+	return fmt.Sprintf("fusionkind(%d)", uint8(k))
+}
+
+// IsValid reports whether k is one of the four fusion kinds.
+func (k FusionKind) IsValid() bool { return int(k) < len(fusionKindNames) }
+
+// ParseFusionKind maps "kLoop", "kInput", "kOutput" and "kCustom" to a fusion kind.
+func ParseFusionKind(s string) (FusionKind, error) {
+	for i, n := range fusionKindNames {
+		if n == s {
+			return FusionKind(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown fusion kind %q (want kLoop, kInput, kOutput or kCustom)", s)
 }
 
 // DotDims are dot's dimension numbers. The output is batch dims, then lhs free dims,

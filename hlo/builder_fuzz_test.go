@@ -273,6 +273,10 @@ func fuzzControl(b *Builder, r *fuzzReader, op Opcode, x *Instruction, pick func
 	case OpConditional:
 		branches := []*Computation{compOf("b0", shp(s), identity), compOf("b1", shp(s), identity)}
 		return b.Conditional(pick(), branches, []*Instruction{x, pick()})
+	case OpFusion:
+		// Kinds 0…4: the four kinds, and one the builder must refuse.
+		fused := compOf("fused", shp(s), func(b *Builder, ps []*Instruction) *Instruction { return b.Tuple(ps[0], ps[0]) })
+		return b.Fusion(FusionKind(r.intn(5)), fused, x)
 	}
 	return b.Call(compOf("callee", shp(s), identity), x)
 }

@@ -176,3 +176,11 @@ func (b *Builder) Conditional(selector *Instruction, branches []*Computation, ar
 func (b *Builder) Call(comp *Computation, args ...*Instruction) *Instruction {
 	return b.emit(opSpec{op: OpCall, operands: append([]*Instruction{}, args...), called: []*Computation{comp}})
 }
+
+// Fusion calls the fused computation comp with args, as a fusion instruction of the
+// given kind: the result is comp's root. Verify requires comp to be flat (no while,
+// conditional, call or fusion inside, parameters numbered without gaps).
+func (b *Builder) Fusion(kind FusionKind, comp *Computation, args ...*Instruction) *Instruction {
+	return b.emit(opSpec{op: OpFusion, operands: append([]*Instruction{}, args...),
+		called: []*Computation{comp}, attrs: Attributes{FusionKind: kind}})
+}

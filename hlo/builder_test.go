@@ -85,6 +85,7 @@ func TestBuilderNilOperandsNeverPanic(t *testing.T) {
 		"while":      func(b *Builder) *Instruction { return b.While(nil, nil, nil) },
 		"cond":       func(b *Builder) *Instruction { return b.Conditional(nil, nil, nil) },
 		"call":       func(b *Builder) *Instruction { return b.Call(nil, nil) },
+		"fusion":     func(b *Builder) *Instruction { return b.Fusion(FusionLoop, nil, nil) },
 		"constant":   func(b *Builder) *Instruction { return b.Constant(nil) },
 		"set-name":   func(b *Builder) *Instruction { return b.SetName(nil, "x") },
 	}

@@ -1,6 +1,7 @@
 package hlo_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -62,4 +63,36 @@ func TestCloneIsDeep(t *testing.T) {
 	assert.Equal(t, "r", a.Entry.Root.Name)
 	assert.Equal(t, int64(0), a.Entry.Root.Attrs.Dimensions[0])
 	assert.Same(t, c.Entry, c.Computations[len(c.Computations)-1])
+}
+
+const canonicalFusion = `HloModule m
+%fused (p: f32[4], q: f32[4]) -> f32[4] {
+  %p = f32[4] parameter(0)
+  %q = f32[4] parameter(1)
+  ROOT %s = f32[4] add(%p, %q)
+}
+ENTRY %e (x: f32[4], y: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %y = f32[4] parameter(1)
+  ROOT %f = f32[4] fusion(%x, %y), kind=kInput, calls=%fused
+}
+`
+
+// TestCloneAndCanonicalTextKeepFusionKind: the kind is part of the module's identity.
+func TestCloneAndCanonicalTextKeepFusionKind(t *testing.T) {
+	a, err := hlo.ParseModule(canonicalFusion)
+	require.NoError(t, err)
+	c := a.Clone()
+	require.NoError(t, hlo.Verify(c))
+	assert.Equal(t, hlo.FusionInput, c.Entry.Root.Attrs.FusionKind)
+	assert.Same(t, c.Computations[0], c.Entry.Root.Called[0], "the clone calls its own fused computation")
+	assert.Equal(t, hlo.Print(a), hlo.Print(c))
+
+	canonical := hlo.CanonicalText(a)
+	assert.Contains(t, canonical, "kind=kInput, calls=%c0\n")
+	loop, err := hlo.ParseModule(strings.Replace(canonicalFusion, "kind=kInput", "kind=kLoop", 1))
+	require.NoError(t, err)
+	assert.NotEqual(t, canonical, hlo.CanonicalText(loop), "another kind is another module")
+	c.Entry.Root.Attrs.FusionKind = hlo.FusionOutput
+	assert.Equal(t, hlo.FusionInput, a.Entry.Root.Attrs.FusionKind)
 }

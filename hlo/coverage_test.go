@@ -116,6 +116,23 @@ var opSamples = map[Opcode]func(b *Builder) *Instruction{
 		x := b.Parameter(MakeShape(F32, 2), "x")
 		return b.Call(unaryComp(OpExp), x)
 	},
+	OpFusion: func(b *Builder) *Instruction {
+		x := b.Parameter(MakeShape(F32, 2), "x")
+		y := b.Parameter(MakeShape(F32, 2), "y")
+		return b.Fusion(FusionLoop, fusedMulAdd(), x, y)
+	},
+}
+
+// fusedMulAdd is the flat computation (x, y: f32[2]) -> (x + y) * x.
+func fusedMulAdd() *Computation {
+	b := NewBuilder("fused_mul_add")
+	x := b.Parameter(MakeShape(F32, 2), "x")
+	y := b.Parameter(MakeShape(F32, 2), "y")
+	c, err := b.BuildComputation(b.Mul(b.Add(x, y), x))
+	if err != nil {
+		panic(err)
+	}
+	return c
 }
 
 func f32x23(b *Builder, name string) *Instruction { return b.Parameter(MakeShape(F32, 2, 3), name) }

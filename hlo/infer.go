@@ -91,6 +91,7 @@ func init() {
 		OpDot:              inferDot, OpConvolution: inferConvolution, OpSort: inferSort,
 		OpTuple: inferTuple, OpGetTupleElement: inferGetTupleElement,
 		OpWhile: inferWhile, OpConditional: inferConditional, OpCall: inferCall,
+		OpFusion: inferFusion,
 	}
 }
 

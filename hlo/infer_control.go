@@ -77,3 +77,28 @@ func inferCall(a *shapeArgs) (Shape, error) {
 	}
 	return result.Clone(), nil
 }
+
+// inferFusion: like call, the operands are the fused computation's arguments, one per
+// parameter with its shape, and the result is the computation's root shape; the kind
+// must be one of the four fusion kinds.
+func inferFusion(a *shapeArgs) (Shape, error) {
+	if !a.attrs.FusionKind.IsValid() {
+		return Shape{}, fmt.Errorf("unknown fusion kind %v", a.attrs.FusionKind)
+	}
+	c := a.called[0]
+	params, result, err := signature("calls", c)
+	if err != nil {
+		return Shape{}, err
+	}
+	if len(params) != len(a.operands) {
+		return Shape{}, fmt.Errorf("fused computation %q takes %d parameters, got %d operands",
+			c.Name, len(params), len(a.operands))
+	}
+	for i, p := range params {
+		if !a.operands[i].Equal(p) {
+			return Shape{}, fmt.Errorf("operand %d has shape %v, but parameter %d (%s) of fused computation %q is %v",
+				i, a.operands[i], i, c.Params[i].Name, c.Name, p)
+		}
+	}
+	return result.Clone(), nil
+}

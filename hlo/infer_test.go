@@ -536,6 +536,47 @@ func TestInferControl(t *testing.T) {
 	})
 }
 
+func TestInferFusion(t *testing.T) {
+	loop := compOf("fused_loop", shp(f32(4), f32()), func(b *Builder, ps []*Instruction) *Instruction {
+		return b.Mul(b.Add(ps[0], b.BroadcastScalar(ps[1], 4)), ps[0])
+	})
+	input := compOf("fused_reduce", shp(f32(4, 3), f32()), func(b *Builder, ps []*Instruction) *Instruction {
+		return b.Reduce([]*Instruction{b.Exp(ps[0])}, ps[1:], b.Reducer(OpAdd, F32), dims(1))
+	})
+	multi := compOf("fused_pair", shp(s32(3), s32(3)), func(b *Builder, ps []*Instruction) *Instruction {
+		return b.Tuple(b.Add(ps[0], ps[1]), b.Mul(ps[0], ps[1]))
+	})
+	param1 := loop.Params[1].Name
+	runInferCases(t, []inferCase{
+		{name: "loop", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop}, want: f32(4)},
+		{name: "input", op: OpFusion, operands: shp(f32(4, 3), f32()), called: []*Computation{input},
+			attrs: Attributes{FusionKind: FusionInput}, want: f32(4)},
+		{name: "multi-output", op: OpFusion, operands: shp(s32(3), s32(3)), called: []*Computation{multi},
+			attrs: Attributes{FusionKind: FusionLoop}, want: MakeTuple(s32(3), s32(3))},
+		{name: "output kind", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop},
+			attrs: Attributes{FusionKind: FusionOutput}, want: f32(4)},
+		{name: "custom kind", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop},
+			attrs: Attributes{FusionKind: FusionCustom}, want: f32(4)},
+		{name: "too few operands", op: OpFusion, operands: shp(f32(4)), called: []*Computation{loop},
+			err: `fusion: fused computation "fused_loop" takes 2 parameters, got 1 operands`},
+		{name: "too many operands", op: OpFusion, operands: shp(f32(4), f32(), f32()), called: []*Computation{loop},
+			err: `fused computation "fused_loop" takes 2 parameters, got 3 operands`},
+		{name: "operand shape", op: OpFusion, operands: shp(f32(4), f32(4)), called: []*Computation{loop},
+			err: `fusion: operand 1 has shape f32[4], but parameter 1 (` + param1 + `) of fused computation "fused_loop" is f32[]`},
+		{name: "operand type", op: OpFusion, operands: shp(s32(4), f32()), called: []*Computation{loop},
+			err: `operand 0 has shape s32[4], but parameter 0`},
+		{name: "declared shape", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop},
+			declared: ptr(f32(3)), err: "fusion: declared shape f32[3] differs from inferred shape f32[4]"},
+		{name: "unknown kind", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop},
+			attrs: Attributes{FusionKind: 9}, err: "fusion: unknown fusion kind fusionkind(9)"},
+		{name: "no computation", op: OpFusion, operands: shp(f32(4), f32()), err: "calls 1 computations [calls], got 0"},
+		{name: "two computations", op: OpFusion, operands: shp(f32(4), f32()), called: []*Computation{loop, loop},
+			err: "calls 1 computations [calls], got 2"},
+		{name: "nil computation", op: OpFusion, operands: shp(f32(4)), called: []*Computation{nil}, err: "is nil"},
+		{name: "no root", op: OpFusion, called: []*Computation{{Name: "empty"}}, err: `calls computation "empty" has no root`},
+	})
+}
+
 // TestInferShapeErrorNamesOp checks the error style: op name first, then the
 // operand shapes and what is wrong.
 func TestInferShapeErrorNamesOp(t *testing.T) {

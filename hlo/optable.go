@@ -83,6 +83,7 @@ const (
 	OpWhile
 	OpConditional
 	OpCall
+	OpFusion
 	numOpcodes
 )
 
@@ -100,7 +101,7 @@ const (
 	KindContraction               // dot, convolution
 	KindSort
 	KindTuple
-	KindControl // while, conditional, call
+	KindControl // while, conditional, call, fusion
 )
 
 // TypeClass constrains the element type of an op's (array) operands.
@@ -256,6 +257,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpWhile:           op("while", KindControl, 1, "condition", "body"),
 	OpConditional:     op("conditional", KindControl, Variadic, "branch_computations*"),
 	OpCall:            op("call", KindControl, Variadic, "to_apply"),
+	OpFusion:          op("fusion", KindControl, Variadic, "calls"),
 }
 
 // Info returns the op-table row of an opcode.

@@ -214,6 +214,11 @@ func TestPrintFormats(t *testing.T) {
 		{OpSort, []string{"dimensions={0}, is_stable=true, to_apply=%cmp\n"}},
 		{OpConstant, []string{"constant({{1, -2.5}, {inf, -inf}})", "s8[] constant(-128)", "constant({})"}},
 		{OpGather, []string{"offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4}\n"}},
+		{OpFusion, []string{
+			"%fused_loop (p0: f32[4], p1: f32[4]) -> f32[4] {\n",
+			"%f = f32[4]{0} fusion(f32[4]{0} %a, f32[4]{0} %b), kind=kLoop, calls=%fused_loop\n",
+			"%rows = f32[4]{0} fusion(f32[4,3]{1,0} %xs, f32[] %zero), kind=kInput, calls=%fused_reduce\n",
+			"%pair = (f32[4]{0}, f32[4]{0}) fusion(f32[4]{0} %f, f32[4]{0} %rows), kind=kLoop, calls=%fused_pair\n"}},
 	}
 	for _, c := range cases {
 		text, _ := textSampleFor(c.op)
@@ -228,6 +233,9 @@ func TestPrintFormats(t *testing.T) {
 
 const errorCaseReducer = "add {\n x = f32[] parameter(0)\n y = f32[] parameter(1)\n ROOT s = f32[] add(x, y)\n}\n"
 
+// errorCaseFused is a fused computation f: (a: f32[2]) -> negate(a).
+const errorCaseFused = "f {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}\n"
+
 // parseErrorCases are bad inputs with the position of the problem and a fragment of
 // the message; FuzzParse starts from them too.
 var parseErrorCases = []struct {
@@ -237,8 +245,8 @@ var parseErrorCases = []struct {
 	{"no computations", `HloModule m`, "1:12: expected a computation, found end of input"},
 	{"operand separator", "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT a = f32[] add(x %y)\n}",
 		`4:24: expected ',' or ')' after operand, found "%y"`},
-	{"unknown opcode", "HloModule m\nENTRY e {\n  ROOT x = f32[] fusion()\n}",
-		`3:18: expected an opcode, found "fusion" (not a supported HLO op)`},
+	{"unknown opcode", "HloModule m\nENTRY e {\n  ROOT x = f32[] custom-call()\n}",
+		`3:18: expected an opcode, found "custom-call" (not a supported HLO op)`},
 	{"unknown element type", "HloModule m\nENTRY e {\n  ROOT x = c64[] parameter(0)\n}",
 		`3:12: unknown or unsupported element type "c64"`},
 	{"dynamic dimension", "HloModule m\nENTRY e {\n  ROOT x = f32[<=4] parameter(0)\n}",
@@ -324,6 +332,18 @@ var parseErrorCases = []struct {
 		`4:47: expected ',' or '}' in a list of integers, found "1"`},
 	{"bad bool", "HloModule m\n" + errorCaseReducer + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT s = f32[2] sort(x), dimensions={0}, is_stable=yes, to_apply=add\n}",
 		`9:54: expected true or false, found "yes"`},
+	{"fusion without kind", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), calls=f\n}",
+		"8:8: fusion r is missing attribute kind"},
+	{"fusion without calls", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kLoop\n}",
+		"8:8: fusion r is missing attribute calls"},
+	{"bad fusion kind", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kFoo, calls=f\n}",
+		`8:35: unknown fusion kind "kFoo" (want kLoop, kInput, kOutput or kCustom)`},
+	{"fusion operands", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x, x), kind=kLoop, calls=f\n}",
+		`8:8: r: fusion: fused computation "f" takes 1 parameters, got 2 operands`},
+	{"fusion operand shape", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[3] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kLoop, calls=f\n}",
+		`8:8: r: fusion: operand 0 has shape f32[3], but parameter 0 (a) of fused computation "f" is f32[2]`},
+	{"fusion attribute on call", "HloModule m\n" + errorCaseFused + "ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] call(x), kind=kLoop, to_apply=f\n}",
+		"8:28: attribute kind does not apply to call"},
 	{"bad direction", "HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT c = pred[] compare(x, x), direction=LESS\n}",
 		`4:44: unknown comparison direction "LESS"`},
 	{"bad slice", "HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  ROOT s = f32[2] slice(x), slice={[0:2:1:1]}\n}",

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,6 +31,7 @@ func TestPrintMalformedModule(t *testing.T) {
 		{Name: "k", Op: OpConstant, Shape: Scalar(F32)},
 		{Name: "n", Op: OpNegate, Shape: Scalar(F32), Operands: []*Instruction{nil}},
 		{Name: "call", Op: OpCall, Shape: Scalar(F32), Called: []*Computation{nil}},
+		{Name: "fused", Op: OpFusion, Shape: Scalar(F32), Attrs: Attributes{FusionKind: 9}},
 		conv,
 	}}
 	m := &Module{Name: "m", Entry: c}
@@ -39,5 +41,26 @@ func TestPrintMalformedModule(t *testing.T) {
 	assert.Contains(t, text, "constant({...})")
 	assert.Contains(t, text, "negate(%<nil>)")
 	assert.Contains(t, text, "to_apply=%<nil>")
+	assert.Contains(t, text, "%fused = f32[] fusion(), kind=fusionkind(9)\n", "no calls= without a computation")
 	assert.Contains(t, text, "dim_labels=f??_o?->f?")
+}
+
+// TestPrintFusion prints a builder-made fusion exactly as XLA writes one: kind= then
+// calls=, the fused computation before its caller.
+func TestPrintFusion(t *testing.T) {
+	for _, kind := range []FusionKind{FusionLoop, FusionInput, FusionOutput, FusionCustom} {
+		b := NewBuilder("m")
+		x := b.Parameter(MakeShape(F32, 2), "x")
+		y := b.Parameter(MakeShape(F32, 2), "y")
+		m, err := b.Build(b.SetName(b.Fusion(kind, fusedMulAdd(), x, y), "f"))
+		require.NoError(t, err)
+		assert.Equal(t, "%f = f32[2]{0} fusion(f32[2]{0} %x, f32[2]{0} %y), kind="+kind.String()+", calls=%fused_mul_add",
+			m.Entry.Root.String())
+		assert.True(t, strings.HasPrefix(m.Computations[0].String(), "%fused_mul_add (x.1: f32[2], y.1: f32[2]) -> f32[2] {\n"),
+			m.Computations[0].String())
+		again, err := ParseModule(Print(m))
+		require.NoError(t, err)
+		assert.Equal(t, kind, again.Entry.Root.Attrs.FusionKind)
+		assert.Equal(t, Print(m), Print(again))
+	}
 }

@@ -270,6 +270,41 @@ ENTRY e {
   b = f32[] parameter(1)
   ROOT c = f32[] call(a, b), to_apply=add
 }`,
+	// As XLA dumps a fused module: signatures, layouts and operand shapes, a loop
+	// fusion, an input fusion with a reduce root and a multi-output (tuple root) fusion.
+	OpFusion: `HloModule fusion
+` + addF32 + `
+%fused_loop (p0: f32[4], p1: f32[4]) -> f32[4] {
+  %p0 = f32[4]{0} parameter(0)
+  %p1 = f32[4]{0} parameter(1)
+  %s = f32[4]{0} add(f32[4]{0} %p0, f32[4]{0} %p1)
+  ROOT %m = f32[4]{0} multiply(f32[4]{0} %s, f32[4]{0} %p0)
+}
+%fused_reduce (p0: f32[4,3], p1: f32[]) -> f32[4] {
+  %p0 = f32[4,3]{1,0} parameter(0)
+  %p1 = f32[] parameter(1)
+  %e = f32[4,3]{1,0} exponential(f32[4,3]{1,0} %p0)
+  ROOT %r = f32[4]{0} reduce(f32[4,3]{1,0} %e, f32[] %p1), dimensions={1}, to_apply=%add
+}
+%fused_pair (p0: f32[4], p1: f32[4]) -> (f32[4], f32[4]) {
+  %p1 = f32[4]{0} parameter(1)
+  %p0 = f32[4]{0} parameter(0)
+  %sum = f32[4]{0} add(f32[4]{0} %p0, f32[4]{0} %p1)
+  %neg = f32[4]{0} negate(f32[4]{0} %p1)
+  ROOT %t = (f32[4]{0}, f32[4]{0}) tuple(f32[4]{0} %sum, f32[4]{0} %neg)
+}
+ENTRY %e (a: f32[4], b: f32[4], xs: f32[4,3]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %b = f32[4]{0} parameter(1)
+  %xs = f32[4,3]{1,0} parameter(2)
+  %zero = f32[] constant(0)
+  %f = f32[4]{0} fusion(f32[4]{0} %a, f32[4]{0} %b), kind=kLoop, calls=%fused_loop
+  %rows = f32[4]{0} fusion(f32[4,3]{1,0} %xs, f32[] %zero), kind=kInput, calls=%fused_reduce
+  %pair = (f32[4]{0}, f32[4]{0}) fusion(%f, %rows), kind=kLoop, calls=%fused_pair, metadata={op_name="jit(f)/add"}
+  %g0 = f32[4]{0} get-tuple-element(%pair), index=0
+  %g1 = f32[4]{0} get-tuple-element(%pair), index=1
+  ROOT %out = f32[4]{0} subtract(%g0, %g1)
+}`,
 }
 
 // elementwiseTextSample builds a module applying a unary or binary elementwise op to

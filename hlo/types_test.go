@@ -156,7 +156,7 @@ func TestOpTableRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int(numOpcodes)-1, len(AllOpcodes()))
-	_, ok := LookupOpcode("fusion")
+	_, ok := LookupOpcode("custom-call")
 	assert.False(t, ok)
 	assert.Equal(t, "opcode(0)", OpInvalid.String())
 	assert.Equal(t, "opcode(250)", Opcode(250).String())
@@ -181,6 +181,30 @@ func TestComparisonAttributes(t *testing.T) {
 	assert.Error(t, err, "the default type has no text form")
 	w := NewWindowDim(3)
 	assert.Equal(t, WindowDim{Size: 3, Stride: 1, WindowDilation: 1, BaseDilation: 1}, w)
+}
+
+func TestFusionKinds(t *testing.T) {
+	names := map[FusionKind]string{FusionLoop: "kLoop", FusionInput: "kInput", FusionOutput: "kOutput", FusionCustom: "kCustom"}
+	for k, name := range names {
+		assert.Equal(t, name, k.String())
+		assert.True(t, k.IsValid())
+		got, err := ParseFusionKind(name)
+		require.NoError(t, err)
+		assert.Equal(t, k, got)
+	}
+	assert.Equal(t, FusionLoop, Attributes{}.FusionKind, "the zero value is kLoop")
+	assert.Equal(t, "fusionkind(4)", FusionKind(4).String())
+	assert.False(t, FusionKind(4).IsValid())
+	for _, bad := range []string{"", "loop", "kloop", "LOOP", "kScatter"} {
+		_, err := ParseFusionKind(bad)
+		assert.ErrorContains(t, err, "unknown fusion kind", bad)
+	}
+	info := OpFusion.Info()
+	assert.Equal(t, "fusion", info.Name)
+	assert.Equal(t, KindControl, info.Kind)
+	assert.Equal(t, Variadic, info.Arity)
+	assert.Equal(t, []string{"calls"}, info.Called)
+	assert.Equal(t, OpCall+1, OpFusion, "fusion follows call in the op table")
 }
 
 func TestF16Rounding(t *testing.T) {

@@ -17,6 +17,10 @@ import (
 //     after its operands, which belong to the same computation;
 //   - Params lists exactly the computation's parameter instructions, numbered
 //     0…n-1 in order;
+//   - a fusion's called computation is flat, as XLA requires: it contains no while,
+//     conditional, call or fusion, and its parameters are numbered 0…n-1 without
+//     gaps or repeats (checked before the computations themselves, so that the
+//     error names the fusion);
 //   - every instruction passes CheckShape: operand count (the op table's arity),
 //     called-computation count and signatures, operand types and shapes, attributes
 //     in range (permutations, slice bounds, window fields ≥ 1, …), and a declared
@@ -30,6 +34,9 @@ func Verify(m *Module) error {
 		return errors.New("verify: nil module")
 	}
 	if err := verifyModuleStructure(m); err != nil {
+		return fmt.Errorf("verify module %q: %w", m.Name, err)
+	}
+	if err := verifyFusions(m); err != nil {
 		return fmt.Errorf("verify module %q: %w", m.Name, err)
 	}
 	owners := map[*Instruction]*Computation{}
@@ -214,4 +221,52 @@ func verifyInstructionShape(in *Instruction) error {
 		shapes[i] = op.Shape
 	}
 	return CheckShape(in.Op, shapes, &in.Attrs, in.Called, in.Shape)
+}
+
+// verifyFusions checks that every fusion instruction calls a flat computation. It
+// runs after verifyModuleStructure, so every called computation is a non-nil member
+// of the module; nil instructions are left to verifyComputation.
+func verifyFusions(m *Module) error {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if in == nil || in.Op != OpFusion || len(in.Called) == 0 {
+				continue
+			}
+			if err := verifyFusedComputation(in.Called[0]); err != nil {
+				return fmt.Errorf("computation %q: fusion instruction %s: %w", c.Name, in.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// verifyFusedComputation checks that a fused computation has no control flow and no
+// nested fusion, and that its parameter numbers are 0…n-1 without gaps or repeats.
+func verifyFusedComputation(fused *Computation) error {
+	var params []*Instruction
+	for _, in := range fused.Instructions {
+		if in == nil {
+			continue
+		}
+		switch in.Op {
+		case OpWhile, OpConditional, OpCall, OpFusion:
+			return fmt.Errorf("fused computation %q contains %v instruction %s (a fused computation must be flat: no while, conditional, call or fusion)",
+				fused.Name, in.Op, in.Name)
+		case OpParameter:
+			params = append(params, in)
+		}
+	}
+	byNumber := make(map[int64]*Instruction, len(params))
+	for _, p := range params {
+		n := p.Attrs.ParameterNumber
+		if n < 0 || n >= int64(len(params)) {
+			return fmt.Errorf("fused computation %q: parameter %s has number %d, but there are %d parameters (numbers must be 0…%d without gaps)",
+				fused.Name, p.Name, n, len(params), len(params)-1)
+		}
+		if other, dup := byNumber[n]; dup {
+			return fmt.Errorf("fused computation %q: parameters %s and %s both have number %d", fused.Name, other.Name, p.Name, n)
+		}
+		byNumber[n] = p
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -167,4 +168,99 @@ func TestVerifyWindowFields(t *testing.T) {
 		root.Attrs.Window[0] = saved
 		require.NoError(t, Verify(m))
 	}
+}
+
+// fusedModuleText is a module whose entry fuses the computation "fused" (whose
+// instructions are body, after the parameters p: s32[] and q: pred[]) as f; cond and
+// body are a while loop's, and inner is a small computation to call or fuse.
+func fusedModuleText(body string) string {
+	return `HloModule m
+cond {
+  n = s32[] parameter(0)
+  ten = s32[] constant(10)
+  ROOT lt = pred[] compare(n, ten), direction=LT
+}
+body {
+  n = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT next = s32[] add(n, one)
+}
+inner {
+  n = s32[] parameter(0)
+  ROOT neg = s32[] negate(n)
+}
+fused {
+  p = s32[] parameter(0)
+  q = pred[] parameter(1)
+` + body + `
+}
+ENTRY e {
+  x = s32[] parameter(0)
+  y = pred[] parameter(1)
+  ROOT f = s32[] fusion(x, y), kind=kLoop, calls=fused
+}`
+}
+
+// TestVerifyFusion: a fused computation must be flat (no while, conditional, call or
+// fusion; parameters numbered without gaps), and the error names the fusion and the
+// offending instruction. The same computations are fine under call.
+func TestVerifyFusion(t *testing.T) {
+	flat := fusedModuleText("  ROOT s = s32[] select(q, p, p)")
+	m, err := ParseModule(flat)
+	require.NoError(t, err)
+	require.NoError(t, Verify(m))
+
+	for _, c := range []struct{ name, body, want string }{
+		{"while", "  ROOT w = s32[] while(p), condition=cond, body=body", "contains while instruction w "},
+		{"conditional", "  ROOT c = s32[] conditional(q, p, p), true_computation=inner, false_computation=body",
+			"contains conditional instruction c "},
+		{"call", "  c = s32[] call(p), to_apply=inner\n  ROOT s = s32[] select(q, c, p)", "contains call instruction c "},
+		{"nested fusion", "  ROOT g = s32[] fusion(p), kind=kLoop, calls=inner", "contains fusion instruction g "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			text := fusedModuleText(c.body)
+			m, err := ParseModuleUnverified(text)
+			require.NoError(t, err)
+			err = Verify(m)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `verify module "m": computation "e": fusion instruction f: fused computation "fused" `+c.want)
+			assert.Contains(t, err.Error(), "a fused computation must be flat")
+			_, err = ParseModule(text)
+			assert.ErrorContains(t, err, c.want, "the verifying parser rejects it too")
+
+			// Called (not fused), the same computation is valid.
+			called, err := ParseModule(strings.Replace(text, "fusion(x, y), kind=kLoop, calls=fused", "call(x, y), to_apply=fused", 1))
+			require.NoError(t, err)
+			require.NoError(t, Verify(called))
+		})
+	}
+
+	t.Run("parameter gap", func(t *testing.T) {
+		m, err := ParseModule(flat)
+		require.NoError(t, err)
+		m.Computation("fused").Params[1].Attrs.ParameterNumber = 2
+		err = Verify(m)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `computation "e": fusion instruction f: fused computation "fused": parameter q has number 2, but there are 2 parameters (numbers must be 0…1 without gaps)`)
+	})
+	t.Run("parameter repeated", func(t *testing.T) {
+		m, err := ParseModule(flat)
+		require.NoError(t, err)
+		m.Computation("fused").Params[1].Attrs.ParameterNumber = 0
+		err = Verify(m)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `fusion instruction f: fused computation "fused": parameters p and q both have number 0`)
+	})
+	t.Run("builder", func(t *testing.T) {
+		loop := NewBuilder("loop")
+		n := loop.Parameter(Scalar(S32), "n")
+		withWhile, err := loop.BuildComputation(loop.SetName(loop.While(countBelow(3), incrementS32(), n), "w"))
+		require.NoError(t, err)
+		b := NewBuilder("main")
+		f := b.SetName(b.Fusion(FusionLoop, withWhile, b.Parameter(Scalar(S32), "x")), "f")
+		require.NoError(t, b.Err(), "shape inference accepts it")
+		_, err = b.Build(f)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), `fusion instruction f: fused computation "loop" contains while instruction w `)
+	})
 }

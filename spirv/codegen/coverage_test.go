@@ -10,10 +10,11 @@ import (
 )
 
 // runtimeOps never reach code generation: the runtime handles parameters, tuples
-// and control flow itself.
+// and control flow itself, and lowers a fusion's called computation as one kernel
+// computation (the fusion instruction itself is never emitted).
 var runtimeOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
-	hlo.OpWhile: true, hlo.OpConditional: true, hlo.OpCall: true,
+	hlo.OpWhile: true, hlo.OpConditional: true, hlo.OpCall: true, hlo.OpFusion: true,
 }
 
 // opSample builds a small kernel computation rooted at one op.
