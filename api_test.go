@@ -135,20 +135,44 @@ func TestCompileCacheIsBounded(t *testing.T) {
 	assert.Equal(t, 1, rt.CacheStats().Hits)
 }
 
-// TestMemoryStatsExact: every buffer has its own aligned range in this plan, so the
-// peak is the sum of the buffers rounded to the alignment.
+// TestMemoryStatsExact: the plan's bytes follow from the buffers, their alignment and
+// which outputs are written in place.
 func TestMemoryStatsExact(t *testing.T) {
 	rt := newRuntime(t)
-	exe, err := rt.Compile(axpyModule(t, 1024))
-	require.NoError(t, err)
-	defer exe.Close()
-	st := exe.MemoryStats()
 	align := rt.Device().Caps().MinStorageBufferOffsetAlignment
 	round := func(n int64) int64 { a := max(align, 16); return (n + a - 1) / a * a }
-	assert.Equal(t, int64(4+4096+4096), st.ParameterBytes)
-	assert.Equal(t, int64(4096), st.OutputBytes)
-	assert.Equal(t, int64(4096+4096), st.TemporaryBytes) // the broadcast and the product
-	assert.Equal(t, round(4)+4*round(4096)+round(4096), st.PeakBytes)
+	cases := []struct {
+		name string
+		opts []vkxla.CompileOption
+		want vkxla.MemoryStats
+	}{{
+		// One fused kernel reads a, x and y and writes its output over x (x and y
+		// both die there; the first is taken): three buffers.
+		name: "fused",
+		want: vkxla.MemoryStats{PeakBytes: round(4) + 2*round(4096), ParameterBytes: 4 + 4096 + 4096,
+			OutputBytes: 4096, InPlaceBytes: 4096, Buffers: 3},
+	}, {
+		// Three kernels: the broadcast gets a buffer; the product is written over
+		// it (the broadcast dies there), the sum over the product: four buffers.
+		name: "unfused",
+		opts: []vkxla.CompileOption{vkxla.WithoutPasses("fusion")},
+		want: vkxla.MemoryStats{PeakBytes: round(4) + 3*round(4096), ParameterBytes: 4 + 4096 + 4096,
+			OutputBytes: 4096, TemporaryBytes: 4096 + 4096, InPlaceBytes: 4096 + 4096, Buffers: 4},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			exe, err := rt.Compile(axpyModule(t, 1024), tc.opts...)
+			require.NoError(t, err)
+			defer exe.Close()
+			assert.Equal(t, tc.want, exe.MemoryStats())
+			in := axpyInputs(rand.New(rand.NewPCG(3, 3)), 1024)
+			got, err := exe.Run(context.Background(), in...)
+			require.NoError(t, err)
+			want, err := cpuref.Eval(exe.Module(), in...)
+			require.NoError(t, err)
+			require.NoError(t, hlo.LiteralsClose(got[0], want, 1e-6, 1e-6))
+		})
+	}
 }
 
 func TestConcurrentRuns(t *testing.T) {
@@ -231,18 +255,21 @@ func TestProfileAndDump(t *testing.T) {
 	if rt.Device().Caps().TimestampsSupported {
 		p, err := exe.Profile()
 		require.NoError(t, err)
-		require.Len(t, p.Kernels, 3) // broadcast, multiply, add
-		for _, k := range p.Kernels {
-			assert.Equal(t, 1, k.Dispatches, k.Instruction)
-		}
+		require.Len(t, p.Kernels, 1) // broadcast, multiply and add fused
+		assert.Equal(t, exe.Module().Entry.Root.Name, p.Kernels[0].Instruction)
+		assert.Equal(t, 1, p.Kernels[0].Dispatches)
 	}
-	for _, name := range []string{"00-input.hlo", "05-kernels.hlo", "10-plan.txt"} {
+	for _, name := range []string{"00-input.hlo", "01-01-fusion.hlo", "05-kernels.hlo", "10-plan.txt"} {
 		_, err := os.Stat(filepath.Join(dir, "axpy", name))
 		assert.NoError(t, err)
 	}
 	kernels, err := filepath.Glob(filepath.Join(dir, "axpy", "kernels", "*.spvasm"))
 	require.NoError(t, err)
-	assert.Len(t, kernels, 3)
+	assert.Len(t, kernels, 1)
+	plan, err := os.ReadFile(filepath.Join(dir, "axpy", "10-plan.txt"))
+	require.NoError(t, err)
+	// x and y both die at the kernel; the first in operand order, x, is taken.
+	assert.Contains(t, string(plan), `3 output     "add.6" block 0 [16, +1024) in place over 1`, "the output shares x's buffer")
 }
 
 // TestCompileRejectsUnbindableBuffer: a tensor larger than maxStorageBufferRange
@@ -379,4 +406,32 @@ func TestTupleParameter(t *testing.T) {
 	_, err = exe.Run(context.Background(), hlo.MustFromSlice([]int64{3}, []float32{1, 2, 3}))
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "expected (f32[3], (f32[], f32[3])), got f32[3]")
+}
+
+// TestInPlaceWaitsForTheLastRead: unfused, negate(x) cannot write over x (the add
+// reads x afterwards), but the add may write over either operand, both dying there;
+// the result matches cpuref, so no kernel read a buffer that was already overwritten.
+func TestInPlaceWaitsForTheLastRead(t *testing.T) {
+	rt := newRuntime(t)
+	b := hlo.NewBuilder("later")
+	x := b.Parameter(f32(1000), "x")
+	n := b.Negate(x)
+	e := b.Exp(n)
+	m := mustBuild(t, b, b.Tuple(b.Add(e, x), b.Mul(n, n)))
+	exe, err := rt.Compile(m, vkxla.WithoutPasses("fusion"))
+	require.NoError(t, err)
+	defer exe.Close()
+	// x, n (own buffer: x is read later), e (own: n is read later by the multiply),
+	// add over e (its last reader; x is taken by nothing), multiply over n.
+	st := exe.MemoryStats()
+	assert.Equal(t, 3, st.Buffers, st.String())
+	assert.Equal(t, int64(2*4000), st.InPlaceBytes, st.String())
+	in := randomLiteral(rand.New(rand.NewPCG(8, 8)), f32(1000), unitDomain)
+	got, err := exe.Run(context.Background(), in)
+	require.NoError(t, err)
+	want, err := cpuref.Eval(m, in)
+	require.NoError(t, err)
+	for i, w := range want.Leaves() {
+		require.NoError(t, hlo.LiteralsClose(got[i], w, 1e-6, 1e-6), "output %d", i)
+	}
 }

@@ -3,21 +3,38 @@ package vkxla
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/passes"
 )
 
 // CompileOption configures Compile.
 type CompileOption func(*compileConfig)
 
 type compileConfig struct {
-	noCache bool
-	profile bool
+	noCache  bool
+	profile  bool
+	disabled []string // passes to skip
 }
 
 // key is the part of the options that changes the compiled result.
-func (c compileConfig) key() string { return fmt.Sprintf("profile=%v", c.profile) }
+func (c compileConfig) key() string {
+	return fmt.Sprintf("profile=%v disabled=%q", c.profile, c.disabled)
+}
+
+// WithoutPasses skips the named passes of the optimisation pipeline (see
+// passes.Names), as XLA's xla_disable_hlo_passes does: WithoutPasses("fusion")
+// compiles one kernel per instruction. An unknown name fails Compile.
+func WithoutPasses(names ...string) CompileOption {
+	return func(c *compileConfig) {
+		c.disabled = append(c.disabled, names...)
+		slices.Sort(c.disabled)
+		c.disabled = slices.Compact(c.disabled)
+	}
+}
 
 // WithoutCache compiles afresh and leaves the cache alone.
 func WithoutCache() CompileOption { return func(c *compileConfig) { c.noCache = true } }
@@ -57,16 +74,22 @@ func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, e
 func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) {
 	d := rt.newDumper(m.Name)
 	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
-	params := make([]value, len(m.Entry.Params))
-	for i, p := range m.Entry.Params {
-		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
-	}
-	main, root, err := l.lowerComputation(m.Entry, params)
+	opt, err := rt.optimize(m, cfg, d)
 	if err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
-	root = l.ownOutputs(main, m.Entry.Root.Name, root)
+	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
+	params := make([]value, len(opt.Entry.Params))
+	for i, p := range opt.Entry.Params {
+		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
+	}
+	main, root, err := l.lowerComputation(opt.Entry, params)
+	if err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
+	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
+	l.shareInPlace(main, root)
+	l.place()
 	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {
@@ -83,6 +106,29 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 		return nil, errors.Join(fmt.Errorf("vkxla: Compile %s: %w", m.Name, err), c.release())
 	}
 	return c, nil
+}
+
+// optimize runs the pass pipeline on a copy of m (the caller's module stays as it
+// was), dumping the module after every pass that changed it.
+func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, d dumper) (*hlo.Module, error) {
+	opt := m.Clone()
+	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps())}
+	if d.on() {
+		pc.AfterPass = func(i int, name string, m *hlo.Module) {
+			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })
+		}
+	}
+	if err := passes.Run(opt, pc); err != nil {
+		return nil, err
+	}
+	return opt, nil
+}
+
+// maxFusionParams leaves room among the device's storage-buffer bindings for a
+// kernel's outputs and scratch buffers, and keeps fused kernels to a size whose
+// compile time stays small.
+func maxFusionParams(c device.Caps) int {
+	return min(c.MaxStorageBuffersPerStage-4, 64)
 }
 
 // ownOutputs makes sure no output leaf is a parameter or constant range (an entry

@@ -82,14 +82,16 @@ func (g *graphBuilder) step() {
 	g.vals = append(g.vals, y)
 }
 
-// FuzzDifferential compiles random graphs and checks the GPU against cpuref.
-// `go test` runs the seeds; `go test -fuzz FuzzDifferential .` explores.
+// FuzzDifferential compiles random graphs and checks the GPU against cpuref, fused
+// (rows < 128) or one kernel per instruction (rows ≥ 128). `go test` runs the
+// seeds; `go test -fuzz FuzzDifferential .` explores.
 func FuzzDifferential(f *testing.F) {
 	for _, seed := range [][]byte{
 		{3, 5, 0, 1, 2}, {0, 0, 1, 1, 6, 0, 7, 1, 0, 3}, {9, 9, 4, 4, 8, 2, 5, 5, 2, 0, 1},
 		{6, 6, 7, 7, 0, 0, 0, 2, 1, 9, 3, 4, 8}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},
 	} {
 		f.Add(uint8(2), uint8(3), seed)
+		f.Add(uint8(130), uint8(3), seed)
 	}
 	rt := newRuntime(f)
 	f.Fuzz(func(t *testing.T, rows, cols uint8, ops []byte) {
@@ -108,6 +110,10 @@ func FuzzDifferential(f *testing.F) {
 			t.Fatalf("generator built an invalid graph: %v", err)
 		}
 		rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
-		checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, randomLiteral(rng, s, unitDomain), randomLiteral(rng, s, unitDomain))
+		var opts []vkxla.CompileOption
+		if rows >= 128 {
+			opts = append(opts, vkxla.WithoutPasses("fusion"))
+		}
+		checkCompiledAgainstCPU(t, rt, m, opts, vkxla.ErrorSpec{}, randomLiteral(rng, s, unitDomain), randomLiteral(rng, s, unitDomain))
 	})
 }

@@ -73,9 +73,15 @@ func randomInt(rng *rand.Rand, dt hlo.DType, d domain) uint64 {
 // within spec (exact when spec is zero).
 func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
 	t.Helper()
+	checkCompiledAgainstCPU(t, rt, m, nil, spec, inputs...)
+}
+
+// checkCompiledAgainstCPU is checkAgainstCPU with compile options (passes off, …).
+func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
+	t.Helper()
 	want, err := cpuref.Eval(m, inputs...)
 	require.NoError(t, err, "cpuref")
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(m, opts...)
 	require.NoError(t, err, "compile")
 	defer func() { require.NoError(t, exe.Close()) }()
 	got, err := exe.Run(context.Background(), inputs...)

@@ -63,17 +63,21 @@ type block struct {
 	segments []segment
 }
 
-// lowering compiles one module into blocks over one arena plan. This plan
-// gives every buffer its own range; buffer reuse comes with the memory passes.
+// lowering compiles one module into blocks over one arena plan. Every buffer has a
+// range of its own, except outputs written in place over an input that dies at
+// their kernel (shareInPlace); reuse by lifetime comes with the memory passes.
 type lowering struct {
 	target    codegen.Target
 	limits    arena.Limits
 	plan      arena.Plan
-	block     int   // current plan block
-	offset    int64 // bump offset in the current block
 	kernels   *kernelSet
 	constants []constantUpload
 	kinds     []rangeKind
+	// shares[r] is the range whose memory range r is written over in place (see
+	// shareInPlace), or -1 when r has memory of its own.
+	shares []int
+	// inPlace lists the dispatches whose outputs may share a dying input's memory.
+	inPlace []inPlaceCandidate
 	// lowered lists every kernel computation with the dispatches it became, kept
 	// only when dumping (VKXLA_DUMP).
 	dumping bool
@@ -95,18 +99,39 @@ type constantUpload struct {
 	lit *hlo.Literal
 }
 
-// newRange places a buffer of size bytes. Zero-size buffers still get one aligned
-// word, so every binding has a positive range.
+// newRange adds a buffer of size bytes to the plan; place gives it its offset once
+// every buffer is known (buffers shared in place get their partner's). Zero-size
+// buffers still get one aligned word, so every binding has a positive range.
 func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	size = max(size, 4)
-	if l.offset > 0 && l.offset+size > l.limits.MaxBlockSize {
-		l.block++
-		l.offset = 0
-	}
-	l.plan.Ranges = append(l.plan.Ranges, arena.PlanRange{Name: name, Block: l.block, Offset: l.offset, Size: size})
+	l.plan.Ranges = append(l.plan.Ranges, arena.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
-	l.offset += (size + l.limits.Alignment - 1) / l.limits.Alignment * l.limits.Alignment
+	l.shares = append(l.shares, -1)
 	return len(l.plan.Ranges) - 1
+}
+
+// place lays the buffers out one after another in blocks of at most MaxBlockSize;
+// a buffer that shares another's memory takes its block and offset.
+func (l *lowering) place() {
+	block, offset := 0, int64(0)
+	for i := range l.plan.Ranges {
+		r := &l.plan.Ranges[i]
+		if l.shares[i] >= 0 {
+			continue
+		}
+		if offset > 0 && offset+r.Size > l.limits.MaxBlockSize {
+			block++
+			offset = 0
+		}
+		r.Block, r.Offset = block, offset
+		offset += (r.Size + l.limits.Alignment - 1) / l.limits.Alignment * l.limits.Alignment
+	}
+	for i, owner := range l.shares {
+		if owner >= 0 {
+			r := &l.plan.Ranges[i]
+			r.Block, r.Offset = l.plan.Ranges[owner].Block, l.plan.Ranges[owner].Offset
+		}
+	}
 }
 
 // newValue places every leaf of shape.

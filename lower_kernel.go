@@ -59,6 +59,14 @@ func kernelComputation(in *hlo.Instruction) *hlo.Computation {
 	return c
 }
 
+// fusedKernel is a fusion's called computation named after the fusion instruction,
+// so that kernels, profiles and dumps carry the name the user sees.
+func fusedKernel(in *hlo.Instruction) *hlo.Computation {
+	kc := *in.Called[0]
+	kc.Name = in.Name
+	return &kc
+}
+
 // lowerKernel generates the kernels of one instruction and appends their dispatches.
 func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (value, error) {
 	for _, op := range ops {
@@ -67,6 +75,9 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 		}
 	}
 	kc := kernelComputation(in)
+	if in.Op == hlo.OpFusion {
+		kc = fusedKernel(in)
+	}
 	prog, err := codegen.Lower(kc, l.target)
 	if err != nil {
 		return value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
@@ -87,6 +98,7 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 		}
 		b.steps = append(b.steps, st)
 	}
+	l.noteInPlace(b, prog, ops, out)
 	return out, nil
 }
 

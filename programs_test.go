@@ -14,7 +14,7 @@ import (
 
 // TestPrograms runs whole programs from HLO text (MLP, softmax, layernorm,
 // attention, a while loop, and XLA-style dumps) on the device and compares them
-// with cpuref.
+// with cpuref, with the fusion pass on and off.
 func TestPrograms(t *testing.T) {
 	files, err := filepath.Glob("testdata/programs/*.hlo")
 	require.NoError(t, err)
@@ -35,7 +35,11 @@ func TestPrograms(t *testing.T) {
 			for i, p := range m.Entry.Params {
 				inputs[i] = randomLiteral(rng, p.Shape, unitDomain)
 			}
-			checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), inputs...)
+			spec := vkxla.ProgramTolerance(m, hlo.F32)
+			t.Run("fused", func(t *testing.T) { checkCompiledAgainstCPU(t, rt, m, nil, spec, inputs...) })
+			t.Run("unfused", func(t *testing.T) {
+				checkCompiledAgainstCPU(t, rt, m, []vkxla.CompileOption{vkxla.WithoutPasses("fusion")}, spec, inputs...)
+			})
 		})
 	}
 }

@@ -13,22 +13,32 @@ import (
 type MemoryStats struct {
 	// PeakBytes is the executable's whole device memory: the plan's blocks.
 	PeakBytes int64
-	// By role (sums of buffer sizes, before alignment).
+	// By role (sums of buffer sizes, before alignment). A buffer written in place
+	// over another counts in its own role too.
 	ParameterBytes int64
 	OutputBytes    int64
 	ConstantBytes  int64
 	TemporaryBytes int64
-	Buffers        int
+	// InPlaceBytes is the size of the buffers written in place over another
+	// buffer, which need no memory of their own.
+	InPlaceBytes int64
+	// Buffers counts the buffers with memory of their own.
+	Buffers int
 }
 
 func (s MemoryStats) String() string {
-	return fmt.Sprintf("peak %d B (parameters %d, outputs %d, constants %d, temporaries %d; %d buffers)",
-		s.PeakBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.Buffers)
+	return fmt.Sprintf("peak %d B (parameters %d, outputs %d, constants %d, temporaries %d, in place %d; %d buffers)",
+		s.PeakBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.InPlaceBytes, s.Buffers)
 }
 
 func memoryStats(l *lowering) MemoryStats {
-	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits), Buffers: len(l.plan.Ranges)}
+	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits)}
 	for i, r := range l.plan.Ranges {
+		if l.shares[i] >= 0 {
+			s.InPlaceBytes += r.Size
+		} else {
+			s.Buffers++
+		}
 		switch l.kinds[i] {
 		case rangeParam:
 			s.ParameterBytes += r.Size
@@ -57,7 +67,11 @@ func alignedTotal(p arena.Plan, l arena.Limits) int64 {
 func planText(l *lowering) string {
 	var sb strings.Builder
 	for i, r := range l.plan.Ranges {
-		fmt.Fprintf(&sb, "%4d %-10s %v\n", i, [...]string{"temp", "param", "constant", "output"}[l.kinds[i]], r)
+		fmt.Fprintf(&sb, "%4d %-10s %v", i, [...]string{"temp", "param", "constant", "output"}[l.kinds[i]], r)
+		if l.shares[i] >= 0 {
+			fmt.Fprintf(&sb, " in place over %d", l.shares[i])
+		}
+		sb.WriteString("\n")
 	}
 	fmt.Fprintf(&sb, "%v\n", memoryStats(l))
 	return sb.String()

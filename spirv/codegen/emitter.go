@@ -236,7 +236,7 @@ func (g *gen) prepareConstants(c *hlo.Computation) {
 			g.prepareConstants(callee)
 		}
 		lit := in.Attrs.Literal
-		if in.Op != hlo.OpConstant || lit == nil || g.arrays[in] != 0 || uniform(lit) {
+		if in.Op != hlo.OpConstant || lit == nil || g.arrays[in] != 0 || lit.IsUniform() {
 			continue
 		}
 		n := lit.NumElements()
@@ -254,19 +254,6 @@ func (g *gen) prepareConstants(c *hlo.Computation) {
 	}
 }
 
-// uniform reports a literal whose elements all have one bit pattern (scalars too).
-func uniform(l *hlo.Literal) bool {
-	if !l.Shape().IsArray() {
-		return true
-	}
-	for i := 1; i < l.NumElements(); i++ {
-		if l.Bits(i) != l.Bits(0) {
-			return false
-		}
-	}
-	return true
-}
-
 func emitConstant(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	lit := in.Attrs.Literal
 	if lit == nil || !lit.Shape().IsArray() {
@@ -277,7 +264,7 @@ func emitConstant(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	if lit.NumElements() == 0 {
 		return k.zero(lit.DType())
 	}
-	if uniform(lit) {
+	if lit.IsUniform() {
 		return k.constant(lit, 0)
 	}
 	v := g.arrays[in]

@@ -258,6 +258,7 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
+	l.p.InPlace = inPlaceInputs(l.c)
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
 	}

@@ -108,4 +108,9 @@ type Program struct {
 	// are dead after the program and need no initial value.
 	Scratch    []int64
 	Dispatches []Dispatch
+	// InPlace marks, per input, that the program reads it only at the element
+	// index each output is written at (one dispatch, elementwise access): an
+	// output of the same element size and count may then share the input's buffer
+	// when nothing reads the input afterwards. Nil when no input qualifies.
+	InPlace []bool
 }

@@ -1,0 +1,74 @@
+package passes
+
+import "github.com/vkxla/vkxla/hlo"
+
+// DCE removes every instruction whose value does not reach its computation's root
+// (parameters stay: they are the signature), then every computation that no
+// remaining instruction calls. No op in the table has side effects, so nothing else
+// must be kept.
+func DCE(m *hlo.Module, _ Config) (bool, error) {
+	changed := false
+	for _, c := range m.Computations {
+		if removeDeadInstructions(c) {
+			changed = true
+		}
+	}
+	if removeUncalledComputations(m) {
+		changed = true
+	}
+	return changed, nil
+}
+
+// removeDeadInstructions keeps the parameters and what the root depends on.
+func removeDeadInstructions(c *hlo.Computation) bool {
+	live := map[*hlo.Instruction]bool{c.Root: true}
+	for i := len(c.Instructions) - 1; i >= 0; i-- {
+		in := c.Instructions[i]
+		if !live[in] {
+			continue
+		}
+		for _, op := range in.Operands {
+			live[op] = true
+		}
+	}
+	kept := c.Instructions[:0:0]
+	for _, in := range c.Instructions {
+		if live[in] || in.Op == hlo.OpParameter {
+			kept = append(kept, in)
+		}
+	}
+	if len(kept) == len(c.Instructions) {
+		return false
+	}
+	c.Instructions = kept
+	c.Renumber()
+	return true
+}
+
+// removeUncalledComputations keeps the entry and what it calls, transitively.
+func removeUncalledComputations(m *hlo.Module) bool {
+	reached := map[*hlo.Computation]bool{m.Entry: true}
+	// Callees come before callers, so one backward sweep sees every caller first.
+	for i := len(m.Computations) - 1; i >= 0; i-- {
+		c := m.Computations[i]
+		if !reached[c] {
+			continue
+		}
+		for _, in := range c.Instructions {
+			for _, callee := range in.Called {
+				reached[callee] = true
+			}
+		}
+	}
+	kept := m.Computations[:0:0]
+	for _, c := range m.Computations {
+		if reached[c] {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == len(m.Computations) {
+		return false
+	}
+	m.Computations = kept
+	return true
+}

@@ -1,0 +1,321 @@
+package passes
+
+import "testing"
+
+const scalarAdd = `%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+`
+
+func TestFusion(t *testing.T) {
+	runPassCases(t, []passCase{
+		{
+			name: "saxpy becomes one loop fusion",
+			before: `HloModule saxpy
+ENTRY %saxpy (a: f32[], x: f32[1024], y: f32[1024]) -> f32[1024] {
+  %a = f32[] parameter(0)
+  %x = f32[1024] parameter(1)
+  %y = f32[1024] parameter(2)
+  %ab = f32[1024] broadcast(%a), dimensions={}
+  %ax = f32[1024] multiply(%ab, %x)
+  ROOT %out = f32[1024] add(%ax, %y)
+}
+`,
+			after: `HloModule saxpy, entry_computation_layout={(f32[], f32[1024]{0}, f32[1024]{0})->f32[1024]{0}}
+
+%fused_out (param_a: f32[], param_x: f32[1024], param_y: f32[1024]) -> f32[1024] {
+  %param_a = f32[] parameter(0)
+  %param_x = f32[1024]{0} parameter(1)
+  %param_y = f32[1024]{0} parameter(2)
+  %ab.1 = f32[1024]{0} broadcast(f32[] %param_a), dimensions={}
+  %ax.1 = f32[1024]{0} multiply(f32[1024]{0} %ab.1, f32[1024]{0} %param_x)
+  ROOT %out.1 = f32[1024]{0} add(f32[1024]{0} %ax.1, f32[1024]{0} %param_y)
+}
+
+ENTRY %saxpy (a: f32[], x: f32[1024], y: f32[1024]) -> f32[1024] {
+  %a = f32[] parameter(0)
+  %x = f32[1024]{0} parameter(1)
+  %y = f32[1024]{0} parameter(2)
+  ROOT %out = f32[1024]{0} fusion(f32[] %a, f32[1024]{0} %x, f32[1024]{0} %y), kind=kLoop, calls=%fused_out
+}
+`,
+		},
+		{
+			name: "an expensive producer with two users is computed once",
+			before: `HloModule softmax
+` + scalarAdd + `
+ENTRY %softmax (x: f32[8,16]) -> f32[8,16] {
+  %x = f32[8,16] parameter(0)
+  %e = f32[8,16] exponential(%x)
+  %zero = f32[] constant(0)
+  %s = f32[8] reduce(%e, %zero), dimensions={1}, to_apply=%add
+  %sb = f32[8,16] broadcast(%s), dimensions={0}
+  ROOT %y = f32[8,16] divide(%e, %sb)
+}
+`,
+			after: `HloModule softmax, entry_computation_layout={(f32[8,16]{1,0})->f32[8,16]{1,0}}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+%fused_y (param_e: f32[8,16], param_s.1: f32[8]) -> f32[8,16] {
+  %param_e = f32[8,16]{1,0} parameter(0)
+  %param_s.1 = f32[8]{0} parameter(1)
+  %sb.1 = f32[8,16]{1,0} broadcast(f32[8]{0} %param_s.1), dimensions={0}
+  ROOT %y.1 = f32[8,16]{1,0} divide(f32[8,16]{1,0} %param_e, f32[8,16]{1,0} %sb.1)
+}
+
+%fused_s.1 (param_e.1: f32[8,16]) -> f32[8] {
+  %param_e.1 = f32[8,16]{1,0} parameter(0)
+  %zero.1 = f32[] constant(0)
+  ROOT %s.1.1 = f32[8]{0} reduce(f32[8,16]{1,0} %param_e.1, f32[] %zero.1), dimensions={1}, to_apply=%add
+}
+
+ENTRY %softmax (x: f32[8,16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0)
+  %e = f32[8,16]{1,0} exponential(f32[8,16]{1,0} %x)
+  %s.1 = f32[8]{0} fusion(f32[8,16]{1,0} %e), kind=kInput, calls=%fused_s.1
+  ROOT %y = f32[8,16]{1,0} fusion(f32[8,16]{1,0} %e, f32[8]{0} %s.1), kind=kLoop, calls=%fused_y
+}
+`,
+		},
+		{
+			name: "a cheap producer is copied into every consumer",
+			before: `HloModule dup
+ENTRY %dup (x: f32[64], y: f32[64]) -> (f32[64], f32[64]) {
+  %x = f32[64] parameter(0)
+  %y = f32[64] parameter(1)
+  %n = f32[64] negate(%x)
+  %a = f32[64] add(%n, %y)
+  %m = f32[64] multiply(%n, %y)
+  ROOT %t = (f32[64], f32[64]) tuple(%a, %m)
+}
+`,
+			after: `HloModule dup, entry_computation_layout={(f32[64]{0}, f32[64]{0})->(f32[64]{0}, f32[64]{0})}
+
+%fused_m (param_x: f32[64], param_y: f32[64]) -> f32[64] {
+  %param_x = f32[64]{0} parameter(0)
+  %param_y = f32[64]{0} parameter(1)
+  %n.1 = f32[64]{0} negate(f32[64]{0} %param_x)
+  ROOT %m.1 = f32[64]{0} multiply(f32[64]{0} %n.1, f32[64]{0} %param_y)
+}
+
+%fused_a (param_x.1: f32[64], param_y.1: f32[64]) -> f32[64] {
+  %param_x.1 = f32[64]{0} parameter(0)
+  %param_y.1 = f32[64]{0} parameter(1)
+  %n.2 = f32[64]{0} negate(f32[64]{0} %param_x.1)
+  ROOT %a.1 = f32[64]{0} add(f32[64]{0} %n.2, f32[64]{0} %param_y.1)
+}
+
+ENTRY %dup (x: f32[64], y: f32[64]) -> (f32[64], f32[64]) {
+  %x = f32[64]{0} parameter(0)
+  %y = f32[64]{0} parameter(1)
+  %a = f32[64]{0} fusion(f32[64]{0} %x, f32[64]{0} %y), kind=kLoop, calls=%fused_a
+  %m = f32[64]{0} fusion(f32[64]{0} %x, f32[64]{0} %y), kind=kLoop, calls=%fused_m
+  ROOT %t = (f32[64]{0}, f32[64]{0}) tuple(f32[64]{0} %a, f32[64]{0} %m)
+}
+`,
+		},
+		{
+			name: "values the root or a non-consumer needs stay materialised",
+			before: `HloModule keep
+ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
+  %x = f32[16,16] parameter(0)
+  %y = f32[16,16] parameter(1)
+  %n = f32[16,16] negate(%x)
+  %d = f32[16,16] dot(%n, %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %r = f32[16,16] maximum(%d, %y)
+  ROOT %t = (f32[16,16], f32[16,16]) tuple(%n, %r)
+}
+`,
+			after: `HloModule keep, entry_computation_layout={(f32[16,16]{1,0}, f32[16,16]{1,0})->(f32[16,16]{1,0}, f32[16,16]{1,0})}
+
+ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
+  %x = f32[16,16]{1,0} parameter(0)
+  %y = f32[16,16]{1,0} parameter(1)
+  %n = f32[16,16]{1,0} negate(f32[16,16]{1,0} %x)
+  %d = f32[16,16]{1,0} dot(f32[16,16]{1,0} %n, f32[16,16]{1,0} %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %r = f32[16,16]{1,0} maximum(f32[16,16]{1,0} %d, f32[16,16]{1,0} %y)
+  ROOT %t = (f32[16,16]{1,0}, f32[16,16]{1,0}) tuple(f32[16,16]{1,0} %n, f32[16,16]{1,0} %r)
+}
+`,
+		},
+		{
+			name: "constants: splats and small arrays fuse, a large array stays a buffer",
+			before: `HloModule consts
+ENTRY %consts (x: f32[20]) -> f32[20] {
+  %x = f32[20] parameter(0)
+  %big = f32[20] constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+  %c2 = f32[] constant(2)
+  %two = f32[20] broadcast(%c2), dimensions={}
+  %small = f32[4] constant({1, 2, 3, 4})
+  %c0 = f32[] constant(0)
+  %pad = f32[20] pad(%small, %c0), padding=0_16
+  %a = f32[20] add(%x, %big)
+  %b = f32[20] multiply(%a, %two)
+  ROOT %c = f32[20] add(%b, %pad)
+}
+`,
+			after: `HloModule consts, entry_computation_layout={(f32[20]{0})->f32[20]{0}}
+
+%fused_c (param_x: f32[20], param_big: f32[20]) -> f32[20] {
+  %param_x = f32[20]{0} parameter(0)
+  %param_big = f32[20]{0} parameter(1)
+  %c2.1 = f32[] constant(2)
+  %c0.1 = f32[] constant(0)
+  %small.1 = f32[4]{0} constant({1, 2, 3, 4})
+  %two.1 = f32[20]{0} broadcast(f32[] %c2.1), dimensions={}
+  %a.1 = f32[20]{0} add(f32[20]{0} %param_x, f32[20]{0} %param_big)
+  %pad.1 = f32[20]{0} pad(f32[4]{0} %small.1, f32[] %c0.1), padding=0_16
+  %b.1 = f32[20]{0} multiply(f32[20]{0} %a.1, f32[20]{0} %two.1)
+  ROOT %c.1 = f32[20]{0} add(f32[20]{0} %b.1, f32[20]{0} %pad.1)
+}
+
+ENTRY %consts (x: f32[20]) -> f32[20] {
+  %x = f32[20]{0} parameter(0)
+  %big = f32[20]{0} constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19})
+  ROOT %c = f32[20]{0} fusion(f32[20]{0} %x, f32[20]{0} %big), kind=kLoop, calls=%fused_c
+}
+`,
+		},
+		{
+			name: "loop bodies fuse; reducers are left alone",
+			before: `HloModule loop
+` + scalarAdd + `
+%cond (s: (s32[], f32[8])) -> pred[] {
+  %s = (s32[], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+%body (s: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %s = (s32[], f32[8]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %one = s32[] constant(1)
+  %i1 = s32[] add(%i, %one)
+  %v = f32[8] get-tuple-element(%s), index=1
+  %half = f32[] constant(0.5)
+  %h = f32[8] broadcast(%half), dimensions={}
+  %w = f32[8] multiply(%v, %h)
+  %v1 = f32[8] add(%w, %v)
+  ROOT %t = (s32[], f32[8]) tuple(%i1, %v1)
+}
+ENTRY %loop (x: f32[8]) -> f32[] {
+  %x = f32[8] parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[8]) tuple(%zero, %x)
+  %w = (s32[], f32[8]) while(%init), condition=%cond, body=%body
+  %v = f32[8] get-tuple-element(%w), index=1
+  %a = f32[8] abs(%v)
+  %z = f32[] constant(0)
+  ROOT %r = f32[] reduce(%a, %z), dimensions={0}, to_apply=%add
+}
+`,
+			after: `HloModule loop, entry_computation_layout={(f32[8]{0})->f32[]}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+%fused_lt (param_i: s32[]) -> pred[] {
+  %param_i = s32[] parameter(0)
+  %n.1 = s32[] constant(3)
+  ROOT %lt.1 = pred[] compare(s32[] %param_i, s32[] %n.1), direction=LT
+}
+
+%cond (s.1: (s32[], f32[8])) -> pred[] {
+  %s.1 = (s32[], f32[8]{0}) parameter(0)
+  %i = s32[] get-tuple-element((s32[], f32[8]{0}) %s.1), index=0
+  ROOT %lt = pred[] fusion(s32[] %i), kind=kLoop, calls=%fused_lt
+}
+
+%fused_v1 (param_v: f32[8]) -> f32[8] {
+  %param_v = f32[8]{0} parameter(0)
+  %half.1 = f32[] constant(0.5)
+  %h.1 = f32[8]{0} broadcast(f32[] %half.1), dimensions={}
+  %w.2 = f32[8]{0} multiply(f32[8]{0} %param_v, f32[8]{0} %h.1)
+  ROOT %v1.1 = f32[8]{0} add(f32[8]{0} %w.2, f32[8]{0} %param_v)
+}
+
+%fused_i1 (param_i.1: s32[]) -> s32[] {
+  %param_i.1 = s32[] parameter(0)
+  %one.1 = s32[] constant(1)
+  ROOT %i1.1 = s32[] add(s32[] %param_i.1, s32[] %one.1)
+}
+
+%body (s.2: (s32[], f32[8])) -> (s32[], f32[8]) {
+  %s.2 = (s32[], f32[8]{0}) parameter(0)
+  %i.1 = s32[] get-tuple-element((s32[], f32[8]{0}) %s.2), index=0
+  %i1 = s32[] fusion(s32[] %i.1), kind=kLoop, calls=%fused_i1
+  %v = f32[8]{0} get-tuple-element((s32[], f32[8]{0}) %s.2), index=1
+  %v1 = f32[8]{0} fusion(f32[8]{0} %v), kind=kLoop, calls=%fused_v1
+  ROOT %t = (s32[], f32[8]{0}) tuple(s32[] %i1, f32[8]{0} %v1)
+}
+
+%fused_r (param_v.1: f32[8]) -> f32[] {
+  %param_v.1 = f32[8]{0} parameter(0)
+  %z.1 = f32[] constant(0)
+  %a.1.1 = f32[8]{0} abs(f32[8]{0} %param_v.1)
+  ROOT %r.1 = f32[] reduce(f32[8]{0} %a.1.1, f32[] %z.1), dimensions={0}, to_apply=%add
+}
+
+ENTRY %loop (x: f32[8]) -> f32[] {
+  %x = f32[8]{0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[8]{0}) tuple(s32[] %zero, f32[8]{0} %x)
+  %w.1 = (s32[], f32[8]{0}) while((s32[], f32[8]{0}) %init), condition=%cond, body=%body
+  %v.1 = f32[8]{0} get-tuple-element((s32[], f32[8]{0}) %w.1), index=1
+  ROOT %r = f32[] fusion(f32[8]{0} %v.1), kind=kInput, calls=%fused_r
+}
+`,
+		},
+		{
+			name: "the parameter bound stops fusion",
+			cfg:  Config{MaxFusionParams: 2},
+			before: `HloModule wide
+ENTRY %wide (x: f32[4], y: f32[4], z: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %y = f32[4] parameter(1)
+  %z = f32[4] parameter(2)
+  %a = f32[4] add(%x, %y)
+  ROOT %b = f32[4] multiply(%a, %z)
+}
+`,
+			after: `HloModule wide, entry_computation_layout={(f32[4]{0}, f32[4]{0}, f32[4]{0})->f32[4]{0}}
+
+ENTRY %wide (x: f32[4], y: f32[4], z: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %y = f32[4]{0} parameter(1)
+  %z = f32[4]{0} parameter(2)
+  %a = f32[4]{0} add(f32[4]{0} %x, f32[4]{0} %y)
+  ROOT %b = f32[4]{0} multiply(f32[4]{0} %a, f32[4]{0} %z)
+}
+`,
+		},
+		{
+			name:     "disabled",
+			disabled: []string{"fusion"},
+			before: `HloModule off
+ENTRY %off (x: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %n = f32[4] negate(%x)
+  ROOT %a = f32[4] abs(%n)
+}
+`,
+			after: `HloModule off
+ENTRY %off (x: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %n = f32[4] negate(%x)
+  ROOT %a = f32[4] abs(%n)
+}
+`,
+		},
+	})
+}

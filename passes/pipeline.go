@@ -1,0 +1,86 @@
+// Package passes holds the HLO-to-HLO optimisation passes and the one ordered
+// pipeline that runs them. A pass is a plain function over a module that rewrites it
+// in place and reports whether it changed anything; the module is verified before
+// the pipeline and after every pass that changed it, so a pass that breaks an
+// invariant is named at once.
+package passes
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Pass is one step of the pipeline.
+type Pass struct {
+	// Name is how options and dumps refer to the pass.
+	Name string
+	// Summary is one line on what it does.
+	Summary string
+	Run     func(m *hlo.Module, cfg Config) (changed bool, err error)
+}
+
+// Pipeline is every pass, in the order Run applies them.
+var Pipeline = []Pass{
+	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
+	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
+	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
+}
+
+// Config carries what passes need to know about the target and the caller's wishes.
+type Config struct {
+	// Disabled names passes to skip (XLA's xla_disable_hlo_passes).
+	Disabled []string
+	// MaxFusionParams bounds the parameters of one fused computation (the kernel's
+	// storage-buffer bindings, outputs aside); 0 means DefaultMaxFusionParams.
+	MaxFusionParams int
+	// AfterPass, when set, sees the module after every pass that changed it (for
+	// VKXLA_DUMP); index is the pass's position in Pipeline.
+	AfterPass func(index int, name string, m *hlo.Module)
+}
+
+// DefaultMaxFusionParams is the parameter bound when Config leaves it 0. Vulkan
+// guarantees only 4 storage buffers per stage, too few to fuse anything; the
+// runtime passes the device's own limit less room for outputs and scratch.
+const DefaultMaxFusionParams = 12
+
+// Names lists the pipeline's pass names in order.
+func Names() []string {
+	names := make([]string, len(Pipeline))
+	for i, p := range Pipeline {
+		names[i] = p.Name
+	}
+	return names
+}
+
+// Run applies the pipeline to m in place.
+func Run(m *hlo.Module, cfg Config) error {
+	for _, name := range cfg.Disabled {
+		if !slices.Contains(Names(), name) {
+			return fmt.Errorf("passes: unknown pass %q to disable (passes: %v)", name, Names())
+		}
+	}
+	if err := hlo.Verify(m); err != nil {
+		return fmt.Errorf("passes: input module: %w", err)
+	}
+	for i, p := range Pipeline {
+		if slices.Contains(cfg.Disabled, p.Name) {
+			continue
+		}
+		changed, err := p.Run(m, cfg)
+		if err != nil {
+			return fmt.Errorf("passes: %s: %w", p.Name, err)
+		}
+		if !changed {
+			continue
+		}
+		if err := hlo.Verify(m); err != nil {
+			return fmt.Errorf("passes: %s left an invalid module: %w", p.Name, err)
+		}
+		if cfg.AfterPass != nil {
+			cfg.AfterPass(i, p.Name, m)
+		}
+	}
+	return nil
+}
