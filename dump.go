@@ -8,7 +8,8 @@ import (
 )
 
 // dumper writes a module's stages and kernels under VKXLA_DUMP (or WithDumpDir):
-// dir/<module>/00-input.hlo, 05-kernels.hlo (every kernel computation and the
+// dir/<module>/00-input.hlo, 01-<index>-<pass>.hlo after every pass that changed the
+// module, 05-kernels.hlo (every kernel computation and the
 // dispatches it became), kernels/<name>.spv and .spvasm, and 10-plan.txt (the memory
 // plan).
 // Dumping is for debugging: a write failure is reported on stderr and never fails
