@@ -89,7 +89,7 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 	}
 	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
 	l.shareInPlace(main, root)
-	l.place()
+	l.place(main, root)
 	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {

@@ -63,9 +63,9 @@ type block struct {
 	segments []segment
 }
 
-// lowering compiles one module into blocks over one arena plan. Every buffer has a
-// range of its own, except outputs written in place over an input that dies at
-// their kernel (shareInPlace); reuse by lifetime comes with the memory passes.
+// lowering compiles one module into blocks over one arena plan. Outputs are
+// written in place over inputs that die at their kernel (shareInPlace), and
+// buffers whose lifetimes do not overlap share addresses (place).
 type lowering struct {
 	target    codegen.Target
 	limits    arena.Limits
@@ -78,6 +78,8 @@ type lowering struct {
 	shares []int
 	// inPlace lists the dispatches whose outputs may share a dying input's memory.
 	inPlace []inPlaceCandidate
+	// liveBound is the memory lower bound for this step order (place).
+	liveBound int64
 	// lowered lists every kernel computation with the dispatches it became, kept
 	// only when dumping (VKXLA_DUMP).
 	dumping bool
@@ -100,7 +102,7 @@ type constantUpload struct {
 }
 
 // newRange adds a buffer of size bytes to the plan; place gives it its offset once
-// every buffer is known (buffers shared in place get their partner's). Zero-size
+// every buffer and its lifetime are known (reuse.go). Zero-size
 // buffers still get one aligned word, so every binding has a positive range.
 func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	size = max(size, 4)
@@ -108,30 +110,6 @@ func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	l.kinds = append(l.kinds, kind)
 	l.shares = append(l.shares, -1)
 	return len(l.plan.Ranges) - 1
-}
-
-// place lays the buffers out one after another in blocks of at most MaxBlockSize;
-// a buffer that shares another's memory takes its block and offset.
-func (l *lowering) place() {
-	block, offset := 0, int64(0)
-	for i := range l.plan.Ranges {
-		r := &l.plan.Ranges[i]
-		if l.shares[i] >= 0 {
-			continue
-		}
-		if offset > 0 && offset+r.Size > l.limits.MaxBlockSize {
-			block++
-			offset = 0
-		}
-		r.Block, r.Offset = block, offset
-		offset += (r.Size + l.limits.Alignment - 1) / l.limits.Alignment * l.limits.Alignment
-	}
-	for i, owner := range l.shares {
-		if owner >= 0 {
-			r := &l.plan.Ranges[i]
-			r.Block, r.Offset = l.plan.Ranges[owner].Block, l.plan.Ranges[owner].Offset
-		}
-	}
 }
 
 // newValue places every leaf of shape.

@@ -22,17 +22,21 @@ type MemoryStats struct {
 	// InPlaceBytes is the size of the buffers written in place over another
 	// buffer, which need no memory of their own.
 	InPlaceBytes int64
+	// LowerBoundBytes is the most memory the buffers live at one moment need
+	// (aligned): no placement of them in this order of kernels can use less.
+	// PeakBytes exceeds it only by what packing could not fit.
+	LowerBoundBytes int64
 	// Buffers counts the buffers with memory of their own.
 	Buffers int
 }
 
 func (s MemoryStats) String() string {
-	return fmt.Sprintf("peak %d B (parameters %d, outputs %d, constants %d, temporaries %d, in place %d; %d buffers)",
-		s.PeakBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.InPlaceBytes, s.Buffers)
+	return fmt.Sprintf("peak %d B, lower bound %d B (parameters %d, outputs %d, constants %d, temporaries %d, in place %d; %d buffers)",
+		s.PeakBytes, s.LowerBoundBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.InPlaceBytes, s.Buffers)
 }
 
 func memoryStats(l *lowering) MemoryStats {
-	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits)}
+	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits), LowerBoundBytes: l.liveBound}
 	for i, r := range l.plan.Ranges {
 		if l.shares[i] >= 0 {
 			s.InPlaceBytes += r.Size

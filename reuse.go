@@ -1,0 +1,183 @@
+package vkxla
+
+import (
+	"cmp"
+	"math"
+	"slices"
+)
+
+// Buffer reuse by lifetime, after tinygrad's and TFLite's greedy-by-size planners:
+// every buffer with memory of its own (an owner: in-place outputs share their
+// input's) is live from the first to the last step of the main block that refers
+// to it; buffers whose lifetimes overlap get disjoint addresses, others may share.
+// Largest buffers are placed first, each at the lowest aligned offset free of every
+// placed buffer it is live with. Steps are separated by full barriers in the
+// recorded command buffers, so a buffer written after another's last read never
+// races with it.
+//
+// Lifetimes are conservative where a finer one would need more analysis: inputs are
+// live from before the first step (Run stages them first), constants always (they
+// are uploaded once, at build time), outputs to after the last step, and a buffer a
+// loop body or branch refers to is live for the whole control step.
+
+// lifetime is the inclusive span of main-block steps during which a buffer's
+// contents matter: -1 is "before the first step", len(steps) "after the last".
+type lifetime struct{ first, last int }
+
+func (a lifetime) overlaps(b lifetime) bool { return a.first <= b.last && b.first <= a.last }
+
+// lifetimes returns the lifetime of every owner (ranges that share memory are
+// folded into their owner's lifetime).
+func (l *lowering) lifetimes(main *block, root value) []lifetime {
+	end := len(main.steps)
+	lt := make([]lifetime, len(l.plan.Ranges))
+	seen := make([]bool, len(lt))
+	for i := range main.steps {
+		for _, r := range stepRanges(&main.steps[i], nil) {
+			if !seen[r] {
+				lt[r], seen[r] = lifetime{i, i}, true
+			}
+			lt[r].last = i
+		}
+	}
+	for _, r := range root.leaves {
+		lt[r].last = end
+		if !seen[r] {
+			lt[r].first, seen[r] = -1, true
+		}
+	}
+	for r := range lt {
+		switch {
+		case l.kinds[r] == rangeConstant:
+			lt[r] = lifetime{-1, math.MaxInt}
+		case l.kinds[r] == rangeParam:
+			lt[r].first = -1
+			if !seen[r] {
+				lt[r].last = -1
+			}
+		case !seen[r]:
+			lt[r] = lifetime{-1, end} // referred to by nothing: keep it out of the way
+		}
+	}
+	for r := range lt {
+		if o := l.owner(r); o != r {
+			lt[o] = lifetime{min(lt[o].first, lt[r].first), max(lt[o].last, lt[r].last)}
+		}
+	}
+	return lt
+}
+
+// place assigns every owner a block and offset by lifetime, and every shared range
+// its owner's.
+func (l *lowering) place(main *block, root value) {
+	lt := l.lifetimes(main, root)
+	var owners []int
+	for r := range l.plan.Ranges {
+		if l.shares[r] < 0 {
+			owners = append(owners, r)
+		}
+	}
+	slices.SortStableFunc(owners, func(a, b int) int {
+		return cmp.Or(cmp.Compare(l.plan.Ranges[b].Size, l.plan.Ranges[a].Size), cmp.Compare(lt[a].first, lt[b].first))
+	})
+	addr := make([]int64, len(l.plan.Ranges)) // flat address across blocks
+	var placed []int
+	for _, r := range owners {
+		addr[r] = l.lowestFree(r, lt, addr, placed)
+		placed = append(placed, r)
+	}
+	l.assignBlocks(owners, addr)
+	for r, o := range l.shares {
+		if o >= 0 {
+			o = l.owner(r)
+			l.plan.Ranges[r].Block, l.plan.Ranges[r].Offset = l.plan.Ranges[o].Block, l.plan.Ranges[o].Offset
+		}
+	}
+	l.liveBound = liveBound(l, lt)
+}
+
+// lowestFree is the lowest aligned flat address for range r that overlaps no placed
+// range live at the same time and crosses no block boundary.
+func (l *lowering) lowestFree(r int, lt []lifetime, addr []int64, placed []int) int64 {
+	var busy []int
+	for _, p := range placed {
+		if lt[p].overlaps(lt[r]) {
+			busy = append(busy, p)
+		}
+	}
+	slices.SortFunc(busy, func(a, b int) int { return cmp.Compare(addr[a], addr[b]) })
+	size := l.plan.Ranges[r].Size
+	off := int64(0)
+	for {
+		off = l.fitBlock(off, size)
+		moved := false
+		for _, p := range busy {
+			if addr[p] < off+size && off < addr[p]+l.plan.Ranges[p].Size {
+				off = l.align(addr[p] + l.plan.Ranges[p].Size)
+				moved = true
+			}
+		}
+		if !moved {
+			return off
+		}
+	}
+}
+
+// fitBlock moves off to the next block boundary when [off, off+size) would cross
+// one (a buffer lives in one device allocation).
+func (l *lowering) fitBlock(off, size int64) int64 {
+	b := l.limits.MaxBlockSize
+	if off%b+size > b && off%b != 0 {
+		return (off/b + 1) * b
+	}
+	return off
+}
+
+func (l *lowering) align(n int64) int64 {
+	a := l.limits.Alignment
+	return (n + a - 1) / a * a
+}
+
+// assignBlocks turns flat addresses into (block, offset), numbering only the blocks
+// some buffer uses.
+func (l *lowering) assignBlocks(owners []int, addr []int64) {
+	blocks := map[int64]int{}
+	var used []int64
+	for _, r := range owners {
+		b := addr[r] / l.limits.MaxBlockSize
+		if _, ok := blocks[b]; !ok {
+			used = append(used, b)
+			blocks[b] = 0
+		}
+	}
+	slices.Sort(used)
+	for i, b := range used {
+		blocks[b] = i
+	}
+	for _, r := range owners {
+		l.plan.Ranges[r].Block = blocks[addr[r]/l.limits.MaxBlockSize]
+		l.plan.Ranges[r].Offset = addr[r] % l.limits.MaxBlockSize
+	}
+}
+
+// liveBound is the largest sum of aligned owner sizes live at one moment: no
+// placement of these buffers in this step order can use less memory.
+func liveBound(l *lowering, lt []lifetime) int64 {
+	var events []int
+	for r := range lt {
+		if l.shares[r] < 0 {
+			events = append(events, lt[r].first)
+		}
+	}
+	best := int64(0)
+	for _, t := range events { // the peak is reached where some buffer starts
+		var sum int64
+		for r := range lt {
+			if l.shares[r] < 0 && lt[r].first <= t && t <= lt[r].last {
+				sum += l.align(l.plan.Ranges[r].Size)
+			}
+		}
+		best = max(best, sum)
+	}
+	return best
+}
