@@ -88,8 +88,9 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
 	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
-	l.shareInPlace(main, root)
-	l.place(main, root)
+	tl := l.buildTimeline(main, root)
+	l.shareInPlace(tl)
+	l.place(tl)
 	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {

@@ -1,6 +1,8 @@
 package vkxla
 
 import (
+	"slices"
+
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"
 )
@@ -45,20 +47,18 @@ func sameFootprint(a, b hlo.Shape) bool {
 }
 
 // shareInPlace lets each candidate output share the memory of an input whose
-// memory is last used by the candidate's own dispatch, in step order, so that a
-// chain of in-place kernels keeps writing one buffer. Constants never qualify (they
-// are uploaded once), nor do outputs of the executable as inputs (they must
-// survive to the end).
-func (l *lowering) shareInPlace(main *block, root value) {
-	lastMem := l.lastUses(main, root)
+// memory is last used by the candidate's own dispatch (timeline order, loop-carried
+// values live to their loop's back edge), so that a chain of in-place kernels
+// keeps writing one buffer. Constants never qualify (they are uploaded once), nor
+// do the executable's outputs (they live past the last step).
+func (l *lowering) shareInPlace(tl *timeline) {
+	lastMem := slices.Clone(tl.last)
 	for _, c := range l.inPlace {
-		if c.block != main {
-			continue // loop bodies and branches: lifetimes span iterations
-		}
+		at := tl.pos[c.block][c.step]
 		for _, p := range c.pairs {
 			in, out := l.owner(p[0]), p[1]
 			if l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant ||
-				lastMem[in] != c.step || l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
+				lastMem[in] != at || l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
 				continue
 			}
 			l.shares[out] = in
@@ -73,51 +73,4 @@ func (l *lowering) owner(r int) int {
 		r = l.shares[r]
 	}
 	return r
-}
-
-// lastUses maps every range to the index of the last step of main that refers to
-// it (a control step refers to everything its blocks do); the root's leaves are
-// used after the last step.
-func (l *lowering) lastUses(main *block, root value) []int {
-	last := make([]int, len(l.plan.Ranges))
-	for i := range last {
-		last[i] = -1
-	}
-	for i := range main.steps {
-		for _, r := range stepRanges(&main.steps[i], nil) {
-			last[r] = i
-		}
-	}
-	for _, r := range root.leaves {
-		last[r] = len(main.steps)
-	}
-	return last
-}
-
-// stepRanges appends every range a step (and the blocks it runs) refers to.
-func stepRanges(st *step, out []int) []int {
-	switch st.kind {
-	case stepDispatch:
-		return append(out, st.args...)
-	case stepCopy:
-		return append(out, st.src, st.dst)
-	case stepWhile:
-		out = append(out, st.pred)
-		for _, b := range []*block{st.cond, st.body} {
-			out = blockRanges(b, out)
-		}
-		return out
-	}
-	out = append(out, st.index)
-	for _, b := range st.branches {
-		out = blockRanges(b, out)
-	}
-	return out
-}
-
-func blockRanges(b *block, out []int) []int {
-	for i := range b.steps {
-		out = stepRanges(&b.steps[i], out)
-	}
-	return out
 }

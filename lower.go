@@ -78,6 +78,11 @@ type lowering struct {
 	shares []int
 	// inPlace lists the dispatches whose outputs may share a dying input's memory.
 	inPlace []inPlaceCandidate
+	// cur is the block being lowered; home[r] the block range r was made for
+	// (nil: made by Compile itself), which decides whether a buffer is remade by
+	// every loop iteration (timeline.go).
+	cur  *block
+	home []*block
 	// liveBound is the memory lower bound for this step order (place).
 	liveBound int64
 	// lowered lists every kernel computation with the dispatches it became, kept
@@ -109,6 +114,7 @@ func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	l.plan.Ranges = append(l.plan.Ranges, arena.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
 	l.shares = append(l.shares, -1)
+	l.home = append(l.home, l.cur)
 	return len(l.plan.Ranges) - 1
 }
 
@@ -128,6 +134,9 @@ func (l *lowering) newValue(name string, shape hlo.Shape, kind rangeKind) value 
 // lowerComputation compiles c with its parameters already placed at params.
 func (l *lowering) lowerComputation(c *hlo.Computation, params []value) (*block, value, error) {
 	b := &block{}
+	outer := l.cur
+	l.cur = b
+	defer func() { l.cur = outer }()
 	vals := make(map[*hlo.Instruction]value, len(c.Instructions))
 	for i, p := range c.Params {
 		vals[p] = params[i]
@@ -176,6 +185,7 @@ func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo
 		if err != nil {
 			return value{}, err
 		}
+		l.rehome(blk, b, len(b.steps))
 		b.steps = append(b.steps, blk.steps...)
 		return v, nil
 	case hlo.OpWhile:
@@ -184,6 +194,21 @@ func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo
 		return l.lowerConditional(b, in, ops)
 	}
 	return l.lowerKernel(b, in, ops)
+}
+
+// rehome moves the ranges and in-place candidates of block from to block to, where
+// from's steps are inlined starting at step offset (a call).
+func (l *lowering) rehome(from, to *block, offset int) {
+	for r, h := range l.home {
+		if h == from {
+			l.home[r] = to
+		}
+	}
+	for i := range l.inPlace {
+		if c := &l.inPlace[i]; c.block == from {
+			c.block, c.step = to, c.step+offset
+		}
+	}
 }
 
 // copyValue appends copies of every leaf of src into dst (skipping aliases).

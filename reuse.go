@@ -2,62 +2,31 @@ package vkxla
 
 import (
 	"cmp"
-	"math"
 	"slices"
 )
 
 // Buffer reuse by lifetime, after tinygrad's and TFLite's greedy-by-size planners:
 // every buffer with memory of its own (an owner: in-place outputs share their
-// input's) is live from the first to the last step of the main block that refers
-// to it; buffers whose lifetimes overlap get disjoint addresses, others may share.
+// input's) is live over its span of the timeline (timeline.go: every step, loop
+// bodies and branches included); buffers whose lifetimes overlap get disjoint
+// addresses, others may share.
 // Largest buffers are placed first, each at the lowest aligned offset free of every
 // placed buffer it is live with. Steps are separated by full barriers in the
 // recorded command buffers, so a buffer written after another's last read never
 // races with it.
-//
-// Lifetimes are conservative where a finer one would need more analysis: inputs are
-// live from before the first step (Run stages them first), constants always (they
-// are uploaded once, at build time), outputs to after the last step, and a buffer a
-// loop body or branch refers to is live for the whole control step.
 
-// lifetime is the inclusive span of main-block steps during which a buffer's
-// contents matter: -1 is "before the first step", len(steps) "after the last".
+// lifetime is the inclusive span of timeline positions during which a buffer's
+// contents matter.
 type lifetime struct{ first, last int }
 
 func (a lifetime) overlaps(b lifetime) bool { return a.first <= b.last && b.first <= a.last }
 
 // lifetimes returns the lifetime of every owner (ranges that share memory are
 // folded into their owner's lifetime).
-func (l *lowering) lifetimes(main *block, root value) []lifetime {
-	end := len(main.steps)
+func (l *lowering) lifetimes(tl *timeline) []lifetime {
 	lt := make([]lifetime, len(l.plan.Ranges))
-	seen := make([]bool, len(lt))
-	for i := range main.steps {
-		for _, r := range stepRanges(&main.steps[i], nil) {
-			if !seen[r] {
-				lt[r], seen[r] = lifetime{i, i}, true
-			}
-			lt[r].last = i
-		}
-	}
-	for _, r := range root.leaves {
-		lt[r].last = end
-		if !seen[r] {
-			lt[r].first, seen[r] = -1, true
-		}
-	}
 	for r := range lt {
-		switch {
-		case l.kinds[r] == rangeConstant:
-			lt[r] = lifetime{-1, math.MaxInt}
-		case l.kinds[r] == rangeParam:
-			lt[r].first = -1
-			if !seen[r] {
-				lt[r].last = -1
-			}
-		case !seen[r]:
-			lt[r] = lifetime{-1, end} // referred to by nothing: keep it out of the way
-		}
+		lt[r] = lifetime{tl.first[r], tl.last[r]}
 	}
 	for r := range lt {
 		if o := l.owner(r); o != r {
@@ -69,8 +38,8 @@ func (l *lowering) lifetimes(main *block, root value) []lifetime {
 
 // place assigns every owner a block and offset by lifetime, and every shared range
 // its owner's.
-func (l *lowering) place(main *block, root value) {
-	lt := l.lifetimes(main, root)
+func (l *lowering) place(tl *timeline) {
+	lt := l.lifetimes(tl)
 	var owners []int
 	for r := range l.plan.Ranges {
 		if l.shares[r] < 0 {

@@ -19,7 +19,7 @@ func planOf(t *testing.T, limits arena.Limits, sizes []int64, kinds []rangeKind,
 	for _, args := range steps {
 		main.steps = append(main.steps, step{kind: stepDispatch, args: args})
 	}
-	l.place(main, value{shape: hlo.Scalar(hlo.F32), leaves: root})
+	l.place(l.buildTimeline(main, value{shape: hlo.Scalar(hlo.F32), leaves: root}))
 	return l
 }
 

@@ -1,0 +1,174 @@
+package vkxla
+
+import "math"
+
+// The timeline orders every step of an executable, loop bodies and branches
+// included, so that buffer lifetimes can be compared across blocks. Positions are
+// given depth first: a while step takes one position for itself, then its
+// condition's and body's steps, then one for its back edge; a conditional one for
+// the host's read of its selector, then each branch's steps in turn.
+//
+// A buffer's lifetime is the span from its first to its last reference, except:
+//   - a buffer referred to inside a loop but made outside it (loop state, values
+//     the body reads from before the loop) lives for the whole loop, back edge
+//     included: every iteration needs it. Buffers a body makes are remade by every
+//     iteration (the body is a DAG over the state), so their lifetimes stay within
+//     the iteration and they can share memory with each other;
+//   - a loop's predicate lives for the whole loop (the host reads it between
+//     condition and body);
+//   - parameters live from before the first position (Run stages them first),
+//     the root's leaves to after the last, constants always (uploaded once).
+
+// timeline holds the positions and the lifetimes of one lowering.
+type timeline struct {
+	pos         map[*block][]int // position of each step of each block
+	first, last []int            // per range; -1 is before the first step
+	end         int              // the position after the last step
+}
+
+// loopSpan is the positions of one while step, and the blocks lowered inside it.
+type loopSpan struct {
+	start, end int
+	inner      map[*block]bool
+}
+
+// timelineBuilder walks the blocks.
+type timelineBuilder struct {
+	l     *lowering
+	tl    *timeline
+	next  int
+	loops []*loopSpan            // enclosing loops of the block being walked
+	chain map[*block][]*loopSpan // each block's enclosing loops
+	refs  []struct {
+		r, at int
+		b     *block
+	} // every reference, for the loop rule
+	preds []struct {
+		r    int
+		loop *loopSpan
+	} // loop predicates
+}
+
+// buildTimeline numbers the steps and computes every range's lifetime.
+func (l *lowering) buildTimeline(main *block, root value) *timeline {
+	n := len(l.plan.Ranges)
+	tb := &timelineBuilder{l: l, tl: &timeline{pos: map[*block][]int{}, first: make([]int, n), last: make([]int, n)},
+		chain: map[*block][]*loopSpan{}}
+	for r := range n {
+		tb.tl.first[r], tb.tl.last[r] = math.MaxInt, math.MinInt
+	}
+	tb.walk(main)
+	tb.tl.end = tb.next
+	tb.applyLoopRule()
+	tb.applyKinds(root)
+	return tb.tl
+}
+
+func (tb *timelineBuilder) walk(b *block) {
+	tb.chain[b] = append([]*loopSpan(nil), tb.loops...)
+	pos := make([]int, len(b.steps))
+	for i := range b.steps {
+		pos[i] = tb.walkStep(b, &b.steps[i])
+	}
+	tb.tl.pos[b] = pos
+}
+
+// walkStep gives a step its position(s) and records its references.
+func (tb *timelineBuilder) walkStep(b *block, st *step) int {
+	at := tb.next
+	tb.next++
+	switch st.kind {
+	case stepDispatch:
+		for _, r := range st.args {
+			tb.ref(r, at, b)
+		}
+	case stepCopy:
+		tb.ref(st.src, at, b)
+		tb.ref(st.dst, at, b)
+	case stepWhile:
+		loop := &loopSpan{start: at}
+		tb.loops = append(tb.loops, loop)
+		tb.walk(st.cond)
+		tb.walk(st.body)
+		tb.loops = tb.loops[:len(tb.loops)-1]
+		loop.end = tb.next // the back edge
+		tb.next++
+		for blk := range tb.chain {
+			if containsLoop(tb.chain[blk], loop) {
+				if loop.inner == nil {
+					loop.inner = map[*block]bool{}
+				}
+				loop.inner[blk] = true
+			}
+		}
+		tb.ref(st.pred, at, b)
+		tb.preds = append(tb.preds, struct {
+			r    int
+			loop *loopSpan
+		}{st.pred, loop})
+	case stepConditional:
+		tb.ref(st.index, at, b)
+		for _, br := range st.branches {
+			tb.walk(br)
+		}
+	}
+	return at
+}
+
+func containsLoop(loops []*loopSpan, l *loopSpan) bool {
+	for _, x := range loops {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+func (tb *timelineBuilder) ref(r, at int, b *block) {
+	tb.extend(r, at, at)
+	tb.refs = append(tb.refs, struct {
+		r, at int
+		b     *block
+	}{r, at, b})
+}
+
+func (tb *timelineBuilder) extend(r, first, last int) {
+	tb.tl.first[r] = min(tb.tl.first[r], first)
+	tb.tl.last[r] = max(tb.tl.last[r], last)
+}
+
+// applyLoopRule stretches every buffer referred to inside a loop it was not made
+// in over that loop, and every predicate over its loop.
+func (tb *timelineBuilder) applyLoopRule() {
+	for _, ref := range tb.refs {
+		home := tb.l.home[ref.r]
+		for _, loop := range tb.chain[ref.b] {
+			if !loop.inner[home] {
+				tb.extend(ref.r, loop.start, loop.end)
+			}
+		}
+	}
+	for _, p := range tb.preds {
+		tb.extend(p.r, p.loop.start, p.loop.end)
+	}
+}
+
+// applyKinds applies the rules for parameters, constants, outputs and buffers no
+// step refers to.
+func (tb *timelineBuilder) applyKinds(root value) {
+	tl := tb.tl
+	for _, r := range root.leaves {
+		tb.extend(r, tl.end, tl.end)
+	}
+	for r := range tl.first {
+		switch {
+		case tb.l.kinds[r] == rangeConstant:
+			tl.first[r], tl.last[r] = -1, math.MaxInt
+		case tb.l.kinds[r] == rangeParam:
+			tl.first[r] = -1
+			tl.last[r] = max(tl.last[r], -1)
+		case tl.first[r] == math.MaxInt: // referred to by nothing: keep it out of the way
+			tl.first[r], tl.last[r] = -1, tl.end
+		}
+	}
+}
