@@ -160,17 +160,29 @@ func (k *kernel) binary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spirv.ID, e
 	return k.intBinary(op, dt, a, b)
 }
 
+// exact decorates a float result NoContraction: each HLO op rounds on its own, as
+// cpuref does, even inside a fused kernel. Without it Mesa treats float arithmetic
+// as inexact and reassociates across ops (0.5 + (x + y) became (0.5 + x) + y, one
+// ulp off, found by FuzzDifferential), and drivers may contract a multiply and an
+// add into an FMA. Inlined reducers go through here too, so every combining step
+// of a reduction rounds. The GEMM keeps its own arithmetic contractible: its
+// summation order differs from cpuref's anyway (within the dot tolerance).
+func (k *kernel) exact(v spirv.ID) spirv.ID {
+	k.m.Decorate(v, spirv.DecorationNoContraction)
+	return v
+}
+
 func (k *kernel) floatBinary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spirv.ID, error) {
 	f := k.f
 	switch op {
 	case hlo.OpAdd:
-		return f.FAdd(a, b), nil
+		return k.exact(f.FAdd(a, b)), nil
 	case hlo.OpSubtract:
-		return f.FSub(a, b), nil
+		return k.exact(f.FSub(a, b)), nil
 	case hlo.OpMultiply:
-		return f.FMul(a, b), nil
+		return k.exact(f.FMul(a, b)), nil
 	case hlo.OpDivide:
-		return f.FDiv(a, b), nil
+		return k.exact(f.FDiv(a, b)), nil
 	case hlo.OpMaximum:
 		return k.floatMinMax(a, b, true), nil
 	case hlo.OpMinimum:
