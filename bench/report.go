@@ -108,23 +108,25 @@ func num(v float64) string {
 }
 
 // WriteSummary writes the markdown table of generated variants against the best
-// baseline: one row per generated variant.
+// baseline: one row per generated variant, with the ratio of best times and the
+// median ratio of the interleaved rounds (RoundRatio).
 func WriteSummary(out io.Writer, results []Result) {
-	fmt.Fprintln(out, "| benchmark | generated | figure | best baseline | figure | ratio | peak bytes (generated) |")
-	fmt.Fprintln(out, "|---|---|---:|---|---:|---:|---:|")
+	fmt.Fprintln(out, "| benchmark | generated | figure | best baseline | figure | ratio | round ratio | peak bytes (generated) |")
+	fmt.Fprintln(out, "|---|---|---:|---|---:|---:|---:|---:|")
 	for _, r := range results {
 		base, ok := r.BestBaseline()
 		for _, v := range r.Variants {
 			if !v.Generated {
 				continue
 			}
-			baseName, baseFig, ratio := "—", "—", "—"
+			baseName, baseFig, ratio, round := "—", "—", "—", "—"
 			if ok {
 				baseName, baseFig = base.Name, r.Workload.figure(base.Stats)
 				ratio = fmt.Sprintf("%.2f×", Speedup(r.Workload.Compared(v.Stats), r.Workload.Compared(base.Stats)))
+				round = fmt.Sprintf("%.2f×", RoundRatio(v.Stats, base.Stats))
 			}
-			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %d |\n", r.Workload.Name, v.Name,
-				r.Workload.figure(v.Stats), baseName, baseFig, ratio, v.PeakBytes)
+			fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %d |\n", r.Workload.Name, v.Name,
+				r.Workload.figure(v.Stats), baseName, baseFig, ratio, round, v.PeakBytes)
 		}
 	}
 }

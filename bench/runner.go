@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -35,6 +37,10 @@ type Stats struct {
 	BestWall   time.Duration
 	TotalWall  time.Duration
 	Dispatches int
+	// Times is each run's time in order (GPU time, or wall time without
+	// timestamps): run k of every variant of a workload is round k of the
+	// interleaving, which RoundRatio pairs up.
+	Times []time.Duration
 }
 
 // Add records a sample.
@@ -48,6 +54,26 @@ func (s *Stats) Add(x Sample) {
 	s.Runs++
 	s.TotalWall += x.Wall
 	s.Dispatches = x.Dispatches
+	s.Times = append(s.Times, cmp.Or(x.GPU, x.Wall))
+}
+
+// RoundRatio is the median over the rounds of base's time ÷ gen's time in the same
+// round: a speedup that a load spike during one round cannot move much, unlike the
+// ratio of best times, where each variant keeps its own luckiest run.
+func RoundRatio(gen, base Stats) float64 {
+	n := min(len(gen.Times), len(base.Times))
+	if n == 0 {
+		return math.NaN()
+	}
+	ratios := make([]float64, n)
+	for k := range n {
+		ratios[k] = Speedup(gen.Times[k], base.Times[k])
+	}
+	slices.Sort(ratios)
+	if n%2 == 1 {
+		return ratios[n/2]
+	}
+	return (ratios[n/2-1] + ratios[n/2]) / 2
 }
 
 // MeanWall is the mean wall time per run.
