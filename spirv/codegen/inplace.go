@@ -59,6 +59,10 @@ func readsSameIndex(in *hlo.Instruction, j int) bool {
 	switch in.Op {
 	case hlo.OpCopy, hlo.OpReshape:
 		return true
+	case hlo.OpDynamicUpdateSlice:
+		// The operand is read at the output's index outside the update window (the
+		// update and the start indices are read elsewhere).
+		return j == 0
 	}
 	return false
 }

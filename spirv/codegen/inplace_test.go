@@ -38,6 +38,11 @@ func TestInPlaceInputs(t *testing.T) {
   %x = f32[8] parameter(1)
   %hi = f32[] parameter(2)
   ROOT %c = f32[8] clamp(%lo, %x, %hi)`, []bool{false, true, false}},
+		{"dynamic-update-slice reads its operand in place, its update elsewhere", `
+  %x = f32[16] parameter(0)
+  %u = f32[4] parameter(1)
+  %i = s32[] parameter(2)
+  ROOT %d = f32[16] dynamic-update-slice(%x, %u, %i)`, []bool{true, false, false}},
 		{"multi-output root", `
   %x = f32[8] parameter(0)
   %y = f32[8] parameter(1)
