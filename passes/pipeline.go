@@ -26,6 +26,7 @@ var Pipeline = []Pass{
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
+	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
 }
 
 // Config carries what passes need to know about the target and the caller's wishes.

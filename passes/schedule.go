@@ -1,0 +1,198 @@
+package passes
+
+import (
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Schedule orders the instructions of every sequential computation (see Fusion) so
+// that fewer bytes are live at once, as XLA's list scheduler does: the runtime
+// runs instructions in their order, and buffers live from the instruction that
+// makes them to their last user. A greedy list schedule, which at each step runs
+// the ready instruction that frees the most bytes net of what it allocates (ties in
+// the original order), replaces the original order only when its peak is lower, so
+// the pass never makes memory worse and leaves well-ordered code alone.
+//
+// The memory model is the runtime's, coarsened: an instruction's result takes its
+// array bytes (tuple and get-tuple-element only refer to their operands' buffers;
+// parameters are live from the start), and a buffer is freed once every
+// instruction that refers to it has run, unless the root refers to it.
+func Schedule(m *hlo.Module, _ Config) (bool, error) {
+	changed := false
+	for _, c := range sequentialComputations(m) {
+		if scheduleComputation(c) {
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// scheduleComputation reorders c when the list schedule has a lower peak.
+func scheduleComputation(c *hlo.Computation) bool {
+	mm := newMemoryModel(c)
+	order := mm.listSchedule()
+	if mm.peak(order) >= mm.peak(c.Instructions) {
+		return false
+	}
+	c.Instructions = order
+	c.Renumber()
+	return true
+}
+
+// memoryModel is the live-bytes model of one computation.
+type memoryModel struct {
+	c       *hlo.Computation
+	size    map[*hlo.Instruction]int64              // bytes an instruction allocates
+	sources map[*hlo.Instruction][]*hlo.Instruction // buffers an instruction's value refers to
+	refs    map[*hlo.Instruction]int                // instructions referring to each buffer
+	readers map[*hlo.Instruction][]*hlo.Instruction // buffers each instruction reads
+	pinned  map[*hlo.Instruction]bool               // buffers the root refers to
+	index   map[*hlo.Instruction]int                // original positions
+	users   map[*hlo.Instruction][]*hlo.Instruction
+}
+
+func newMemoryModel(c *hlo.Computation) *memoryModel {
+	mm := &memoryModel{c: c, size: map[*hlo.Instruction]int64{}, sources: map[*hlo.Instruction][]*hlo.Instruction{},
+		refs: map[*hlo.Instruction]int{}, readers: map[*hlo.Instruction][]*hlo.Instruction{},
+		pinned: map[*hlo.Instruction]bool{}, index: map[*hlo.Instruction]int{}, users: usersOf(c)}
+	for i, in := range c.Instructions {
+		mm.index[in] = i
+		switch in.Op {
+		case hlo.OpTuple, hlo.OpGetTupleElement:
+			for _, op := range in.Operands {
+				mm.sources[in] = appendNew(mm.sources[in], mm.sources[op]...)
+			}
+		default:
+			mm.sources[in] = []*hlo.Instruction{in}
+			mm.size[in] = arrayBytes(in.Shape)
+		}
+		var read []*hlo.Instruction
+		for _, op := range in.Operands {
+			read = appendNew(read, mm.sources[op]...)
+		}
+		mm.readers[in] = read
+		for _, s := range read {
+			mm.refs[s]++
+		}
+	}
+	for _, s := range mm.sources[c.Root] {
+		mm.pinned[s] = true
+	}
+	return mm
+}
+
+func appendNew(list []*hlo.Instruction, xs ...*hlo.Instruction) []*hlo.Instruction {
+	for _, x := range xs {
+		if !slices.Contains(list, x) {
+			list = append(list, x)
+		}
+	}
+	return list
+}
+
+// arrayBytes is the bytes of a shape's array leaves.
+func arrayBytes(s hlo.Shape) int64 {
+	var n int64
+	for _, leaf := range s.Leaves() {
+		n += leaf.ByteSize()
+	}
+	return n
+}
+
+// peak simulates an order: parameters are live from the start; each instruction
+// allocates its result while its operands are still live, then the buffers it was
+// the last to read are freed.
+func (mm *memoryModel) peak(order []*hlo.Instruction) int64 {
+	left := make(map[*hlo.Instruction]int, len(mm.refs))
+	for s, n := range mm.refs {
+		left[s] = n
+	}
+	var live, peak int64
+	for _, p := range mm.c.Params {
+		live += mm.size[p]
+	}
+	peak = live
+	for _, in := range order {
+		if in.Op == hlo.OpParameter {
+			continue
+		}
+		live += mm.size[in]
+		peak = max(peak, live)
+		live -= mm.freedBy(in, left)
+		if left[in] == 0 && !mm.pinned[in] {
+			live -= mm.size[in] // nothing reads it
+		}
+	}
+	return peak
+}
+
+// freedBy counts down the references in reads and returns the bytes of buffers
+// whose last reference in is.
+func (mm *memoryModel) freedBy(in *hlo.Instruction, left map[*hlo.Instruction]int) int64 {
+	var freed int64
+	for _, s := range mm.readers[in] {
+		left[s]--
+		if left[s] == 0 && !mm.pinned[s] {
+			freed += mm.size[s]
+		}
+	}
+	return freed
+}
+
+// listSchedule is the greedy order: parameters first, then repeatedly the ready
+// instruction with the best (freed − allocated) bytes, the earliest on ties.
+func (mm *memoryModel) listSchedule() []*hlo.Instruction {
+	order := slices.Clone(mm.c.Params)
+	waiting := map[*hlo.Instruction]int{} // unscheduled distinct operands
+	var ready []*hlo.Instruction
+	for _, in := range mm.c.Instructions {
+		if in.Op == hlo.OpParameter {
+			continue
+		}
+		waiting[in] = len(distinct(in.Operands))
+		for _, op := range distinct(in.Operands) {
+			if op.Op == hlo.OpParameter {
+				waiting[in]--
+			}
+		}
+		if waiting[in] == 0 {
+			ready = append(ready, in)
+		}
+	}
+	left := make(map[*hlo.Instruction]int, len(mm.refs))
+	for s, n := range mm.refs {
+		left[s] = n
+	}
+	for len(ready) > 0 {
+		best := mm.pick(ready, left)
+		in := ready[best]
+		ready = slices.Delete(ready, best, best+1)
+		order = append(order, in)
+		mm.freedBy(in, left)
+		for _, u := range mm.users[in] {
+			waiting[u]--
+			if waiting[u] == 0 {
+				ready = append(ready, u)
+			}
+		}
+	}
+	return order
+}
+
+// pick returns the index in ready of the instruction to run next.
+func (mm *memoryModel) pick(ready []*hlo.Instruction, left map[*hlo.Instruction]int) int {
+	best, bestScore := -1, int64(0)
+	for i, in := range ready {
+		score := -mm.size[in]
+		for _, s := range mm.readers[in] {
+			if left[s] == 1 && !mm.pinned[s] {
+				score += mm.size[s]
+			}
+		}
+		if best < 0 || score > bestScore || (score == bestScore && mm.index[in] < mm.index[ready[best]]) {
+			best, bestScore = i, score
+		}
+	}
+	return best
+}
