@@ -565,3 +565,50 @@ ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
 	assert.Equal(t, int64(3*2048+16384), stats[true].PeakBytes, "%v", stats)
 	assert.Equal(t, stats[true].LowerBoundBytes, stats[true].PeakBytes)
 }
+
+// ckptHLO keeps the 16 KiB product a from the start to the end while three more
+// products are made (passes/remat_test.go works the model's figures by hand).
+const ckptHLO = `HloModule ckpt
+ENTRY %ckpt (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
+  %x = f32[64,8] parameter(0)
+  %w = f32[8,64] parameter(1)
+  %v = f32[64,64] parameter(2)
+  %a = f32[64,64] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %b = f32[64,64] dot(%a, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %c = f32[64,64] dot(%b, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %d = f32[64,64] dot(%c, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %r = f32[64,64] add(%d, %a)
+}
+`
+
+// TestMemoryBudget: without a budget the plan holds v and three products at the
+// peak (x and w die at a): 16+48 KiB. Under a 56 KiB budget a is recomputed before
+// the add, so x and w stay but only two products are live at once: 4+16+32 KiB.
+// The result matches cpuref either way. A budget below what any order needs fails
+// with ErrOverBudget, saying what the plan needs; a negative one is refused.
+func TestMemoryBudget(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(ckptHLO)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(7, 7))
+	var in []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		in = append(in, randomLiteral(rng, p.Shape, unitDomain))
+	}
+	spec := vkxla.ProgramTolerance(m, hlo.F32)
+	for _, tc := range []struct {
+		budget, peak int64
+	}{{0, 64 << 10}, {56 << 10, 52 << 10}, {52 << 10, 52 << 10}} {
+		opts := []vkxla.CompileOption{vkxla.WithMemoryBudget(tc.budget)}
+		exe, err := rt.Compile(m, opts...)
+		require.NoError(t, err, "budget %d", tc.budget)
+		assert.Equal(t, tc.peak, exe.MemoryStats().PeakBytes, "budget %d: %v", tc.budget, exe.MemoryStats())
+		require.NoError(t, exe.Close())
+		checkCompiledAgainstCPU(t, rt, m, opts, spec, in...)
+	}
+	_, err = rt.Compile(m, vkxla.WithMemoryBudget(40<<10))
+	require.ErrorIs(t, err, vkxla.ErrOverBudget)
+	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
+	_, err = rt.Compile(m, vkxla.WithMemoryBudget(-1))
+	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+}

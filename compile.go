@@ -18,12 +18,20 @@ type compileConfig struct {
 	noCache  bool
 	profile  bool
 	disabled []string // passes to skip
+	budget   int64    // device memory budget in bytes; 0: none
 }
 
 // key is the part of the options that changes the compiled result.
 func (c compileConfig) key() string {
-	return fmt.Sprintf("profile=%v disabled=%q", c.profile, c.disabled)
+	return fmt.Sprintf("profile=%v disabled=%q budget=%d", c.profile, c.disabled, c.budget)
 }
+
+// WithMemoryBudget makes Compile meet a device memory budget: the executable's
+// MemoryStats().PeakBytes will be at most bytes. Values that would stay live across
+// the peak are recomputed before their next use instead (rematerialisation, JAX's
+// checkpointing); when that cannot bring the plan within the budget, Compile fails
+// with ErrOverBudget, saying what the plan needs.
+func WithMemoryBudget(bytes int64) CompileOption { return func(c *compileConfig) { c.budget = bytes } }
 
 // WithoutPasses skips the named passes of the optimisation pipeline (see
 // passes.Names), as XLA's xla_disable_hlo_passes does: WithoutPasses("fusion")
@@ -59,6 +67,9 @@ func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, e
 	if err := hlo.Verify(m); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
+	if cfg.budget < 0 {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
+	}
 	if cfg.noCache {
 		c, err := rt.compile(m, cfg)
 		if err != nil {
@@ -74,23 +85,11 @@ func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, e
 func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) {
 	d := rt.newDumper(m.Name)
 	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	opt, err := rt.optimize(m, cfg, d)
+	lw, err := rt.lowerWithinBudget(m, cfg, d)
 	if err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
-	params := make([]value, len(opt.Entry.Params))
-	for i, p := range opt.Entry.Params {
-		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
-	}
-	main, root, err := l.lowerComputation(opt.Entry, params)
-	if err != nil {
-		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
-	}
-	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
-	tl := l.buildTimeline(main, root)
-	l.shareInPlace(tl)
-	l.place(tl)
+	l := lw.l
 	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {
@@ -99,7 +98,7 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 		}
 	}
 	d.write("10-plan.txt", func() string { return planText(l) })
-	c := &compiled{rt: rt, module: m, params: params, root: root, main: main, stats: memoryStats(l), refs: 1}
+	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: memoryStats(l), refs: 1}
 	if err := rt.track(c); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
@@ -109,11 +108,67 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 	return c, nil
 }
 
+// lowered is a module lowered to blocks over a placed plan.
+type lowered struct {
+	l      *lowering
+	params []value
+	main   *block
+	root   value
+}
+
+// budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
+const budgetAttempts = 4
+
+// lowerWithinBudget optimises and lowers m. Under a memory budget the remat pass
+// aims at the budget in its own memory model; when the real plan (in-place outputs,
+// alignment, resident constants) still exceeds it, the pass aims lower by the
+// excess and the module is lowered again, a few times at most.
+func (rt *Runtime) lowerWithinBudget(m *hlo.Module, cfg compileConfig, d dumper) (*lowered, error) {
+	aim := cfg.budget
+	for attempt := 1; ; attempt++ {
+		lw, err := rt.lowerModule(m, cfg, aim, d)
+		if err != nil {
+			return nil, err
+		}
+		st := memoryStats(lw.l)
+		if cfg.budget <= 0 || st.PeakBytes <= cfg.budget {
+			return lw, nil
+		}
+		aim -= st.PeakBytes - cfg.budget
+		if attempt == budgetAttempts || aim <= 0 {
+			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v)",
+				ErrOverBudget, st.PeakBytes, cfg.budget, st)
+		}
+	}
+}
+
+// lowerModule runs the passes (remat aiming at aim bytes) and lowers the result.
+func (rt *Runtime) lowerModule(m *hlo.Module, cfg compileConfig, aim int64, d dumper) (*lowered, error) {
+	opt, err := rt.optimize(m, cfg, aim, d)
+	if err != nil {
+		return nil, err
+	}
+	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
+	params := make([]value, len(opt.Entry.Params))
+	for i, p := range opt.Entry.Params {
+		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
+	}
+	main, root, err := l.lowerComputation(opt.Entry, params)
+	if err != nil {
+		return nil, err
+	}
+	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
+	tl := l.buildTimeline(main, root)
+	l.shareInPlace(tl)
+	l.place(tl)
+	return &lowered{l: l, params: params, main: main, root: root}, nil
+}
+
 // optimize runs the pass pipeline on a copy of m (the caller's module stays as it
 // was), dumping the module after every pass that changed it.
-func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, d dumper) (*hlo.Module, error) {
+func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, aim int64, d dumper) (*hlo.Module, error) {
 	opt := m.Clone()
-	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps())}
+	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps()), MemoryBudget: aim}
 	if d.on() {
 		pc.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })

@@ -22,6 +22,9 @@ var (
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnsupported: the module uses something this device or compiler cannot run.
 	ErrUnsupported = errors.New("unsupported")
+	// ErrOverBudget: Compile could not meet WithMemoryBudget; the error says what
+	// the plan needs.
+	ErrOverBudget = errors.New("over the memory budget")
 	// ErrValidation: the Vulkan validation layer reported problems while the runtime
 	// was open (Close returns it, with the messages).
 	ErrValidation = errors.New("validation layer reported problems")

@@ -210,7 +210,32 @@ func checkPipeline(t *testing.T, m *hlo.Module, cfg Config, inputs []*hlo.Litera
 	if err := literalBitsEqual(got, want); err != nil {
 		fail("results differ: %v\ninputs: %v\nafter:\n%s", err, inputs, after)
 	}
+	checkRemat(t, m, opt, cfg, inputs, want, fail)
 	return st
+}
+
+// checkRemat runs the pipeline again under a memory budget of three quarters of
+// the optimised entry's modelled peak: the result must verify, compute the same
+// bits, and never model a higher peak than without the budget.
+func checkRemat(t *testing.T, m, opt *hlo.Module, cfg Config, inputs []*hlo.Literal, want *hlo.Literal, fail func(string, ...any)) {
+	t.Helper()
+	peak := newMemoryModel(opt.Entry).peak(opt.Entry.Instructions)
+	cfg.MemoryBudget = max(1, peak*3/4)
+	rm := m.Clone()
+	if err := Run(rm, cfg); err != nil {
+		fail("Run with budget %d: %v", cfg.MemoryBudget, err)
+	}
+	text := hlo.Print(rm)
+	if got := newMemoryModel(rm.Entry).peak(rm.Entry.Instructions); got > peak {
+		fail("remat raised the modelled peak from %d to %d (budget %d)\nafter:\n%s", peak, got, cfg.MemoryBudget, text)
+	}
+	got, err := cpuref.Eval(rm, inputs...)
+	if err != nil {
+		fail("cpuref on the rematerialised module: %v\nafter:\n%s", err, text)
+	}
+	if err := literalBitsEqual(got, want); err != nil {
+		fail("results differ after remat (budget %d): %v\nafter:\n%s", cfg.MemoryBudget, err, text)
+	}
 }
 
 // checkFusions checks every fusion instruction: its computation is its own, flat,

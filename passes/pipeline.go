@@ -27,6 +27,7 @@ var Pipeline = []Pass{
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
 	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
+	{Name: "remat", Summary: "recompute values instead of keeping them live when over Config.MemoryBudget", Run: Rematerialize},
 }
 
 // Config carries what passes need to know about the target and the caller's wishes.
@@ -36,6 +37,9 @@ type Config struct {
 	// MaxFusionParams bounds the parameters of one fused computation (the kernel's
 	// storage-buffer bindings, outputs aside); 0 means DefaultMaxFusionParams.
 	MaxFusionParams int
+	// MemoryBudget, when positive, is the peak the remat pass aims for, in the
+	// schedule pass's memory model (bytes).
+	MemoryBudget int64
 	// AfterPass, when set, sees the module after every pass that changed it (for
 	// VKXLA_DUMP); index is the pass's position in Pipeline.
 	AfterPass func(index int, name string, m *hlo.Module)

@@ -100,31 +100,47 @@ func arrayBytes(s hlo.Shape) int64 {
 	return n
 }
 
-// peak simulates an order: parameters are live from the start; each instruction
-// allocates its result while its operands are still live, then the buffers it was
-// the last to read are freed.
+// peak simulates an order and returns its largest live bytes.
 func (mm *memoryModel) peak(order []*hlo.Instruction) int64 {
+	var peak int64
+	mm.simulate(order, func(_ int, live int64, _ map[*hlo.Instruction]bool) { peak = max(peak, live) })
+	return peak
+}
+
+// simulate runs an order through the model: parameters are live from the start;
+// each instruction allocates its result while its operands are still live (at is
+// called then, with the live bytes and buffers), then the buffers it was the last
+// to read are freed.
+func (mm *memoryModel) simulate(order []*hlo.Instruction, at func(i int, live int64, buffers map[*hlo.Instruction]bool)) {
 	left := make(map[*hlo.Instruction]int, len(mm.refs))
 	for s, n := range mm.refs {
 		left[s] = n
 	}
-	var live, peak int64
+	buffers := map[*hlo.Instruction]bool{}
+	var live int64
 	for _, p := range mm.c.Params {
 		live += mm.size[p]
+		buffers[p] = true
 	}
-	peak = live
-	for _, in := range order {
+	for i, in := range order {
 		if in.Op == hlo.OpParameter {
 			continue
 		}
 		live += mm.size[in]
-		peak = max(peak, live)
-		live -= mm.freedBy(in, left)
+		buffers[in] = true
+		at(i, live, buffers)
+		for _, s := range mm.readers[in] {
+			left[s]--
+			if left[s] == 0 && !mm.pinned[s] {
+				live -= mm.size[s]
+				delete(buffers, s)
+			}
+		}
 		if left[in] == 0 && !mm.pinned[in] {
 			live -= mm.size[in] // nothing reads it
+			delete(buffers, in)
 		}
 	}
-	return peak
 }
 
 // freedBy counts down the references in reads and returns the bytes of buffers
