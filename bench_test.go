@@ -42,6 +42,13 @@ func BenchmarkSgemm256(b *testing.B) { benchWorkload(b, bench.SgemmWorkload(256,
 // hundreds; µs/run is per run.
 func BenchmarkDispatchOverhead(b *testing.B) { benchWorkload(b, bench.DispatchWorkload(16)) }
 
+// BenchmarkTrainStep: an 8-layer training step without a memory budget and under
+// budgets of 95 and 90% of that plan's peak (rematerialisation): peak-bytes next
+// to time.
+func BenchmarkTrainStep(b *testing.B) {
+	benchWorkload(b, bench.TrainWorkload(8, 128, 256, []int{95, 90}))
+}
+
 // latencyBatch is the runs per op of a latency benchmark.
 const latencyBatch = 100
 

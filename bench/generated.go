@@ -52,12 +52,25 @@ func (r *exeRunner) Run(ctx context.Context) (Sample, error) {
 // Executable compiles the module that build returns and runs it with inputs; check
 // sees the outputs of the first run.
 func Executable(name string, build func() (*hlo.Module, error), inputs func() []*hlo.Literal, check func(in, out []*hlo.Literal) error) Variant {
+	return ExecutableWith(name, nil, build, inputs, check)
+}
+
+// ExecutableWith is Executable with compile options, which opts may choose on the
+// runtime and module (a memory budget relative to the unbudgeted plan, say).
+func ExecutableWith(name string, opts func(rt *vkxla.Runtime, m *hlo.Module) ([]vkxla.CompileOption, error),
+	build func() (*hlo.Module, error), inputs func() []*hlo.Literal, check func(in, out []*hlo.Literal) error) Variant {
 	return Variant{Name: name, New: func(ctx context.Context, rt *vkxla.Runtime) (Runner, error) {
 		m, err := build()
 		if err != nil {
 			return nil, err
 		}
-		exe, err := rt.Compile(m)
+		var co []vkxla.CompileOption
+		if opts != nil {
+			if co, err = opts(rt, m); err != nil {
+				return nil, fmt.Errorf("%s: %w", name, err)
+			}
+		}
+		exe, err := rt.Compile(m, co...)
 		if err != nil {
 			return nil, err
 		}

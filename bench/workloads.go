@@ -14,6 +14,7 @@ package bench
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"math/rand/v2"
 
@@ -78,4 +79,36 @@ func saxpyInputs(n int) (x, y *hlo.Literal) {
 // gemmInputs are the lhs (m×k) and rhs (k×n) of every GEMM variant.
 func gemmInputs(m, n, k int) (a, b *hlo.Literal) {
 	return F32Literal(3, int64(m), int64(k)), F32Literal(4, int64(k), int64(n))
+}
+
+// TrainStep adds one training step of a tanh MLP to b: the forward pass through
+// layers weights W_i (f32[width,width], parameters 1…layers after the input x of
+// f32[batch,width]), and the backward pass that reads every activation again in
+// reverse order: dz_i = g_i·(1−a_i²), the weight gradient dW_i = a_{i−1}ᵀ·dz_i
+// and g_{i−1} = dz_i·W_iᵀ, and a gradient-descent update W_i − 0.01·dW_i. It returns
+// (g_0, W_1', …, W_layers'). The activations are what a memory budget must trade:
+// all of them are live when the backward pass starts, as in any network trained by
+// backpropagation, and each can be recomputed from the one before it.
+func TrainStep(b *hlo.Builder, layers, batch, width int) *hlo.Instruction {
+	x := b.Parameter(hlo.MakeShape(hlo.F32, int64(batch), int64(width)), "x")
+	ws := make([]*hlo.Instruction, layers)
+	for i := range ws {
+		ws[i] = b.Parameter(hlo.MakeShape(hlo.F32, int64(width), int64(width)), fmt.Sprintf("w%d", i+1))
+	}
+	acts := []*hlo.Instruction{x}
+	for _, w := range ws {
+		acts = append(acts, b.Tanh(b.Dot(acts[len(acts)-1], w)))
+	}
+	one := b.BroadcastScalar(b.ScalarConstant(hlo.F32, 1), int64(batch), int64(width))
+	lr := b.BroadcastScalar(b.ScalarConstant(hlo.F32, 0.01), int64(width), int64(width))
+	g := acts[layers]
+	updated := make([]*hlo.Instruction, layers)
+	for i := layers; i >= 1; i-- {
+		a := acts[i]
+		dz := b.Mul(g, b.Sub(one, b.Mul(a, a)))
+		dw := b.Dot(b.Transpose(acts[i-1], 1, 0), dz)
+		updated[i-1] = b.Sub(ws[i-1], b.Mul(lr, dw))
+		g = b.Dot(dz, b.Transpose(ws[i-1], 1, 0))
+	}
+	return b.Tuple(append([]*hlo.Instruction{g}, updated...)...)
 }

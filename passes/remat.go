@@ -36,10 +36,10 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 			break
 		}
 		b, next := bestRemat(m, mm, at, live, peak)
-		if b < 0 {
+		if b == nil {
 			break
 		}
-		newRematerializer(m).recompute(m.Entry.Instructions[b], next)
+		newRematerializer(m).recompute(b, next)
 		changed = true
 	}
 	return changed, nil
@@ -49,31 +49,39 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 const candidatesTried = 8
 
 // bestRemat tries the most promising candidates on copies of m and returns the
-// position of the one that lowers the modelled peak most, and of its next reader;
-// -1 when none lowers it. Simulating the whole order catches what the estimate
-// misses: a peak that moves to where the copy is made.
-func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) (int, int) {
-	best, bestNext, bestPeak := -1, -1, peak
+// chain of the one that lowers the modelled peak most, and the position of its
+// next reader; nil when none lowers it. Simulating the whole order catches what
+// the estimate misses: a peak that moves to where the copies are made.
+func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) ([]int, int) {
+	var best []int
+	bestNext, bestPeak := -1, peak
 	for _, cand := range candidates(mm, m.Entry.Instructions, at, live) {
 		trial := m.Clone()
-		newRematerializer(trial).recompute(trial.Entry.Instructions[cand.pos], cand.next)
+		newRematerializer(trial).recompute(cand.chain, cand.next)
 		if p := newMemoryModel(trial.Entry).peak(trial.Entry.Instructions); p < bestPeak {
-			best, bestNext, bestPeak = cand.pos, cand.next, p
+			best, bestNext, bestPeak = cand.chain, cand.next, p
 		}
 	}
 	return best, bestNext
 }
 
-// rematCandidate is a buffer live at the peak, by position, with the position of
-// its next reader and its estimated saving.
+// rematCandidate is a buffer live at the peak: the chain of positions to
+// recompute (the buffer last), and the position of its next reader.
 type rematCandidate struct {
-	pos, next int
-	gain      int64
+	chain []int
+	next  int
+	gain  int64
 }
+
+// maxChain bounds the instructions recomputed for one buffer: a buffer whose
+// operands are dead at the peak is recomputed with them (tanh(dot(a, w)) needs the
+// dot again), as XLA's block rematerialisation does.
+const maxChain = 4
 
 // candidates lists the buffers live at the peak (position at) but not read there
 // that could be recomputed before their next reader, best estimate first: the
-// buffer's size less the operands the copy keeps alive across the peak.
+// buffer's size less the values the recomputation keeps alive across the peak
+// that would otherwise be dead there.
 func candidates(mm *memoryModel, order []*hlo.Instruction, at int, live map[*hlo.Instruction]bool) []rematCandidate {
 	var out []rematCandidate
 	for _, b := range liveOrdered(live, mm) {
@@ -84,20 +92,47 @@ func candidates(mm *memoryModel, order []*hlo.Instruction, at int, live map[*hlo
 		if next < 0 {
 			continue
 		}
-		gain := mm.size[b]
-		for _, op := range distinct(b.Operands) {
-			for _, s := range mm.sources[op] {
-				if !live[s] {
-					gain -= mm.size[s]
-				}
-			}
-		}
-		if gain > 0 {
-			out = append(out, rematCandidate{pos: mm.index[b], next: next, gain: gain})
+		chain, kept := recomputeChain(mm, b, live)
+		if gain := mm.size[b] - kept; gain > 0 {
+			out = append(out, rematCandidate{chain: chain, next: next, gain: gain})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b rematCandidate) int { return cmp.Compare(b.gain, a.gain) })
 	return out[:min(len(out), candidatesTried)]
+}
+
+// recomputeChain collects b and, up to maxChain instructions, the producers of its
+// operands that are dead at the peak and can be recomputed; it returns their
+// positions in program order and the bytes of the dead values the chain still
+// reads (kept alive across the peak).
+func recomputeChain(mm *memoryModel, b *hlo.Instruction, live map[*hlo.Instruction]bool) ([]int, int64) {
+	in := map[*hlo.Instruction]bool{b: true}
+	queue := []*hlo.Instruction{b}
+	var kept int64
+	keptSeen := map[*hlo.Instruction]bool{}
+	for len(queue) > 0 {
+		x := queue[0]
+		queue = queue[1:]
+		for _, op := range distinct(x.Operands) {
+			for _, s := range mm.sources[op] {
+				switch {
+				case live[s] || in[s]:
+				case op == s && rematerializable(s) && len(in) < maxChain:
+					in[s] = true
+					queue = append(queue, s)
+				case !keptSeen[s]:
+					keptSeen[s] = true
+					kept += mm.size[s]
+				}
+			}
+		}
+	}
+	chain := make([]int, 0, len(in))
+	for x := range in {
+		chain = append(chain, mm.index[x])
+	}
+	slices.Sort(chain)
+	return chain, kept
 }
 
 // maxRemats bounds the recomputations of one module.
@@ -154,23 +189,36 @@ func rematerializable(in *hlo.Instruction) bool {
 	return true
 }
 
-// recompute inserts a copy of b before position next and makes every instruction
-// from there on read the copy.
-func (r *rematerializer) recompute(b *hlo.Instruction, next int) {
+// recompute inserts copies of chain (positions in program order, the buffer to
+// recompute last, each member's operands either earlier members or values live
+// there) before position next, and makes every instruction from there on read the
+// copy of the last member.
+func (r *rematerializer) recompute(chain []int, next int) {
 	c := r.c
-	clone := &hlo.Instruction{Name: r.names.fresh(b.Name + ".remat"), Op: b.Op, Shape: b.Shape.Clone(),
-		Attrs: b.Attrs.Clone(), Operands: slices.Clone(b.Operands), Called: b.Called}
-	if b.Op == hlo.OpFusion {
-		clone.Called = []*hlo.Computation{r.cloneFused(b.Called[0])}
+	copies := map[*hlo.Instruction]*hlo.Instruction{}
+	var clones []*hlo.Instruction
+	for _, pos := range chain {
+		in := c.Instructions[pos]
+		clone := &hlo.Instruction{Name: r.names.fresh(in.Name + ".remat"), Op: in.Op, Shape: in.Shape.Clone(),
+			Attrs: in.Attrs.Clone(), Called: in.Called}
+		if in.Op == hlo.OpFusion {
+			clone.Called = []*hlo.Computation{r.cloneFused(in.Called[0])}
+		}
+		for _, op := range in.Operands {
+			clone.Operands = append(clone.Operands, cmp.Or(copies[op], op))
+		}
+		copies[in] = clone
+		clones = append(clones, clone)
 	}
+	b, last := c.Instructions[chain[len(chain)-1]], clones[len(clones)-1]
 	for _, in := range c.Instructions[next:] {
 		for k, op := range in.Operands {
 			if op == b {
-				in.Operands[k] = clone
+				in.Operands[k] = last
 			}
 		}
 	}
-	c.Instructions = slices.Insert(c.Instructions, next, clone)
+	c.Instructions = slices.Insert(c.Instructions, next, clones...)
 	c.Renumber()
 }
 

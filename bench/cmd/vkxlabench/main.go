@@ -3,7 +3,7 @@
 // tables: a summary (generated vs best baseline, ratio, peak device bytes) and every
 // variant's times.
 //
-//	go run ./bench/cmd/vkxlabench                 # saxpy 16M, sgemm 256³ and 1024³, dispatch overhead
+//	go run ./bench/cmd/vkxlabench                 # saxpy 16M, sgemm 256³ and 1024³, dispatch overhead, training step under budgets
 //	go run ./bench/cmd/vkxlabench -gemm 256 -reps 5
 package main
 
@@ -27,16 +27,22 @@ func main() {
 	saxpyN := flag.Int("saxpy", 16<<20, "saxpy length (0 skips)")
 	gemm := flag.String("gemm", "256,1024", "comma-separated square GEMM sizes (empty skips)")
 	overhead := flag.Int("dispatch", 16, "element count of the dispatch-overhead program (0 skips)")
+	train := flag.String("train", "8,128,256", "training step layers,batch,width (empty skips)")
+	budgets := flag.String("budgets", "95,90,85", "memory budgets of the training step, % of its unbudgeted peak")
 	only := flag.String("only", "", "run only workloads whose name matches this regexp")
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer (slows host-side calls)")
 	flag.Parse()
-	if err := run(*reps, *saxpyN, *gemm, *overhead, *only, *validation); err != nil {
+	ws, err := workloads(*saxpyN, *gemm, *overhead, *train, *budgets)
+	if err == nil {
+		err = run(ws, *reps, *only, *validation)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "vkxlabench:", err)
 		os.Exit(1)
 	}
 }
 
-func workloads(saxpyN int, gemm string, overhead int) ([]bench.Workload, error) {
+func workloads(saxpyN int, gemm string, overhead int, train, budgets string) ([]bench.Workload, error) {
 	var ws []bench.Workload
 	if saxpyN > 0 {
 		ws = append(ws, bench.SaxpyWorkload(saxpyN))
@@ -51,14 +57,37 @@ func workloads(saxpyN int, gemm string, overhead int) ([]bench.Workload, error) 
 	if overhead > 0 {
 		ws = append(ws, bench.DispatchWorkload(overhead))
 	}
+	if train != "" {
+		dims, err := ints("-train", train)
+		if err != nil {
+			return nil, err
+		}
+		if len(dims) != 3 {
+			return nil, fmt.Errorf("-train: want layers,batch,width, got %q", train)
+		}
+		pcts, err := ints("-budgets", budgets)
+		if err != nil {
+			return nil, err
+		}
+		ws = append(ws, bench.TrainWorkload(dims[0], dims[1], dims[2], pcts))
+	}
 	return ws, nil
 }
 
-func run(reps, saxpyN int, gemm string, overhead int, only string, validation bool) error {
-	ws, err := workloads(saxpyN, gemm, overhead)
-	if err != nil {
-		return err
+// ints parses a comma-separated list of positive integers.
+func ints(flagName, list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' }) {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%s: bad number %q", flagName, f)
+		}
+		out = append(out, n)
 	}
+	return out, nil
+}
+
+func run(ws []bench.Workload, reps int, only string, validation bool) error {
 	filter, err := regexp.Compile(only)
 	if err != nil {
 		return fmt.Errorf("-only: %w", err)
