@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
+
+	"github.com/vkxla/vkxla"
 )
 
 //go:embed examples/mlp.hlo
@@ -44,7 +47,8 @@ func run(args []string, out io.Writer) error {
 }
 
 const usage = `usage:
-  vkxla run [-seed N] [-validation] [file.hlo]   run on the GPU and on cpuref, print both
+  vkxla run [-seed N] [-validation] [-budget BYTES] [-without PASS,...] [file.hlo]
+                                                 run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
   vkxla print file.hlo                           parse, verify and print a module`
 
@@ -52,8 +56,17 @@ func runCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	seed := fs.Uint64("seed", 1, "seed of the random inputs")
 	validation := fs.Bool("validation", os.Getenv("VKXLA_VALIDATION") == "1", "enable the Vulkan validation layer")
+	budget := fs.Int64("budget", 0, "device memory budget in bytes (rematerialise to meet it; 0: none)")
+	without := fs.String("without", "", "comma-separated optimisation passes to skip (fusion, schedule, …)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var opts []vkxla.CompileOption
+	if *budget != 0 {
+		opts = append(opts, vkxla.WithMemoryBudget(*budget))
+	}
+	if *without != "" {
+		opts = append(opts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
 	}
 	name, text := "examples/mlp.hlo (built in)", exampleMLP
 	if fs.NArg() > 1 {
@@ -67,5 +80,5 @@ func runCommand(args []string, out io.Writer) error {
 		}
 		text = string(b)
 	}
-	return runModule(out, name, text, *seed, *validation)
+	return runModule(out, name, text, *seed, *validation, opts...)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/device/devicetest"
 )
 
@@ -35,6 +36,23 @@ func TestRunFileAndPrint(t *testing.T) {
 	out.Reset()
 	require.NoError(t, run([]string{"print", "examples/mlp.hlo"}, &out))
 	assert.True(t, strings.HasPrefix(out.String(), "HloModule mlp_forward"), out.String())
+}
+
+// TestRunOptions: passes switched off and a memory budget reach Compile; a budget
+// no plan can meet is an error saying what the plan needs.
+func TestRunOptions(t *testing.T) {
+	devicetest.Open(t)
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"run", "-without", "fusion,schedule", "-budget", "100000", "../../testdata/programs/softmax.hlo"}, &out), out.String())
+	assert.Contains(t, out.String(), "agree within")
+
+	err := run([]string{"run", "-budget", "100", "../../testdata/programs/softmax.hlo"}, &out)
+	require.ErrorIs(t, err, vkxla.ErrOverBudget)
+	assert.Contains(t, err.Error(), "over the budget of 100 bytes")
+
+	err = run([]string{"run", "-without", "fusoin"}, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown pass "fusoin"`)
 }
 
 func TestCommandErrors(t *testing.T) {

@@ -18,7 +18,7 @@ import (
 // runModule runs one module on the device and on cpuref and prints both results,
 // whether they agree within the program's tolerance, the memory plan and the
 // per-kernel GPU times.
-func runModule(out io.Writer, name, text string, seed uint64, validation bool) (err error) {
+func runModule(out io.Writer, name, text string, seed uint64, validation bool, opts ...vkxla.CompileOption) (err error) {
 	m, err := hlo.ParseModule(text)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
@@ -34,7 +34,7 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool) (
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }() // validation messages fail the run
 	start := time.Now()
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(m, opts...)
 	if err != nil {
 		return err
 	}
