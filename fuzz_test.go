@@ -83,8 +83,10 @@ func (g *graphBuilder) step() {
 }
 
 // FuzzDifferential compiles random graphs and checks the GPU against cpuref, fused
-// (rows < 128) or one kernel per instruction (rows ≥ 128). `go test` runs the
-// seeds; `go test -fuzz FuzzDifferential .` explores.
+// (rows < 128) or one kernel per instruction (rows ≥ 128), straight-line (cols <
+// 128) or as the body of a three-iteration while loop (cols ≥ 128, which exercises
+// buffer reuse inside loop bodies). `go test` runs the seeds; `go test -fuzz
+// FuzzDifferential .` explores.
 func FuzzDifferential(f *testing.F) {
 	for _, seed := range [][]byte{
 		{3, 5, 0, 1, 2}, {0, 0, 1, 1, 6, 0, 7, 1, 0, 3}, {9, 9, 4, 4, 8, 2, 5, 5, 2, 0, 1},
@@ -92,6 +94,8 @@ func FuzzDifferential(f *testing.F) {
 	} {
 		f.Add(uint8(2), uint8(3), seed)
 		f.Add(uint8(130), uint8(3), seed)
+		f.Add(uint8(2), uint8(131), seed)
+		f.Add(uint8(130), uint8(131), seed)
 	}
 	rt := newRuntime(f)
 	f.Fuzz(func(t *testing.T, rows, cols uint8, ops []byte) {
@@ -99,13 +103,11 @@ func FuzzDifferential(f *testing.F) {
 			ops = ops[:40]
 		}
 		s := f32(int64(rows%9)+1, int64(cols%9)+1)
-		g := &graphBuilder{b: hlo.NewBuilder("fuzz"), data: ops}
-		g.vals = []*hlo.Instruction{g.b.Parameter(s, "x"), g.b.Parameter(s, "y")}
-		for len(g.data) > 0 {
-			g.step()
+		build := buildFuzzGraph
+		if cols >= 128 {
+			build = buildFuzzLoop
 		}
-		root := g.vals[len(g.vals)-1]
-		m, err := g.b.Build(root)
+		m, err := build(ops, s)
 		if err != nil {
 			t.Fatalf("generator built an invalid graph: %v", err)
 		}
@@ -116,4 +118,48 @@ func FuzzDifferential(f *testing.F) {
 		}
 		checkCompiledAgainstCPU(t, rt, m, opts, vkxla.ErrorSpec{}, randomLiteral(rng, s, unitDomain), randomLiteral(rng, s, unitDomain))
 	})
+}
+
+// buildFuzzGraph builds the graph of ops over parameters x and y of shape s; the
+// last value is the root.
+func buildFuzzGraph(ops []byte, s hlo.Shape) (*hlo.Module, error) {
+	g := &graphBuilder{b: hlo.NewBuilder("fuzz"), data: ops}
+	g.vals = []*hlo.Instruction{g.b.Parameter(s, "x"), g.b.Parameter(s, "y")}
+	for len(g.data) > 0 {
+		g.step()
+	}
+	return g.b.Build(g.vals[len(g.vals)-1])
+}
+
+// buildFuzzLoop runs the graph of ops as a loop body three times: the state is
+// (i, x, y); each iteration replaces x by the last value shaped like x and keeps y.
+func buildFuzzLoop(ops []byte, s hlo.Shape) (*hlo.Module, error) {
+	state := hlo.MakeTuple(hlo.Scalar(hlo.S32), s, s)
+	bb := hlo.NewBuilder("body")
+	p := bb.Parameter(state, "state")
+	g := &graphBuilder{b: bb, data: ops, vals: []*hlo.Instruction{bb.GetTupleElement(p, 1), bb.GetTupleElement(p, 2)}}
+	for len(g.data) > 0 {
+		g.step()
+	}
+	next := g.vals[0]
+	for _, v := range g.vals {
+		if v.Shape.Equal(s) {
+			next = v
+		}
+	}
+	i1 := bb.Add(bb.GetTupleElement(p, 0), bb.ScalarConstant(hlo.S32, 1))
+	body, err := bb.BuildComputation(bb.Tuple(i1, next, bb.GetTupleElement(p, 2)))
+	if err != nil {
+		return nil, err
+	}
+	cb := hlo.NewBuilder("cond")
+	cp := cb.Parameter(state, "state")
+	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(cp, 0), cb.ScalarConstant(hlo.S32, 3), hlo.CmpLT))
+	if err != nil {
+		return nil, err
+	}
+	b := hlo.NewBuilder("fuzz")
+	x, y := b.Parameter(s, "x"), b.Parameter(s, "y")
+	w := b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), x, y))
+	return b.Build(b.GetTupleElement(w, 1))
 }
