@@ -521,24 +521,7 @@ ENTRY %main (x: f32[32,32]) -> f32[32,32] {
 // before making the second, so one product slot serves both.
 func TestScheduleLowersPeak(t *testing.T) {
 	rt := newRuntime(t)
-	m, err := hlo.ParseModule(`HloModule two
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
-  %x = f32[64,8] parameter(0)
-  %w1 = f32[8,64] parameter(1)
-  %w2 = f32[8,64] parameter(2)
-  %p1 = f32[64,64] dot(%x, %w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %p2 = f32[64,64] dot(%x, %w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %zero = f32[] constant(0)
-  %r1 = f32[64] reduce(%p1, %zero), dimensions={1}, to_apply=%add
-  %r2 = f32[64] reduce(%p2, %zero), dimensions={1}, to_apply=%add
-  ROOT %t = (f32[64], f32[64]) tuple(%r1, %r2)
-}
-`)
+	m, err := hlo.ParseModuleFile("testdata/programs/two_chains.hlo")
 	require.NoError(t, err)
 	stats := map[bool]vkxla.MemoryStats{}
 	rng := rand.New(rand.NewPCG(6, 6))
@@ -566,21 +549,6 @@ ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
 	assert.Equal(t, stats[true].LowerBoundBytes, stats[true].PeakBytes)
 }
 
-// ckptHLO keeps the 16 KiB product a from the start to the end while three more
-// products are made (passes/remat_test.go works the model's figures by hand).
-const ckptHLO = `HloModule ckpt
-ENTRY %ckpt (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
-  %x = f32[64,8] parameter(0)
-  %w = f32[8,64] parameter(1)
-  %v = f32[64,64] parameter(2)
-  %a = f32[64,64] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %b = f32[64,64] dot(%a, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %c = f32[64,64] dot(%b, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %d = f32[64,64] dot(%c, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT %r = f32[64,64] add(%d, %a)
-}
-`
-
 // TestMemoryBudget: without a budget the plan holds v and three products at the
 // peak (x and w die at a): 16+48 KiB. Under a 56 KiB budget a is recomputed before
 // the add, so x and w stay but only two products are live at once: 4+16+32 KiB.
@@ -588,7 +556,7 @@ ENTRY %ckpt (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
 // with ErrOverBudget, saying what the plan needs; a negative one is refused.
 func TestMemoryBudget(t *testing.T) {
 	rt := newRuntime(t)
-	m, err := hlo.ParseModule(ckptHLO)
+	m, err := hlo.ParseModuleFile("testdata/programs/checkpoint.hlo")
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(7, 7))
 	var in []*hlo.Literal

@@ -225,22 +225,7 @@ func (r *rematerializer) recompute(chain []int, next int) {
 // cloneFused copies a fused computation under fresh names (each fusion calls a
 // computation of its own) and adds it to the module before the entry.
 func (r *rematerializer) cloneFused(fc *hlo.Computation) *hlo.Computation {
-	nc := &hlo.Computation{Name: r.names.fresh(fc.Name)}
-	copies := map[*hlo.Instruction]*hlo.Instruction{}
-	for _, in := range fc.Instructions {
-		ni := &hlo.Instruction{Name: r.names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
-			Attrs: in.Attrs.Clone(), Called: in.Called}
-		for _, op := range in.Operands {
-			ni.Operands = append(ni.Operands, copies[op])
-		}
-		copies[in] = ni
-		nc.Instructions = append(nc.Instructions, ni)
-	}
-	for _, p := range fc.Params {
-		nc.Params = append(nc.Params, copies[p])
-	}
-	nc.Root = copies[fc.Root]
-	nc.Renumber()
+	nc := hlo.CloneComputation(fc, r.names.fresh)
 	r.m.Computations = slices.Insert(r.m.Computations, slices.Index(r.m.Computations, r.c), nc)
 	return nc
 }

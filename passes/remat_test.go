@@ -8,20 +8,9 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// ckptModule keeps a 16 KiB product a from the start to the end while three more
-// products are made: a forward activation that a backward pass reads again.
-const ckptModule = `HloModule ckpt
-ENTRY %ckpt (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
-  %x = f32[64,8] parameter(0)
-  %w = f32[8,64] parameter(1)
-  %v = f32[64,64] parameter(2)
-  %a = f32[64,64] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %b = f32[64,64] dot(%a, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %c = f32[64,64] dot(%b, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %d = f32[64,64] dot(%c, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT %r = f32[64,64] add(%d, %a)
-}
-`
+// ckptModule is testdata/programs/checkpoint.hlo: a 16 KiB product a kept from the
+// start to the end while three more products are made.
+var ckptModule = readProgram("checkpoint")
 
 func TestRematerialize(t *testing.T) {
 	runPassCases(t, []passCase{
@@ -32,8 +21,8 @@ func TestRematerialize(t *testing.T) {
 			disabled: []string{"fusion"},
 			cfg:      Config{MemoryBudget: 53 << 10},
 			before:   ckptModule,
-			after: `HloModule ckpt
-ENTRY %ckpt (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
+			after: `HloModule checkpoint
+ENTRY %checkpoint (x: f32[64,8], w: f32[8,64], v: f32[64,64]) -> f32[64,64] {
   %x = f32[64,8] parameter(0)
   %w = f32[8,64] parameter(1)
   %v = f32[64,64] parameter(2)

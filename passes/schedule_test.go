@@ -1,17 +1,12 @@
 package passes
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vkxla/vkxla/hlo"
 )
-
-const scheduleAdd = `%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-`
 
 func TestSchedule(t *testing.T) {
 	runPassCases(t, []passCase{
@@ -20,23 +15,10 @@ func TestSchedule(t *testing.T) {
 			// product as soon as it exists keeps one (TestSchedulePeak).
 			name:     "finish one chain before starting the next",
 			disabled: []string{"fusion"},
-			before: `HloModule two
-` + scheduleAdd + `
-ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
-  %x = f32[64,8] parameter(0)
-  %w1 = f32[8,64] parameter(1)
-  %w2 = f32[8,64] parameter(2)
-  %p1 = f32[64,64] dot(%x, %w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %p2 = f32[64,64] dot(%x, %w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %zero = f32[] constant(0)
-  %r1 = f32[64] reduce(%p1, %zero), dimensions={1}, to_apply=%add
-  %r2 = f32[64] reduce(%p2, %zero), dimensions={1}, to_apply=%add
-  ROOT %t = (f32[64], f32[64]) tuple(%r1, %r2)
-}
-`,
-			after: `HloModule two
-` + scheduleAdd + `
-ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
+			before:   readProgram("two_chains"),
+			after: `HloModule two_chains
+` + scalarAdd + `
+ENTRY %two_chains (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
   %x = f32[64,8] parameter(0)
   %w1 = f32[8,64] parameter(1)
   %w2 = f32[8,64] parameter(2)
@@ -80,20 +62,7 @@ ENTRY %chain (x: f32[64], y: f32[64]) -> f32[64] {
 // (w1 died at p1) = 2+2+16+16 KiB. Scheduled, the zero, then p1 while all three
 // parameters are live: 6 KiB + 4 B + 16 KiB, and p1 is reduced before p2 exists.
 func TestSchedulePeak(t *testing.T) {
-	m, err := hlo.ParseModule(`HloModule two
-` + scheduleAdd + `
-ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
-  %x = f32[64,8] parameter(0)
-  %w1 = f32[8,64] parameter(1)
-  %w2 = f32[8,64] parameter(2)
-  %p1 = f32[64,64] dot(%x, %w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %p2 = f32[64,64] dot(%x, %w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %zero = f32[] constant(0)
-  %r1 = f32[64] reduce(%p1, %zero), dimensions={1}, to_apply=%add
-  %r2 = f32[64] reduce(%p2, %zero), dimensions={1}, to_apply=%add
-  ROOT %t = (f32[64], f32[64]) tuple(%r1, %r2)
-}
-`)
+	m, err := hlo.ParseModule(readProgram("two_chains"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,4 +74,14 @@ ENTRY %two (x: f32[64,8], w1: f32[8,64], w2: f32[8,64]) -> (f32[64], f32[64]) {
 	if got, want := mm.peak(mm.listSchedule()), int64(22*kib+4); got != want {
 		t.Errorf("scheduled peak %d, want %d", got, want)
 	}
+}
+
+// readProgram returns testdata/programs/<name>.hlo of the repository, the modules
+// the root package's tests also run on the device.
+func readProgram(name string) string {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "programs", name+".hlo"))
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
