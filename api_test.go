@@ -577,6 +577,28 @@ func TestMemoryBudget(t *testing.T) {
 	_, err = rt.Compile(m, vkxla.WithMemoryBudget(40<<10))
 	require.ErrorIs(t, err, vkxla.ErrOverBudget)
 	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
+	assert.Contains(t, err.Error(), "largest live at the peak: ")
 	_, err = rt.Compile(m, vkxla.WithMemoryBudget(-1))
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+}
+
+// TestLiveAtPeak: unscheduled, the two-chain program peaks when p2 is made: x, w2
+// and both products are live (w1 died at p1), the products largest.
+func TestLiveAtPeak(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModuleFile("testdata/programs/two_chains.hlo")
+	require.NoError(t, err)
+	exe, err := rt.Compile(m, vkxla.WithoutPasses("schedule"))
+	require.NoError(t, err)
+	defer exe.Close()
+	var got []string
+	for _, b := range exe.LiveAtPeak() {
+		got = append(got, b.String())
+	}
+	assert.Equal(t, []string{"p1 16384 B (temporary)", "p2 16384 B (temporary)", "x 2048 B (parameter)", "w2 2048 B (parameter)"}, got)
+	var sum int64
+	for _, b := range exe.LiveAtPeak() {
+		sum += b.Bytes
+	}
+	assert.Equal(t, exe.MemoryStats().LowerBoundBytes, sum)
 }

@@ -98,7 +98,8 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 		}
 	}
 	d.write("10-plan.txt", func() string { return planText(l) })
-	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: memoryStats(l), refs: 1}
+	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: memoryStats(l),
+		livePeak: livePeak(l), refs: 1}
 	if err := rt.track(c); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
@@ -136,8 +137,8 @@ func (rt *Runtime) lowerWithinBudget(m *hlo.Module, cfg compileConfig, d dumper)
 		}
 		aim -= st.PeakBytes - cfg.budget
 		if attempt == budgetAttempts || aim <= 0 {
-			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v)",
-				ErrOverBudget, st.PeakBytes, cfg.budget, st)
+			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
+				ErrOverBudget, st.PeakBytes, cfg.budget, st, largest(livePeak(lw.l), 4))
 		}
 	}
 }

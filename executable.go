@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vkxla/vkxla/arena"
@@ -15,14 +16,15 @@ var bg = context.Background()
 // compiled is the device state of one compiled module, shared by every Executable
 // handle that the cache hands out; it is released when the last reference goes.
 type compiled struct {
-	rt     *Runtime
-	module *hlo.Module
-	params []value
-	root   value
-	main   *block
-	stats  MemoryStats
-	arena  *arena.Arena
-	rec    *recorder
+	rt       *Runtime
+	module   *hlo.Module
+	params   []value
+	root     value
+	main     *block
+	stats    MemoryStats
+	livePeak []LiveBuffer
+	arena    *arena.Arena
+	rec      *recorder
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
@@ -65,6 +67,11 @@ func (e *Executable) Module() *hlo.Module { return e.c.module }
 
 // MemoryStats returns the device memory the executable holds, known at compile time.
 func (e *Executable) MemoryStats() MemoryStats { return e.c.stats }
+
+// LiveAtPeak lists the buffers live where the executable's live bytes peak (the
+// moment of MemoryStats().LowerBoundBytes), largest first: what to shrink, fuse,
+// reorder or rematerialise to lower the peak.
+func (e *Executable) LiveAtPeak() []LiveBuffer { return slices.Clone(e.c.livePeak) }
 
 // Close releases this reference; the device state goes when no reference and no
 // cache entry holds it. A second Close does nothing.

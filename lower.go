@@ -83,8 +83,10 @@ type lowering struct {
 	// every loop iteration (timeline.go).
 	cur  *block
 	home []*block
-	// liveBound is the memory lower bound for this step order (place).
+	// liveBound is the memory lower bound for this step order, livePeak the
+	// buffers (owners) live when it is reached (place).
 	liveBound int64
+	livePeak  []int
 	// lowered lists every kernel computation with the dispatches it became, kept
 	// only when dumping (VKXLA_DUMP).
 	dumping bool
@@ -100,6 +102,10 @@ const (
 	rangeConstant
 	rangeOutput
 )
+
+func (k rangeKind) String() string {
+	return [...]string{"temporary", "parameter", "constant", "output"}[k]
+}
 
 type constantUpload struct {
 	rng int

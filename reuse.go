@@ -62,7 +62,7 @@ func (l *lowering) place(tl *timeline) {
 			l.plan.Ranges[r].Block, l.plan.Ranges[r].Offset = l.plan.Ranges[o].Block, l.plan.Ranges[o].Offset
 		}
 	}
-	l.liveBound = liveBound(l, lt)
+	l.liveBound, l.livePeak = liveBound(l, lt)
 }
 
 // lowestFree is the lowest aligned flat address for range r that overlaps no placed
@@ -129,16 +129,17 @@ func (l *lowering) assignBlocks(owners []int, addr []int64) {
 	}
 }
 
-// liveBound is the largest sum of aligned owner sizes live at one moment: no
-// placement of these buffers in this step order can use less memory.
-func liveBound(l *lowering, lt []lifetime) int64 {
+// liveBound is the largest sum of aligned owner sizes live at one moment (no
+// placement of these buffers in this step order can use less), and the owners
+// live then.
+func liveBound(l *lowering, lt []lifetime) (int64, []int) {
 	var events []int
 	for r := range lt {
 		if l.shares[r] < 0 {
 			events = append(events, lt[r].first)
 		}
 	}
-	best := int64(0)
+	best, at := int64(0), 0
 	for _, t := range events { // the peak is reached where some buffer starts
 		var sum int64
 		for r := range lt {
@@ -146,7 +147,15 @@ func liveBound(l *lowering, lt []lifetime) int64 {
 				sum += l.align(l.plan.Ranges[r].Size)
 			}
 		}
-		best = max(best, sum)
+		if sum > best {
+			best, at = sum, t
+		}
 	}
-	return best
+	var live []int
+	for r := range lt {
+		if l.shares[r] < 0 && lt[r].first <= at && at <= lt[r].last {
+			live = append(live, r)
+		}
+	}
+	return best, live
 }

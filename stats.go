@@ -1,7 +1,9 @@
 package vkxla
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/vkxla/vkxla/arena"
@@ -71,12 +73,62 @@ func alignedTotal(p arena.Plan, l arena.Limits) int64 {
 func planText(l *lowering) string {
 	var sb strings.Builder
 	for i, r := range l.plan.Ranges {
-		fmt.Fprintf(&sb, "%4d %-10s %v", i, [...]string{"temp", "param", "constant", "output"}[l.kinds[i]], r)
+		fmt.Fprintf(&sb, "%4d %-10s %v", i, l.kinds[i], r)
 		if l.shares[i] >= 0 {
 			fmt.Fprintf(&sb, " in place over %d", l.shares[i])
 		}
 		sb.WriteString("\n")
 	}
 	fmt.Fprintf(&sb, "%v\n", memoryStats(l))
+	sb.WriteString("live at the peak:\n")
+	for _, b := range livePeak(l) {
+		fmt.Fprintf(&sb, "  %v\n", b)
+	}
 	return sb.String()
+}
+
+// LiveBuffer is a buffer live when the executable's live bytes peak.
+type LiveBuffer struct {
+	// Name is the instruction (or parameter) whose value the buffer holds; a loop's
+	// state is "<while>.state", a kernel's scratch "<instruction>.scratch<i>".
+	Name  string
+	Bytes int64
+	// Role is "parameter", "output", "constant" or "temporary".
+	Role string
+	// InPlace names the values later written over this buffer (in-place outputs).
+	InPlace []string
+}
+
+func (b LiveBuffer) String() string {
+	s := fmt.Sprintf("%s %d B (%s)", b.Name, b.Bytes, b.Role)
+	if len(b.InPlace) > 0 {
+		s += ", then " + strings.Join(b.InPlace, ", ")
+	}
+	return s
+}
+
+// livePeak lists the buffers live at the plan's peak moment, largest first.
+func livePeak(l *lowering) []LiveBuffer {
+	var out []LiveBuffer
+	for _, r := range l.livePeak {
+		pr := l.plan.Ranges[r]
+		b := LiveBuffer{Name: pr.Name, Bytes: pr.Size, Role: l.kinds[r].String()}
+		for s := range l.plan.Ranges {
+			if l.shares[s] >= 0 && l.owner(s) == r {
+				b.InPlace = append(b.InPlace, l.plan.Ranges[s].Name)
+			}
+		}
+		out = append(out, b)
+	}
+	slices.SortStableFunc(out, func(a, b LiveBuffer) int { return cmp.Compare(b.Bytes, a.Bytes) })
+	return out
+}
+
+// largest describes the first n buffers of a list, for messages.
+func largest(bs []LiveBuffer, n int) string {
+	var parts []string
+	for _, b := range bs[:min(n, len(bs))] {
+		parts = append(parts, b.String())
+	}
+	return strings.Join(parts, "; ")
 }

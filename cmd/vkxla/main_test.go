@@ -25,6 +25,7 @@ func TestRunExample(t *testing.T) {
 	assert.Contains(t, text, "agree within")
 	assert.NotContains(t, text, "MISMATCH")
 	assert.Contains(t, text, "peak ")
+	assert.Contains(t, text, "live at the peak (")
 }
 
 func TestRunFileAndPrint(t *testing.T) {

@@ -45,6 +45,11 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool, o
 		return err
 	}
 	fmt.Fprintf(out, "module %s (%s)\ndevice %v\ncompiled in %v; %v\n", m.Name, name, rt.Device(), compileTime.Round(time.Microsecond), exe.MemoryStats())
+	live := exe.LiveAtPeak()
+	fmt.Fprintf(out, "live at the peak (%d buffers):\n", len(live))
+	for _, b := range live[:min(5, len(live))] {
+		fmt.Fprintf(out, "  %v\n", b)
+	}
 	fmt.Fprintf(out, "inputs: random, seed %d\n", seed)
 	if strings.Contains(text, "{...}") {
 		fmt.Fprintln(out, "note: the module elides constants ({...}); they hold the parser's seeded pseudo-random values, not the originals")
