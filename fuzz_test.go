@@ -1,6 +1,7 @@
 package vkxla_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -85,7 +86,8 @@ func (g *graphBuilder) step() {
 // FuzzDifferential compiles random graphs and checks the GPU against cpuref, fused
 // (rows < 128) or one kernel per instruction (rows ≥ 128), straight-line (cols <
 // 128) or as the body of a three-iteration while loop (cols ≥ 128, which exercises
-// buffer reuse inside loop bodies). `go test` runs the seeds; `go test -fuzz
+// buffer reuse inside loop bodies), and for a third of the inputs under a memory
+// budget of 80% of the unbudgeted plan (rematerialisation). `go test` runs the seeds; `go test -fuzz
 // FuzzDifferential .` explores.
 func FuzzDifferential(f *testing.F) {
 	for _, seed := range [][]byte{
@@ -115,6 +117,13 @@ func FuzzDifferential(f *testing.F) {
 		var opts []vkxla.CompileOption
 		if rows >= 128 {
 			opts = append(opts, vkxla.WithoutPasses("fusion"))
+		}
+		if len(ops)%3 == 2 {
+			budget, ok := tightBudget(t, rt, m, opts)
+			if !ok {
+				return // no plan fits: ErrOverBudget was checked
+			}
+			opts = append(opts, budget)
 		}
 		checkCompiledAgainstCPU(t, rt, m, opts, vkxla.ErrorSpec{}, randomLiteral(rng, s, unitDomain), randomLiteral(rng, s, unitDomain))
 	})
@@ -162,4 +171,32 @@ func buildFuzzLoop(ops []byte, s hlo.Shape) (*hlo.Module, error) {
 	x, y := b.Parameter(s, "x"), b.Parameter(s, "y")
 	w := b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), x, y))
 	return b.Build(b.GetTupleElement(w, 1))
+}
+
+// tightBudget compiles m, then asks for 80% of its peak. When Compile meets it, the
+// budget option is returned for the differential check (and the plan is checked to
+// fit); when it cannot, the error must be ErrOverBudget and ok is false.
+func tightBudget(t *testing.T, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption) (vkxla.CompileOption, bool) {
+	t.Helper()
+	exe, err := rt.Compile(m, opts...)
+	if err != nil {
+		t.Fatalf("compile: %v", err)
+	}
+	budget := exe.MemoryStats().PeakBytes * 8 / 10
+	if err := exe.Close(); err != nil {
+		t.Fatal(err)
+	}
+	opt := vkxla.WithMemoryBudget(budget)
+	exe, err = rt.Compile(m, append(opts, opt)...)
+	if errors.Is(err, vkxla.ErrOverBudget) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("compile under a budget of %d bytes: %v", budget, err)
+	}
+	defer exe.Close()
+	if peak := exe.MemoryStats().PeakBytes; peak > budget {
+		t.Fatalf("compiled under a budget of %d bytes, the plan needs %d", budget, peak)
+	}
+	return opt, true
 }
