@@ -162,6 +162,7 @@ func (rt *Runtime) lowerModule(m *hlo.Module, cfg compileConfig, aim int64, d du
 	tl := l.buildTimeline(main, root)
 	l.shareInPlace(tl)
 	l.place(tl)
+	l.dropSelfCopies(main)
 	return &lowered{l: l, params: params, main: main, root: root}, nil
 }
 

@@ -58,13 +58,73 @@ func (l *lowering) shareInPlace(tl *timeline) {
 		for _, p := range c.pairs {
 			in, out := l.owner(p[0]), p[1]
 			if l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant ||
-				lastMem[in] != at || l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
+				l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
+				continue
+			}
+			if lastMem[in] != at && !l.updatesState(tl, in, out, at) {
 				continue
 			}
 			l.shares[out] = in
 			lastMem[in] = max(lastMem[in], lastMem[out])
 		}
 	}
+}
+
+// loopCarry is a loop-state leaf and the body result copied into it at the end of
+// every iteration.
+type loopCarry struct {
+	state, next int
+	body        *block
+}
+
+// updatesState reports whether out, computed at position at, is the next value of
+// loop-state leaf state and at is the iteration's last read of the state leaf
+// (the copy of out into it aside): then out may be written over the state, which
+// makes the end-of-iteration copy a no-op (dropSelfCopies). A training loop
+// updates its weights in place instead of holding a second copy.
+func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
+	for _, c := range l.carries {
+		if c.state != state || c.next != out {
+			continue
+		}
+		pos := tl.pos[c.body]
+		if len(pos) == 0 {
+			return false
+		}
+		first, last := pos[0], pos[len(pos)-1]
+		copyAt := -1
+		for i, st := range c.body.steps {
+			if st.kind == stepCopy && st.src == out && st.dst == state {
+				copyAt = pos[i]
+			}
+		}
+		lastRead := -1
+		for _, p := range tl.refs[state] {
+			if p >= first && p <= last && p != copyAt {
+				lastRead = max(lastRead, p)
+			}
+		}
+		return lastRead == at
+	}
+	return false
+}
+
+// dropSelfCopies removes copies whose source and destination share memory (a loop
+// state updated in place), in every block.
+func (l *lowering) dropSelfCopies(b *block) {
+	kept := b.steps[:0]
+	for _, st := range b.steps {
+		if st.kind == stepCopy && l.owner(st.src) == l.owner(st.dst) {
+			continue
+		}
+		for _, nested := range append([]*block{st.cond, st.body}, st.branches...) {
+			if nested != nil {
+				l.dropSelfCopies(nested)
+			}
+		}
+		kept = append(kept, st)
+	}
+	b.steps = kept
 }
 
 // owner is the range whose memory r uses.

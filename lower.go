@@ -78,6 +78,9 @@ type lowering struct {
 	shares []int
 	// inPlace lists the dispatches whose outputs may share a dying input's memory.
 	inPlace []inPlaceCandidate
+	// carries lists loop-state leaves and the body results copied into them at
+	// the end of every iteration (inplace.go updates the state in place).
+	carries []loopCarry
 	// cur is the block being lowered; home[r] the block range r was made for
 	// (nil: made by Compile itself), which decides whether a buffer is remade by
 	// every loop iteration (timeline.go).
@@ -241,6 +244,11 @@ func (l *lowering) lowerWhile(b *block, in *hlo.Instruction, init value) (value,
 		return value{}, err
 	}
 	l.copyBack(body, in.Name, next, state)
+	for i, r := range next.leaves {
+		if l.home[r] == body && r != state.leaves[i] {
+			l.carries = append(l.carries, loopCarry{state: state.leaves[i], next: r, body: body})
+		}
+	}
 	b.steps = append(b.steps, step{kind: stepWhile, name: in.Name, cond: cond, body: body, pred: pred.leaves[0]})
 	return state, nil
 }

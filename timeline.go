@@ -24,6 +24,7 @@ type timeline struct {
 	pos         map[*block][]int // position of each step of each block
 	first, last []int            // per range; -1 is before the first step
 	end         int              // the position after the last step
+	refs        map[int][]int    // positions of every range's references
 }
 
 // loopSpan is the positions of one while step, and the blocks lowered inside it.
@@ -52,8 +53,8 @@ type timelineBuilder struct {
 // buildTimeline numbers the steps and computes every range's lifetime.
 func (l *lowering) buildTimeline(main *block, root value) *timeline {
 	n := len(l.plan.Ranges)
-	tb := &timelineBuilder{l: l, tl: &timeline{pos: map[*block][]int{}, first: make([]int, n), last: make([]int, n)},
-		chain: map[*block][]*loopSpan{}}
+	tb := &timelineBuilder{l: l, tl: &timeline{pos: map[*block][]int{}, first: make([]int, n), last: make([]int, n),
+		refs: map[int][]int{}}, chain: map[*block][]*loopSpan{}}
 	for r := range n {
 		tb.tl.first[r], tb.tl.last[r] = math.MaxInt, math.MinInt
 	}
@@ -126,6 +127,7 @@ func containsLoop(loops []*loopSpan, l *loopSpan) bool {
 
 func (tb *timelineBuilder) ref(r, at int, b *block) {
 	tb.extend(r, at, at)
+	tb.tl.refs[r] = append(tb.tl.refs[r], at)
 	tb.refs = append(tb.refs, struct {
 		r, at int
 		b     *block
