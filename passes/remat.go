@@ -11,11 +11,12 @@ import (
 // Rematerialize trades compute for memory when Config.MemoryBudget is set, as XLA's
 // HloRematerialization and JAX's checkpointing do: while the entry's modelled peak
 // (the schedule pass's memory model) is over the budget, it picks a buffer that is
-// live at the peak but not read there, and recomputes it just before its next
-// reader instead of keeping it: the original is freed after its last read before
-// the peak, and the copy lives from its recomputation on. Candidates are ranked by
-// their size less the operands the copy keeps alive across the peak that would
-// otherwise be dead there; the best few are tried on a copy of the module and the
+// live at the peak but not read there, and recomputes it (with the producers of
+// its operands that are dead at the peak, up to maxChain instructions) just before
+// its next reader instead of keeping it: the original is freed after its last read
+// before the peak, and the copy lives from its recomputation on. Candidates are
+// ranked by their size less the values the copy keeps alive across the peak that
+// would otherwise be dead there; the best few are tried on a copy of the module and the
 // one that lowers the modelled peak most is applied. The pass stops when the model
 // is within the budget or no candidate lowers the peak, so the peak only falls;
 // the runtime measures the real plan and reports a budget it cannot meet.
