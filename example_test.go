@@ -2,6 +2,7 @@ package vkxla_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -50,4 +51,32 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(hlo.LiteralsEqual(outs[0], want)) // <nil>: the GPU agrees with cpuref
+}
+
+// Meeting a device memory budget: values that would stay live across the peak are
+// recomputed before their next use (rematerialisation). When no plan fits, the
+// error says what the plan needs and what is live at its peak. (Compiled by `go
+// test`, not run: it needs a device; TestMemoryBudget runs the same steps.)
+func ExampleWithMemoryBudget() {
+	m, err := hlo.ParseModuleFile("testdata/programs/checkpoint.hlo")
+	if err != nil {
+		log.Fatal(err)
+	}
+	rt, err := vkxla.NewRuntime()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer rt.Close()
+	exe, err := rt.Compile(m, vkxla.WithMemoryBudget(56<<10))
+	if errors.Is(err, vkxla.ErrOverBudget) {
+		log.Fatal(err) // "… the plan needs N bytes …, largest live at the peak: …"
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer exe.Close()
+	fmt.Println(exe.MemoryStats().PeakBytes <= 56<<10) // true
+	for _, b := range exe.LiveAtPeak() {
+		fmt.Println(b) // e.g. "b 16384 B (temporary), then c"
+	}
 }
