@@ -55,9 +55,10 @@ func (l *lowering) shareInPlace(tl *timeline) {
 	lastMem := slices.Clone(tl.last)
 	for _, c := range l.inPlace {
 		at := tl.pos[c.block][c.step]
+		taken := map[int]bool{} // one output per input: two outputs of one kernel never share
 		for _, p := range c.pairs {
 			in, out := l.owner(p[0]), p[1]
-			if l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant ||
+			if taken[in] || l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant ||
 				l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
 				continue
 			}
@@ -65,6 +66,7 @@ func (l *lowering) shareInPlace(tl *timeline) {
 				continue
 			}
 			l.shares[out] = in
+			taken[in] = true
 			lastMem[in] = max(lastMem[in], lastMem[out])
 		}
 	}

@@ -63,3 +63,27 @@ func TestPlaceKeepsConstantsAndCrossesBlocks(t *testing.T) {
 		t.Errorf("temporary %v reuses the constant's bytes %v", tmp, c)
 	}
 }
+
+// TestInPlaceOneOutputPerInput: a two-output kernel whose first output nobody reads
+// may write one output over its dying input, never both (they would be stored to
+// the same bytes by one invocation).
+func TestInPlaceOneOutputPerInput(t *testing.T) {
+	l := &lowering{limits: arena.Limits{Alignment: 16, MaxBindingRange: 1 << 20, MaxBlockSize: 1 << 20}}
+	in := l.newRange("x", 64, rangeParam)
+	out1 := l.newRange("a", 64, rangeTemp)
+	out2 := l.newRange("b", 64, rangeTemp)
+	res := l.newRange("r", 64, rangeOutput)
+	main := &block{steps: []step{
+		{kind: stepDispatch, args: []int{in, out1, out2}},
+		{kind: stepDispatch, args: []int{out2, res}},
+	}}
+	l.inPlace = []inPlaceCandidate{{block: main, step: 0, pairs: [][2]int{{in, out1}, {in, out2}}}}
+	tl := l.buildTimeline(main, value{shape: hlo.MakeShape(hlo.F32, 16), leaves: []int{res}})
+	l.shareInPlace(tl)
+	if l.shares[out1] == in && l.shares[out2] == in {
+		t.Fatalf("both outputs share x: %v", l.shares)
+	}
+	if l.shares[out1] != in {
+		t.Errorf("the first output should take x (shares %v)", l.shares)
+	}
+}
