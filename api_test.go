@@ -653,3 +653,29 @@ ENTRY %main (x: f32[1024]) -> f32[1024] {
 	require.NoError(t, err)
 	require.NoError(t, hlo.LiteralsEqual(got[0], want))
 }
+
+// TestRuntimeMemoryStats: the runtime's memory is its executables' plans plus its
+// tensor pool; a cached executable counts until ClearCaches releases it.
+func TestRuntimeMemoryStats(t *testing.T) {
+	rt := newRuntime(t)
+	require.Equal(t, 0, rt.MemoryStats().Executables)
+	exe, err := rt.Compile(axpyModule(t, 1024))
+	require.NoError(t, err)
+	peak := exe.MemoryStats().PeakBytes
+	st := rt.MemoryStats()
+	assert.Equal(t, 1, st.Executables)
+	assert.Equal(t, peak, st.ExecutableBytes)
+	x, err := rt.Upload(context.Background(), randomLiteral(rand.New(rand.NewPCG(1, 1)), f32(1000), unitDomain))
+	require.NoError(t, err)
+	st = rt.MemoryStats()
+	assert.Equal(t, int64(4000), st.Tensors.BytesInUse)
+	assert.Equal(t, peak+st.Tensors.BytesReserved, st.TotalBytes(), st.String())
+	require.NoError(t, x.Close())
+	require.NoError(t, exe.Close())
+	assert.Equal(t, 1, rt.MemoryStats().Executables, "still cached")
+	require.NoError(t, rt.ClearCaches())
+	st = rt.MemoryStats()
+	assert.Equal(t, 0, st.Executables)
+	assert.Equal(t, int64(0), st.ExecutableBytes)
+	assert.Equal(t, int64(0), st.Tensors.BytesInUse)
+}
