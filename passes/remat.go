@@ -16,10 +16,11 @@ import (
 // its next reader instead of keeping it: the original is freed after its last read
 // before the peak, and the copy lives from its recomputation on. Candidates are
 // ranked by their size less the values the copy keeps alive across the peak that
-// would otherwise be dead there; the best few are tried on a copy of the module and the
-// one that lowers the modelled peak most is applied. The pass stops when the model
-// is within the budget or no candidate lowers the peak, so the peak only falls;
-// the runtime measures the real plan and reports a budget it cannot meet.
+// would otherwise be dead there; the best few are tried on a copy of the module and
+// the one that saves the most modelled peak bytes per unit of recomputation is
+// applied. The pass stops when the model is within the budget or no candidate
+// lowers the peak, so the peak only falls; the runtime measures the real plan and
+// reports a budget it cannot meet.
 //
 // Candidates are array-valued instructions whose recomputation is a kernel like
 // any other: not parameters, constants (the runtime keeps them resident anyway),
@@ -55,15 +56,54 @@ const candidatesTried = 8
 // the estimate misses: a peak that moves to where the copies are made.
 func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) ([]int, int) {
 	var best []int
-	bestNext, bestPeak := -1, peak
+	bestNext, bestScore := -1, 0.0
 	for _, cand := range candidates(mm, m.Entry.Instructions, at, live) {
 		trial := m.Clone()
 		newRematerializer(trial).recompute(cand.chain, cand.next)
-		if p := newMemoryModel(trial.Entry).peak(trial.Entry.Instructions); p < bestPeak {
-			best, bestNext, bestPeak = cand.chain, cand.next, p
+		saved := peak - newMemoryModel(trial.Entry).peak(trial.Entry.Instructions)
+		if saved <= 0 {
+			continue
+		}
+		// Bytes saved per unit of recomputation, as XLA ranks candidates: a cheap
+		// transpose or broadcast goes before a product that saves as much.
+		if score := float64(saved) / float64(chainCost(m.Entry, cand.chain)); score > bestScore {
+			best, bestNext, bestScore = cand.chain, cand.next, score
 		}
 	}
 	return best, bestNext
+}
+
+// chainCost estimates the work of recomputing a chain: the elements each member
+// produces, times the contracted extent for a dot (a fusion counts its fused
+// instructions).
+func chainCost(c *hlo.Computation, chain []int) int64 {
+	var cost int64
+	for _, pos := range chain {
+		cost += instructionCost(c.Instructions[pos])
+	}
+	return max(cost, 1)
+}
+
+func instructionCost(in *hlo.Instruction) int64 {
+	switch in.Op {
+	case hlo.OpFusion:
+		var cost int64
+		for _, x := range in.Called[0].Instructions {
+			if x.Op != hlo.OpParameter {
+				cost += instructionCost(x)
+			}
+		}
+		return cost
+	case hlo.OpDot:
+		k := int64(1)
+		for _, d := range in.Attrs.Dot.LhsContracting {
+			k *= in.Operands[0].Shape.Dims[d]
+		}
+		return in.Shape.NumElements() * k
+	case hlo.OpReduce, hlo.OpConvolution, hlo.OpReduceWindow:
+		return max(in.Shape.NumElements(), in.Operands[0].Shape.NumElements())
+	}
+	return max(in.Shape.NumElements(), 1)
 }
 
 // rematCandidate is a buffer live at the peak: the chain of positions to
