@@ -92,6 +92,17 @@ func TestCodegenDifferentialGEMM(t *testing.T) {
 		// Batch dims with vec4 operand views (K and N multiples of 4) and ragged M.
 		mm([]int64{2, 3, 41, 48}, []int64{2, 3, 48, 36}, hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1},
 			LhsContracting: []int64{3}, RhsContracting: []int64{2}}),
+		// JAX's transposed layouts, read as vec4 along A's rows (A stored K×M, M%4
+		// == 0) and along B's k (B stored N×K, K%4 == 0): ragged blocks (M = 68 is
+		// not a multiple of 16, N = 36 not of 8), the other operand standard or not.
+		mm([]int64{52, 68}, []int64{52, 36}, hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{0}}),
+		mm([]int64{68, 52}, []int64{36, 52}, hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}),
+		mm([]int64{52, 68}, []int64{36, 52}, hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{1}}),
+		// Batch dims after the contracting one: A stored (K, batch, M).
+		mm([]int64{40, 3, 36}, []int64{3, 28, 40}, hlo.DotDims{LhsBatch: []int64{1}, RhsBatch: []int64{0},
+			LhsContracting: []int64{0}, RhsContracting: []int64{2}}),
+		// M%4 != 0 and K%4 != 0: element reads, as before.
+		mm([]int64{50, 66}, []int64{50, 34}, hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{0}}),
 	})
 }
 

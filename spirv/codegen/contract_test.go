@@ -1,11 +1,14 @@
 package codegen
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+	"github.com/vkxla/vkxla/spirv/tools"
 )
 
 func TestDotNaive(t *testing.T) {
@@ -112,4 +115,34 @@ func TestGEMM(t *testing.T) {
 	dd := &hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}}
 	p := lowerFor(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: dd}, nil, x, y)), small)
 	require.Equal(t, [3]uint32{1, 2, 1}, p.Dispatches[0].Groups)
+}
+
+// TestGEMMTransposedLayoutsReadVec4: A stored K×M (M%4 == 0) and B stored N×K
+// (K%4 == 0) are read through vec4 views of their bindings, like the standard
+// layout; M%4 != 0 falls back to element reads of A (no vec4 view of binding 0).
+func TestGEMMTransposedLayoutsReadVec4(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		a, b         []int64
+		lc, rc       int64
+		aVec4, bVec4 bool
+	}{
+		{"A K×M, B K×N", []int64{52, 68}, []int64{52, 36}, 0, 0, true, true},
+		{"A M×K, B N×K", []int64{68, 52}, []int64{36, 52}, 1, 1, true, true},
+		{"A K×M with M%4 != 0", []int64{52, 66}, []int64{52, 36}, 0, 0, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "gemm")
+			x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
+			dot := b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{tc.lc}, RhsContracting: []int64{tc.rc}}}, nil, x, y)
+			p := lowerOK(t, b.build(dot))
+			require.Len(t, p.Dispatches, 1)
+			words, err := spirv.Words(p.Dispatches[0].Kernel.SPIRV)
+			require.NoError(t, err)
+			text, err := tools.Disassemble(words)
+			require.NoError(t, err)
+			require.Equal(t, tc.aVec4, strings.Contains(text, "in0_vec4"), "A through a vec4 view")
+			require.Equal(t, tc.bVec4, strings.Contains(text, "in1_vec4"), "B through a vec4 view")
+		})
+	}
 }

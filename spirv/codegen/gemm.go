@@ -156,10 +156,10 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 		acc[i] = k.variable(vec4, m.ConstOf(vec4, 0), "acc")
 	}
 	ld := l.gemmLoaders(g, gs, batch, rows, col0, rn)
-	// step multiplies A's values a (one per block row, at k = kv) by B's row kv
-	// into the accumulators.
-	step := func(kv spirv.ID, a []spirv.ID) {
-		bv := ld.bRow(kv)
+	// multiply adds A's values a (one per block row, at one k) times B's row at
+	// that k (bv: per column quad, a vec4) into the accumulators; step reads B's
+	// row kv first.
+	multiply := func(bv, a []spirv.ID) {
 		for i := range a {
 			for q := range bv {
 				p := acc[int64(i)*rn/4+int64(q)]
@@ -168,16 +168,25 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 			}
 		}
 	}
+	step := func(kv spirv.ID, a []spirv.ID) { multiply(ld.bRow(kv), a) }
 	k4 := gs.k / 4
 	if k4 > 0 {
 		k.loop(k4, func(kk spirv.ID) {
 			g.scoped(func() {
 				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+				var bq [4][]spirv.ID
+				if ld.bQuad != nil {
+					bq = ld.bQuad(kk)
+				}
 				k0 := f.IMul(kk, k.ic(4))
 				for u := range 4 {
 					a := make([]spirv.ID, len(quads))
 					for i, q := range quads {
 						a[i] = q[u]
+					}
+					if bq[u] != nil {
+						multiply(bq[u], a)
+						continue
 					}
 					step(f.IAdd(k0, k.ic(int64(u))), a)
 				}
@@ -247,13 +256,18 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 }
 
 // gemmLoad reads A and B for one block: through vec4 views of the input bindings
-// where the operand is an input whose contiguous (minor) dimension is the one the
-// block reads 4 at a time (A's k with K%4 == 0, B's n with N%4 == 0), else element
-// by element through the emitter.
+// where the operand is an input whose contiguous (minor) dimension is one the block
+// reads 4 at a time, else element by element through the emitter. A's minor
+// dimension may be k (K%4 == 0: a vec4 per row holds 4 k) or m (M%4 == 0 and RM%4
+// == 0: a vec4 per k holds 4 rows); B's may be n (N%4 == 0: a vec4 per k and
+// column quad) or k (K%4 == 0: a vec4 per column holds 4 k, turned into column
+// quads in registers). The last two are the layouts of JAX's transposed products
+// (dot_general contracting A's first or B's last dimension).
 type gemmLoad struct {
 	aQuad func(kk spirv.ID) [][4]spirv.ID // per block row, A[row, 4kk+u]
 	aCol  func(kv spirv.ID) []spirv.ID    // per block row, A[row, kv]
 	bRow  func(kv spirv.ID) []spirv.ID    // per column quad, B[kv, col0+4q..] as vec4
+	bQuad func(kk spirv.ID) [4][]spirv.ID // when set: bRow(4kk+u) for u = 0..3 at once
 }
 
 func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col0 spirv.ID, rn int64) gemmLoad {
@@ -267,7 +281,9 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		}
 		return a
 	}
-	if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
+	if v, ok := l.vec4View(k, gs.lhs, int64(gs.lFree), gs.m); ok && len(rows)%4 == 0 {
+		ld.aQuad = l.gemmAColumnQuads(k, gs, v, batch, rows)
+	} else if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
 		// The vec4 index of A[row, 4kk] is row's base (in vec4 units) + kk.
 		dims4 := quarterMinor(gs.lhs.Shape.Dims)
 		bases := make([]spirv.ID, len(rows))
@@ -297,6 +313,9 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		}
 	}
 	quads := rn / 4
+	if v, ok := l.vec4View(k, gs.rhs, gs.d.RhsContracting[0], gs.k); ok {
+		ld.bQuad = l.gemmBColumnQuads(k, gs, v, batch, col0, rn)
+	}
 	if v, ok := l.vec4View(k, gs.rhs, int64(gs.rFree), gs.n); ok {
 		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c, with
 		// the column quads clamped once per block.
@@ -332,6 +351,65 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		return out
 	}
 	return ld
+}
+
+// gemmAColumnQuads reads A stored with its free (row) dimension minor: for each k
+// of a quad, one vec4 per 4 block rows (row quads clamped to the last full quad;
+// the block's rows start at a multiple of RM, a multiple of 4).
+func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, batch, rows []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
+	f := k.f
+	dims4 := quarterMinor(gs.lhs.Shape.Dims)
+	strideK := product(dims4[gs.d.LhsContracting[0]+1:]) // vec4 units per step of k
+	first := f.SDiv(rows[0], k.ic(4))
+	bases := make([]spirv.ID, len(rows)/4)
+	for i := range bases {
+		rq := k.clampHigh(f.IAdd(first, k.ic(int64(i))), gs.m/4-1)
+		bases[i] = k.linearize(gs.lhsIndex(batch, rq, k.ic(0)), dims4)
+	}
+	return func(kk spirv.ID) [][4]spirv.ID {
+		q := make([][4]spirv.ID, len(rows))
+		k0 := f.IMul(kk, k.ic(4))
+		for u := range 4 {
+			off := f.IMul(f.IAdd(k0, k.ic(int64(u))), k.ic(strideK))
+			for i, base := range bases {
+				vec := f.LoadElem(v, f.IAdd(base, off))
+				for r := range 4 {
+					q[4*i+r][u] = f.CompositeExtract(vec, uint32(r))
+				}
+			}
+		}
+		return q
+	}
+}
+
+// gemmBColumnQuads reads B stored with k minor: one vec4 of 4 k per block column
+// (columns clamped), regrouped into the vec4 column quads of each of the 4 k.
+func (l *lowering) gemmBColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, batch []spirv.ID, col0 spirv.ID, rn int64) func(kk spirv.ID) [4][]spirv.ID {
+	f, m := k.f, k.m
+	vec4 := m.TypeVector(m.TypeF32(), 4)
+	dims4 := quarterMinor(gs.rhs.Shape.Dims)
+	bases := make([]spirv.ID, rn)
+	for j := range bases {
+		col := k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
+		bases[j] = k.linearize(gs.rhsIndex(batch, k.ic(0), col), dims4)
+	}
+	return func(kk spirv.ID) [4][]spirv.ID {
+		vecs := make([]spirv.ID, rn)
+		for j, base := range bases {
+			vecs[j] = f.LoadElem(v, f.IAdd(base, kk))
+		}
+		var out [4][]spirv.ID
+		for u := range 4 {
+			for q := int64(0); q < rn/4; q++ {
+				parts := make([]spirv.ID, 4)
+				for r := range parts {
+					parts[r] = f.CompositeExtract(vecs[4*q+int64(r)], uint32(u))
+				}
+				out[u] = append(out[u], f.CompositeConstruct(vec4, parts...))
+			}
+		}
+		return out
+	}
 }
 
 // quarterMinor is dims with the minor dimension divided by 4: the dims of a vec4
