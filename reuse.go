@@ -46,14 +46,13 @@ func (l *lowering) place(tl *timeline) {
 			owners = append(owners, r)
 		}
 	}
-	slices.SortStableFunc(owners, func(a, b int) int {
-		return cmp.Or(cmp.Compare(l.plan.Ranges[b].Size, l.plan.Ranges[a].Size), cmp.Compare(lt[a].first, lt[b].first))
-	})
-	addr := make([]int64, len(l.plan.Ranges)) // flat address across blocks
-	var placed []int
-	for _, r := range owners {
-		addr[r] = l.lowestFree(r, lt, addr, placed)
-		placed = append(placed, r)
+	var addr []int64
+	best := int64(-1)
+	for _, order := range l.placementOrders(owners, lt) {
+		a, end := l.placeInOrder(order, lt)
+		if best < 0 || end < best {
+			addr, best = a, end
+		}
 	}
 	l.assignBlocks(owners, addr)
 	for r, o := range l.shares {
@@ -63,6 +62,40 @@ func (l *lowering) place(tl *timeline) {
 		}
 	}
 	l.liveBound, l.livePeak = liveBound(l, lt)
+}
+
+// placementOrders are the orders in which buffers are placed; place keeps the one
+// that ends lowest. Largest first packs most plans best (TFLite's greedy by size);
+// by first use, ties broken by size, wins when big buffers have short,
+// interleaved lives that the size order fragments.
+func (l *lowering) placementOrders(owners []int, lt []lifetime) [][]int {
+	size := func(r int) int64 { return l.plan.Ranges[r].Size }
+	bySize := slices.Clone(owners)
+	slices.SortStableFunc(bySize, func(a, b int) int {
+		return cmp.Or(cmp.Compare(size(b), size(a)), cmp.Compare(lt[a].first, lt[b].first))
+	})
+	byStart := slices.Clone(owners)
+	slices.SortStableFunc(byStart, func(a, b int) int {
+		return cmp.Or(cmp.Compare(lt[a].first, lt[b].first), cmp.Compare(size(b), size(a)))
+	})
+	byArea := slices.Clone(owners)
+	area := func(r int) int64 { return size(r) * int64(min(lt[r].last, 1<<30)-lt[r].first+1) }
+	slices.SortStableFunc(byArea, func(a, b int) int { return cmp.Compare(area(b), area(a)) })
+	return [][]int{bySize, byStart, byArea}
+}
+
+// placeInOrder gives each buffer of order the lowest free flat address and returns
+// the addresses and the end of the highest buffer.
+func (l *lowering) placeInOrder(order []int, lt []lifetime) ([]int64, int64) {
+	addr := make([]int64, len(l.plan.Ranges)) // flat address across blocks
+	var placed []int
+	var end int64
+	for _, r := range order {
+		addr[r] = l.lowestFree(r, lt, addr, placed)
+		placed = append(placed, r)
+		end = max(end, addr[r]+l.align(l.plan.Ranges[r].Size))
+	}
+	return addr, end
 }
 
 // lowestFree is the lowest aligned flat address for range r that overlaps no placed
