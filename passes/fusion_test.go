@@ -309,13 +309,6 @@ ENTRY %off (x: f32[4]) -> f32[4] {
   ROOT %a = f32[4] abs(%n)
 }
 `,
-			after: `HloModule off
-ENTRY %off (x: f32[4]) -> f32[4] {
-  %x = f32[4] parameter(0)
-  %n = f32[4] negate(%x)
-  ROOT %a = f32[4] abs(%n)
-}
-`,
 		},
 	})
 }

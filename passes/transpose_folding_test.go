@@ -59,14 +59,6 @@ ENTRY %e (a: f32[3,2,4], b: f32[4,5]) -> f32[2,3,5] {
   ROOT %d = f32[2,3,5] dot(%at, %b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
 }
 `,
-			after: `HloModule m
-ENTRY %e (a: f32[3,2,4], b: f32[4,5]) -> f32[2,3,5] {
-  %a = f32[3,2,4] parameter(0)
-  %b = f32[4,5] parameter(1)
-  %at = f32[2,3,4] transpose(%a), dimensions={1,0,2}
-  ROOT %d = f32[2,3,5] dot(%at, %b), lhs_contracting_dims={2}, rhs_contracting_dims={0}
-}
-`,
 		},
 	})
 }
