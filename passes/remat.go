@@ -31,12 +31,14 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 		return false, nil
 	}
 	changed := false
+	last := int64(-1)
 	for range maxRemats {
 		mm := newMemoryModel(m.Entry)
 		at, live, peak := mm.peakPoint(m.Entry.Instructions)
-		if peak <= cfg.MemoryBudget {
-			break
+		if peak <= cfg.MemoryBudget || at < 0 || (last >= 0 && peak >= last) {
+			break // within the budget, only parameters, or the last recomputation did not help
 		}
+		last = peak
 		b, next := bestRemat(m, mm, at, live, peak)
 		if b == nil {
 			break
@@ -58,9 +60,7 @@ func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction
 	var best []int
 	bestNext, bestScore := -1, 0.0
 	for _, cand := range candidates(mm, m.Entry.Instructions, at, live) {
-		trial := m.Clone()
-		newRematerializer(trial).recompute(cand.chain, cand.next)
-		saved := peak - newMemoryModel(trial.Entry).peak(trial.Entry.Instructions)
+		saved := peak - mm.trialPeak(m.Entry.Instructions, cand.chain, cand.next)
 		if saved <= 0 {
 			continue
 		}
@@ -71,6 +71,56 @@ func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction
 		}
 	}
 	return best, bestNext
+}
+
+// trialPeak is the modelled peak of order with chain recomputed before position
+// next, simulated without touching the module: the copies are stand-in
+// instructions that read what the chain reads (earlier copies for chain members),
+// and readers of the chain's last member from next on read its copy instead.
+func (mm *memoryModel) trialPeak(order []*hlo.Instruction, chain []int, next int) int64 {
+	t := &memoryModel{c: mm.c, size: maps.Clone(mm.size), readers: maps.Clone(mm.readers),
+		refs: maps.Clone(mm.refs), pinned: mm.pinned}
+	copies := map[*hlo.Instruction]*hlo.Instruction{}
+	var added []*hlo.Instruction
+	for _, pos := range chain {
+		x := order[pos]
+		c := &hlo.Instruction{Name: x.Name + ".trial", Op: x.Op, Shape: x.Shape}
+		var reads []*hlo.Instruction
+		for _, op := range distinct(x.Operands) {
+			if cp, ok := copies[op]; ok {
+				reads = appendNew(reads, cp)
+			} else {
+				reads = appendNew(reads, mm.sources[op]...)
+			}
+		}
+		for _, r := range reads {
+			t.refs[r]++
+		}
+		t.size[c], t.readers[c] = mm.size[x], reads
+		copies[x] = c
+		added = append(added, c)
+	}
+	// As recompute rewires them: instructions from next on whose operand is b, or
+	// a tuple or get-tuple-element made from next on that refers to b.
+	b, cb := order[chain[len(chain)-1]], copies[order[chain[len(chain)-1]]]
+	refersToB := map[*hlo.Instruction]bool{b: true}
+	for _, in := range order[next:] {
+		if !slices.ContainsFunc(in.Operands, func(op *hlo.Instruction) bool { return refersToB[op] }) {
+			continue
+		}
+		if in.Op == hlo.OpTuple || in.Op == hlo.OpGetTupleElement {
+			refersToB[in] = true
+		}
+		if i := slices.Index(t.readers[in], b); i >= 0 {
+			reads := slices.Clone(t.readers[in])
+			reads[i] = cb
+			t.readers[in] = reads
+			t.refs[b]--
+			t.refs[cb]++
+		}
+	}
+	trial := slices.Concat(order[:next], added, order[next:])
+	return t.peak(trial)
 }
 
 // chainCost estimates the work of recomputing a chain: the elements each member
@@ -193,10 +243,18 @@ func newRematerializer(m *hlo.Module) *rematerializer {
 // the peak bytes.
 func (mm *memoryModel) peakPoint(order []*hlo.Instruction) (int, map[*hlo.Instruction]bool, int64) {
 	at, peak := -1, int64(-1)
-	var live map[*hlo.Instruction]bool
-	mm.simulate(order, func(i int, bytes int64, buffers map[*hlo.Instruction]bool) {
+	mm.simulate(order, nil, func(i int, bytes int64) {
 		if bytes > peak {
-			at, peak, live = i, bytes, maps.Clone(buffers)
+			at, peak = i, bytes
+		}
+	})
+	// Run again to the peak, recording the live buffers there (once, not at every
+	// new maximum).
+	buffers := map[*hlo.Instruction]bool{}
+	var live map[*hlo.Instruction]bool
+	mm.simulate(order, buffers, func(i int, _ int64) {
+		if i == at {
+			live = maps.Clone(buffers)
 		}
 	})
 	return at, live, peak
@@ -210,11 +268,20 @@ func liveOrdered(live map[*hlo.Instruction]bool, mm *memoryModel) []*hlo.Instruc
 }
 
 // nextReader is the position of the first instruction after at that reads b, or -1.
+// order is the model's own (its computation's instructions), so the positions of
+// each buffer's readers are known once (readPositions) and searched.
 func nextReader(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction) int {
-	for i := at + 1; i < len(order); i++ {
-		if slices.Contains(mm.readers[order[i]], b) {
-			return i
+	if mm.readPos == nil {
+		mm.readPos = map[*hlo.Instruction][]int{}
+		for i, in := range order {
+			for _, s := range mm.readers[in] {
+				mm.readPos[s] = append(mm.readPos[s], i)
+			}
 		}
+	}
+	pos := mm.readPos[b]
+	if i, _ := slices.BinarySearch(pos, at+1); i < len(pos) {
+		return pos[i]
 	}
 	return -1
 }

@@ -136,3 +136,22 @@ func checkSameResults(t *testing.T, before, after *hlo.Module) {
 		t.Fatal(err)
 	}
 }
+
+// TestRematerializeNothingToDo: parameters alone over the budget, or no candidate
+// at the peak, end the pass without a change (the runtime then reports the budget
+// it cannot meet).
+func TestRematerializeNothingToDo(t *testing.T) {
+	for _, text := range []string{
+		"HloModule p\nENTRY %e (x: f32[64]) -> f32[64] {\n  ROOT %x = f32[64] parameter(0)\n}\n",
+		"HloModule n\nENTRY %e (x: f32[64]) -> f32[64] {\n  %x = f32[64] parameter(0)\n  ROOT %n = f32[64] negate(%x)\n}\n",
+	} {
+		m, err := hlo.ParseModule(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		changed, err := Rematerialize(m, Config{MemoryBudget: 1})
+		if err != nil || changed {
+			t.Errorf("%s: changed %v, err %v; want no change", m.Name, changed, err)
+		}
+	}
+}

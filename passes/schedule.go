@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
@@ -50,6 +51,7 @@ type memoryModel struct {
 	pinned  map[*hlo.Instruction]bool               // buffers the root refers to
 	index   map[*hlo.Instruction]int                // original positions
 	users   map[*hlo.Instruction][]*hlo.Instruction
+	readPos map[*hlo.Instruction][]int // positions reading each buffer (remat, lazily)
 }
 
 func newMemoryModel(c *hlo.Computation) *memoryModel {
@@ -103,42 +105,48 @@ func arrayBytes(s hlo.Shape) int64 {
 // peak simulates an order and returns its largest live bytes.
 func (mm *memoryModel) peak(order []*hlo.Instruction) int64 {
 	var peak int64
-	mm.simulate(order, func(_ int, live int64, _ map[*hlo.Instruction]bool) { peak = max(peak, live) })
+	mm.simulate(order, nil, func(_ int, live int64) { peak = max(peak, live) })
 	return peak
 }
 
 // simulate runs an order through the model: parameters are live from the start;
 // each instruction allocates its result while its operands are still live (at is
-// called then, with the live bytes and buffers), then the buffers it was the last
-// to read are freed.
-func (mm *memoryModel) simulate(order []*hlo.Instruction, at func(i int, live int64, buffers map[*hlo.Instruction]bool)) {
-	left := make(map[*hlo.Instruction]int, len(mm.refs))
-	for s, n := range mm.refs {
-		left[s] = n
+// called then, with the live bytes), then the buffers it was the last to read are
+// freed. When buffers is not nil it holds the live buffers as at sees them.
+func (mm *memoryModel) simulate(order []*hlo.Instruction, buffers map[*hlo.Instruction]bool, at func(i int, live int64)) {
+	left := maps.Clone(mm.refs)
+	track := func(in *hlo.Instruction, on bool) {
+		if buffers == nil {
+			return
+		}
+		if on {
+			buffers[in] = true
+		} else {
+			delete(buffers, in)
+		}
 	}
-	buffers := map[*hlo.Instruction]bool{}
 	var live int64
 	for _, p := range mm.c.Params {
 		live += mm.size[p]
-		buffers[p] = true
+		track(p, true)
 	}
 	for i, in := range order {
 		if in.Op == hlo.OpParameter {
 			continue
 		}
 		live += mm.size[in]
-		buffers[in] = true
-		at(i, live, buffers)
+		track(in, true)
+		at(i, live)
 		for _, s := range mm.readers[in] {
 			left[s]--
 			if left[s] == 0 && !mm.pinned[s] {
 				live -= mm.size[s]
-				delete(buffers, s)
+				track(s, false)
 			}
 		}
 		if left[in] == 0 && !mm.pinned[in] {
 			live -= mm.size[in] // nothing reads it
-			delete(buffers, in)
+			track(in, false)
 		}
 	}
 }
