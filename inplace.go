@@ -22,16 +22,19 @@ type inPlaceCandidate struct {
 	pairs [][2]int
 }
 
-// noteInPlace records the pairs a one-dispatch program allows: an input marked
-// InPlace and an output of the same element size and count.
+// noteInPlace records the pairs a program allows: an input marked InPlace and an
+// output of the same element size and count. An input whose buffer is also bound
+// to a slot the program reads elsewhere (the same value passed twice) is left out.
+// The candidate's step is the program's last dispatch, where every input is bound
+// for the last time.
 func (l *lowering) noteInPlace(b *block, prog *codegen.Program, ops []value, out value) {
-	if len(prog.Dispatches) != 1 || prog.InPlace == nil {
+	if prog.InPlace == nil || len(prog.Dispatches) == 0 {
 		return
 	}
 	c := inPlaceCandidate{block: b, step: len(b.steps) - 1}
 	for j, os := range prog.Outputs {
 		for i, is := range prog.Inputs {
-			if prog.InPlace[i] && sameFootprint(is, os) {
+			if prog.InPlace[i] && sameFootprint(is, os) && !readElsewhere(prog, ops, i) {
 				c.pairs = append(c.pairs, [2]int{ops[i].leaves[0], out.leaves[j]})
 			}
 		}
@@ -39,6 +42,17 @@ func (l *lowering) noteInPlace(b *block, prog *codegen.Program, ops []value, out
 	if len(c.pairs) > 0 {
 		l.inPlace = append(l.inPlace, c)
 	}
+}
+
+// readElsewhere reports another input slot, not read in place, bound to input i's
+// buffer.
+func readElsewhere(prog *codegen.Program, ops []value, i int) bool {
+	for k := range prog.Inputs {
+		if k != i && !prog.InPlace[k] && ops[k].leaves[0] == ops[i].leaves[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // sameFootprint: element i of both shapes occupies the same bytes.

@@ -90,3 +90,45 @@ ENTRY %e (x: f32[64,4096]) -> f32[64] {
 		t.Fatalf("tree reduction got InPlace %v, want nil", p.InPlace)
 	}
 }
+
+// TestScatterInPlace: a scatter's single operand may share its output when nothing
+// else reads it; not when the updates are the operand too, nor with two operands.
+func TestScatterInPlace(t *testing.T) {
+	add := `%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+`
+	cases := []struct {
+		name, entry string
+		want        []bool
+	}{
+		{"operand, indices, updates", `
+  %x = f32[8] parameter(0)
+  %i = s32[2,1] parameter(1)
+  %u = f32[2] parameter(2)
+  ROOT %s = f32[8] scatter(%x, %i, %u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add`,
+			[]bool{true, false, false}},
+		{"the updates are the operand", `
+  %x = f32[2] parameter(0)
+  %i = s32[2,1] parameter(1)
+  ROOT %s = f32[2] scatter(%x, %i, %x), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add`,
+			nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := hlo.ParseModule("HloModule m\n" + add + "ENTRY %e {" + tc.entry + "\n}\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Lower(m.Entry, LavapipeTarget())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p.InPlace, tc.want) {
+				t.Errorf("InPlace = %v, want %v", p.InPlace, tc.want)
+			}
+		})
+	}
+}

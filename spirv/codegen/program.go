@@ -109,8 +109,10 @@ type Program struct {
 	Scratch    []int64
 	Dispatches []Dispatch
 	// InPlace marks, per input, that the program reads it only at the element
-	// index each output is written at (one dispatch, elementwise access): an
-	// output of the same element size and count may then share the input's buffer
-	// when nothing reads the input afterwards. Nil when no input qualifies.
+	// index each output is written at, by the invocation that writes it and
+	// before it does, over all its dispatches (elementwise access; a scatter's
+	// operand, copied to the output before the updates): an output of the same
+	// element size and count may then share the input's buffer when nothing reads
+	// the input afterwards. Nil when no input qualifies.
 	InPlace []bool
 }

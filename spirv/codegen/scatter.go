@@ -39,6 +39,7 @@ func (l *lowering) lowerScatter() error {
 	if err := l.scatterCopy(root, n); err != nil {
 		return err
 	}
+	l.p.InPlace = scatterInPlace(l.c, n)
 	upd := root.Operands[n+1]
 	if upd.Shape.NumElements() == 0 {
 		return nil
@@ -50,6 +51,27 @@ func (l *lowering) lowerScatter() error {
 		return l.scatterUpdates(root, n, false)
 	}
 	return l.scatterSerial(root, n, windowsDisjoint(root.Attrs.Scatter))
+}
+
+// scatterInPlace marks the operand's input when the output may be written over it:
+// the copy reads it only at the index it writes, and the updates read the output.
+// The operand must be a parameter that nothing else in the computation reads (not
+// the updates too, say), and there must be one operand: with several, the copy
+// stores output j before it reads operand j+1.
+func scatterInPlace(c *hlo.Computation, n int) []bool {
+	root := c.Root
+	x := root.Operands[0]
+	if n != 1 || x.Op != hlo.OpParameter || slices.Index(root.Operands[1:], x) >= 0 {
+		return nil
+	}
+	for _, in := range c.Instructions {
+		if in != root && slices.Contains(in.Operands, x) {
+			return nil
+		}
+	}
+	marks := make([]bool, len(c.Params))
+	marks[x.Attrs.ParameterNumber] = true
+	return marks
 }
 
 // scatterCopy writes operand i to output i.
