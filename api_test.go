@@ -717,3 +717,68 @@ ENTRY %acc (table: f32[64,16], i: s32[5,1], u: f32[5,16], j: s32[3,1], v: f32[3,
 	require.NoError(t, err)
 	require.NoError(t, hlo.LiteralsEqual(got[0], want))
 }
+
+// TestDynamicUpdateSliceInPlace: a loop that writes one row per iteration into a
+// carried cache (a KV cache's pattern) updates the cache in place and writes only
+// the row: the operand copy is skipped, so the update runs one dispatch per
+// iteration, and the result matches cpuref. At the top level, a dying operand is
+// written over the same way.
+func TestDynamicUpdateSliceInPlace(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule kv
+%cond (s: (s32[], f32[64,16], f32[1,16])) -> pred[] {
+  %s = (s32[], f32[64,16], f32[1,16]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %n = s32[] constant(8)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+%body (s: (s32[], f32[64,16], f32[1,16])) -> (s32[], f32[64,16], f32[1,16]) {
+  %s = (s32[], f32[64,16], f32[1,16]) parameter(0)
+  %i = s32[] get-tuple-element(%s), index=0
+  %cache = f32[64,16] get-tuple-element(%s), index=1
+  %row = f32[1,16] get-tuple-element(%s), index=2
+  %zero = s32[] constant(0)
+  %put = f32[64,16] dynamic-update-slice(%cache, %row, %i, %zero)
+  %one = s32[] constant(1)
+  %i1 = s32[] add(%i, %one)
+  %half = f32[] constant(0.5)
+  %hb = f32[1,16] broadcast(%half), dimensions={}
+  %row1 = f32[1,16] multiply(%row, %hb)
+  ROOT %next = (s32[], f32[64,16], f32[1,16]) tuple(%i1, %put, %row1)
+}
+ENTRY %kv (cache: f32[64,16], row: f32[1,16]) -> f32[64,16] {
+  %cache = f32[64,16] parameter(0)
+  %row = f32[1,16] parameter(1)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[64,16], f32[1,16]) tuple(%zero, %cache, %row)
+  %loop = (s32[], f32[64,16], f32[1,16]) while(%init), condition=%cond, body=%body
+  %c = f32[64,16] get-tuple-element(%loop), index=1
+  %r = f32[1,16] get-tuple-element(%loop), index=2
+  %three = s32[] constant(3)
+  %z = s32[] constant(0)
+  ROOT %last = f32[64,16] dynamic-update-slice(%c, %r, %three, %z)
+}
+`)
+	require.NoError(t, err)
+	exe, err := rt.Compile(m)
+	require.NoError(t, err)
+	defer exe.Close()
+	rng := rand.New(rand.NewPCG(13, 13))
+	in := []*hlo.Literal{randomLiteral(rng, f32(64, 16), unitDomain), randomLiteral(rng, f32(1, 16), unitDomain)}
+	got, err := exe.Run(context.Background(), in...)
+	require.NoError(t, err)
+	want, err := cpuref.Eval(m, in...)
+	require.NoError(t, err)
+	require.NoError(t, hlo.LiteralsEqual(got[0], want))
+	if !rt.Device().Caps().TimestampsSupported {
+		return
+	}
+	p, err := exe.Profile()
+	require.NoError(t, err)
+	dispatches := map[string]int{}
+	for _, k := range p.Kernels {
+		dispatches[k.Instruction] = k.Dispatches
+	}
+	assert.Equal(t, 8, dispatches["put"], "one window write per iteration, no copy: %v", p.Kernels)
+	assert.Equal(t, 1, dispatches["last"], "the top-level update writes over the loop's result: %v", p.Kernels)
+}

@@ -126,11 +126,15 @@ func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
 }
 
 // dropSelfCopies removes copies whose source and destination share memory (a loop
-// state updated in place), in every block.
+// state updated in place; a scatter's or dynamic-update-slice's operand copy), in
+// every block.
 func (l *lowering) dropSelfCopies(b *block) {
 	kept := b.steps[:0]
 	for _, st := range b.steps {
 		if st.kind == stepCopy && l.owner(st.src) == l.owner(st.dst) {
+			continue
+		}
+		if st.kind == stepDispatch && st.copies && l.owner(st.src) == l.owner(st.dst) {
 			continue
 		}
 		for _, nested := range append([]*block{st.cond, st.body}, st.branches...) {

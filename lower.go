@@ -45,7 +45,10 @@ type step struct {
 	args   []int // plan ranges bound to the kernel's bindings
 	groups [3]uint32
 	push   []byte
-	// stepCopy: bytes from range src to range dst
+	// copies says the dispatch only copies range src to range dst (codegen's
+	// CopiesInPlaceInput): it is dropped when they share memory.
+	copies bool
+	// stepCopy (and a dispatch that copies): bytes from range src to range dst
 	src, dst int
 	// stepWhile: run cond; while its pred leaf is true, run body.
 	cond, body *block

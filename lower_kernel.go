@@ -3,6 +3,7 @@ package vkxla
 import (
 	"crypto/sha256"
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"
@@ -93,6 +94,9 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 	}
 	for _, d := range prog.Dispatches {
 		st := step{kind: stepDispatch, name: in.Name, kernel: l.kernels.add(d.Kernel), groups: d.Groups, push: d.Push}
+		if d.CopiesInPlaceInput {
+			st.copies, st.src, st.dst = true, ops[slices.Index(prog.InPlace, true)].leaves[0], out.leaves[0]
+		}
 		for _, a := range d.Args {
 			st.args = append(st.args, argRange(a, ops, out, scratch))
 		}

@@ -132,3 +132,38 @@ func TestScatterInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestDynamicUpdateSliceProgram: with an operand nothing else reads, a
+// dynamic-update-slice is a copy the runtime may skip and a window write; with the
+// operand read elsewhere too it stays one elemental kernel.
+func TestDynamicUpdateSliceProgram(t *testing.T) {
+	for _, tc := range []struct {
+		name, entry string
+		dispatches  int
+		copies      bool
+	}{
+		{"in place", `
+  %x = f32[16,4] parameter(0)
+  %u = f32[2,4] parameter(1)
+  %i = s32[] parameter(2)
+  %z = s32[] constant(0)
+  ROOT %d = f32[16,4] dynamic-update-slice(%x, %u, %i, %z)`, 2, true},
+		{"operand also read by the update", `
+  %x = f32[16,4] parameter(0)
+  %i = s32[] parameter(1)
+  %z = s32[] constant(0)
+  %u = f32[2,4] slice(%x), slice={[0:2], [0:4]}
+  ROOT %d = f32[16,4] dynamic-update-slice(%x, %u, %i, %z)`, 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := hlo.ParseModule("HloModule m\nENTRY %e {" + tc.entry + "\n}\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := lowerOK(t, m.Entry)
+			if len(p.Dispatches) != tc.dispatches || p.Dispatches[0].CopiesInPlaceInput != tc.copies {
+				t.Fatalf("%d dispatches, first copies the operand: %v; want %d, %v", len(p.Dispatches), p.Dispatches[0].CopiesInPlaceInput, tc.dispatches, tc.copies)
+			}
+		})
+	}
+}

@@ -182,6 +182,8 @@ func (l *lowering) lower() error {
 		return l.lowerScatter()
 	case root.Op == hlo.OpSort:
 		return l.lowerSort()
+	case root.Op == hlo.OpDynamicUpdateSlice && operandInPlace(l.c, 1) != nil:
+		return l.lowerDynamicUpdateSlice()
 	case useTreeReduce(root, l.t):
 		return l.lowerTreeReduce()
 	case useGEMM(root, l.t):

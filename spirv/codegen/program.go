@@ -97,6 +97,11 @@ type Dispatch struct {
 	Args   []Arg
 	Groups [3]uint32
 	Push   []byte
+	// CopiesInPlaceInput marks a dispatch that only copies the program's InPlace
+	// input to output 0, element by element: the runtime skips it when the output
+	// shares the input's buffer (a scatter's or dynamic-update-slice's operand), so
+	// only the updates are written.
+	CopiesInPlaceInput bool
 }
 
 // Program is the lowering of one kernel computation.

@@ -36,10 +36,10 @@ func (l *lowering) lowerScatter() error {
 	if n == 0 || root.Attrs.Scatter == nil {
 		return fmt.Errorf("%s: scatter needs operands, indices, updates and dimension numbers", root.Name)
 	}
-	if err := l.scatterCopy(root, n); err != nil {
+	l.p.InPlace = operandInPlace(l.c, n)
+	if err := l.copyOperands("scatter_copy", root, n); err != nil {
 		return err
 	}
-	l.p.InPlace = scatterInPlace(l.c, n)
 	upd := root.Operands[n+1]
 	if upd.Shape.NumElements() == 0 {
 		return nil
@@ -53,12 +53,13 @@ func (l *lowering) lowerScatter() error {
 	return l.scatterSerial(root, n, windowsDisjoint(root.Attrs.Scatter))
 }
 
-// scatterInPlace marks the operand's input when the output may be written over it:
-// the copy reads it only at the index it writes, and the updates read the output.
-// The operand must be a parameter that nothing else in the computation reads (not
-// the updates too, say), and there must be one operand: with several, the copy
-// stores output j before it reads operand j+1.
-func scatterInPlace(c *hlo.Computation, n int) []bool {
+// operandInPlace marks the input of the root's operand (a scatter's or a
+// dynamic-update-slice's) when the output may be written over it: the copy reads
+// it only at the index it writes, and the updates read the output. The operand must
+// be a parameter that nothing else in the computation reads (not the updates too,
+// say), and there must be one operand: with several, the copy stores output j
+// before it reads operand j+1.
+func operandInPlace(c *hlo.Computation, n int) []bool {
 	root := c.Root
 	x := root.Operands[0]
 	if n != 1 || x.Op != hlo.OpParameter || slices.Index(root.Operands[1:], x) >= 0 {
@@ -74,14 +75,17 @@ func scatterInPlace(c *hlo.Computation, n int) []bool {
 	return marks
 }
 
-// scatterCopy writes operand i to output i.
-func (l *lowering) scatterCopy(root *hlo.Instruction, n int) error {
+// copyOperands writes operand j of the root to output j, j < n. When the program's
+// operand is marked InPlace the dispatch is marked CopiesInPlaceInput: the runtime
+// skips it when the output shares the operand's buffer, and only the updates are
+// written.
+func (l *lowering) copyOperands(name string, root *hlo.Instruction, n int) error {
 	x := root.Operands[0]
 	count := x.Shape.NumElements()
 	if count == 0 {
 		return nil
 	}
-	k := l.newKernel("scatter_copy", defaultLocal)
+	k := l.newKernel(name, defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
 	groups := k.gridStride(count, func(i spirv.ID) {
@@ -92,7 +96,11 @@ func (l *lowering) scatterCopy(root *hlo.Instruction, n int) error {
 			}
 		})
 	})
-	return l.add(k, groups)
+	if err := l.add(k, groups); err != nil {
+		return err
+	}
+	l.p.Dispatches[len(l.p.Dispatches)-1].CopiesInPlaceInput = l.p.InPlace != nil
+	return nil
 }
 
 // atomicCombiner returns the atomic opcode for a combiner that is a plain add, max
