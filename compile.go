@@ -98,7 +98,7 @@ func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) 
 		}
 	}
 	d.write("10-plan.txt", func() string { return planText(l) })
-	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: memoryStats(l),
+	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
 		livePeak: livePeak(l), refs: 1}
 	if err := rt.track(c); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
@@ -115,6 +115,7 @@ type lowered struct {
 	params []value
 	main   *block
 	root   value
+	stats  MemoryStats
 }
 
 // budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
@@ -131,7 +132,7 @@ func (rt *Runtime) lowerWithinBudget(m *hlo.Module, cfg compileConfig, d dumper)
 		if err != nil {
 			return nil, err
 		}
-		st := memoryStats(lw.l)
+		st := lw.stats
 		if cfg.budget <= 0 || st.PeakBytes <= cfg.budget {
 			return lw, nil
 		}
@@ -163,7 +164,7 @@ func (rt *Runtime) lowerModule(m *hlo.Module, cfg compileConfig, aim int64, d du
 	l.shareInPlace(tl)
 	l.place(tl)
 	l.dropSelfCopies(main)
-	return &lowered{l: l, params: params, main: main, root: root}, nil
+	return &lowered{l: l, params: params, main: main, root: root, stats: memoryStats(l)}, nil
 }
 
 // optimize runs the pass pipeline on a copy of m (the caller's module stays as it

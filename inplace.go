@@ -9,13 +9,13 @@ import (
 
 // In-place outputs. A kernel that reads an input only at the element it writes
 // (codegen.Program.InPlace) may write its output over that input's buffer when
-// nothing reads the input afterwards: saxpy writes y's buffer, as the hand-written
-// kernel does, and the executable holds one buffer fewer. Parameters qualify too:
+// nothing reads the input afterwards: saxpy writes over x (the hand-written kernel
+// over y), and the executable holds one buffer fewer. Parameters qualify too:
 // Run stages its inputs into the executable's own buffers, so the caller's tensors
 // are never touched.
 
-// inPlaceCandidate is a dispatch of the main block and the (input range, output
-// range) pairs its program allows to share memory.
+// inPlaceCandidate is a program's last dispatch (a block and step) and the (input
+// range, output range) pairs its program allows to share memory.
 type inPlaceCandidate struct {
 	block *block
 	step  int

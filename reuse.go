@@ -9,11 +9,11 @@ import (
 // every buffer with memory of its own (an owner: in-place outputs share their
 // input's) is live over its span of the timeline (timeline.go: every step, loop
 // bodies and branches included); buffers whose lifetimes overlap get disjoint
-// addresses, others may share.
-// Largest buffers are placed first, each at the lowest aligned offset free of every
-// placed buffer it is live with. Steps are separated by full barriers in the
-// recorded command buffers, so a buffer written after another's last read never
-// races with it.
+// addresses, others may share. Buffers are placed one at a time, each at the
+// lowest aligned offset free of every placed buffer it is live with, in a few
+// orders (placementOrders); the plan that ends lowest is kept. Steps are separated
+// by full barriers in the recorded command buffers, so a buffer written after
+// another's last read never races with it.
 
 // lifetime is the inclusive span of timeline positions during which a buffer's
 // contents matter.

@@ -67,6 +67,9 @@ func (l *lowering) buildTimeline(main *block, root value) *timeline {
 
 func (tb *timelineBuilder) walk(b *block) {
 	tb.chain[b] = append([]*loopSpan(nil), tb.loops...)
+	for _, loop := range tb.loops {
+		loop.inner[b] = true
+	}
 	pos := make([]int, len(b.steps))
 	for i := range b.steps {
 		pos[i] = tb.walkStep(b, &b.steps[i])
@@ -87,21 +90,13 @@ func (tb *timelineBuilder) walkStep(b *block, st *step) int {
 		tb.ref(st.src, at, b)
 		tb.ref(st.dst, at, b)
 	case stepWhile:
-		loop := &loopSpan{start: at}
+		loop := &loopSpan{start: at, inner: map[*block]bool{}}
 		tb.loops = append(tb.loops, loop)
 		tb.walk(st.cond)
 		tb.walk(st.body)
 		tb.loops = tb.loops[:len(tb.loops)-1]
 		loop.end = tb.next // the back edge
 		tb.next++
-		for blk := range tb.chain {
-			if containsLoop(tb.chain[blk], loop) {
-				if loop.inner == nil {
-					loop.inner = map[*block]bool{}
-				}
-				loop.inner[blk] = true
-			}
-		}
 		tb.ref(st.pred, at, b)
 		tb.preds = append(tb.preds, struct {
 			r    int
@@ -114,15 +109,6 @@ func (tb *timelineBuilder) walkStep(b *block, st *step) int {
 		}
 	}
 	return at
-}
-
-func containsLoop(loops []*loopSpan, l *loopSpan) bool {
-	for _, x := range loops {
-		if x == l {
-			return true
-		}
-	}
-	return false
 }
 
 func (tb *timelineBuilder) ref(r, at int, b *block) {

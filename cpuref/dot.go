@@ -127,8 +127,8 @@ func evalDot(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 	if err := checkDotDims(dn, ls, rs); err != nil {
 		return nil, err
 	}
-	lhsFree := complement(ls.Rank(), dn.LhsBatch, dn.LhsContracting)
-	rhsFree := complement(rs.Rank(), dn.RhsBatch, dn.RhsContracting)
+	lhsFree := hlo.Complement(ls.Rank(), dn.LhsBatch, dn.LhsContracting)
+	rhsFree := hlo.Complement(rs.Rank(), dn.RhsBatch, dn.RhsContracting)
 	outDims := append(append(pick(ls.Dims, dn.LhsBatch), pick(ls.Dims, lhsFree)...), pick(rs.Dims, rhsFree)...)
 	if !hlo.MakeShape(in.Shape.DType, outDims...).Equal(in.Shape) {
 		return nil, fmt.Errorf("dot of %v and %v gives dimensions %v, result declares %v", ls, rs, outDims, in.Shape)

@@ -30,7 +30,7 @@ func newIndexReader(indices *hlo.Literal, vectorDim int64) (*indexReader, error)
 
 // batchDims are the index array's dimensions without index_vector_dim, in order.
 func (r *indexReader) batchDims() []int64 {
-	return pick(r.indices.Shape().Dims, complement(r.indices.Shape().Rank(), []int64{r.vectorDim}))
+	return pick(r.indices.Shape().Dims, hlo.Complement(r.indices.Shape().Rank(), []int64{r.vectorDim}))
 }
 
 // vectorLen is the number of components of each index vector.
@@ -95,8 +95,8 @@ func evalGather(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 	if err := checkGather(gd, r, opShape, sizes, in.Shape); err != nil {
 		return nil, err
 	}
-	batchOut := complement(in.Shape.Rank(), gd.OffsetDims)
-	offsetOperand := complement(rank, gd.CollapsedSliceDims, gd.OperandBatchingDims)
+	batchOut := hlo.Complement(in.Shape.Rank(), gd.OffsetDims)
+	offsetOperand := hlo.Complement(rank, gd.CollapsedSliceDims, gd.OperandBatchingDims)
 	opStrides := opShape.Strides()
 	return gatherInto(in.Shape, operand, func(out []int64) int64 {
 		start := r.startIndex(pick(out, batchOut), gd.StartIndexMap, gd.OperandBatchingDims, gd.StartIndicesBatchingDims, rank)
@@ -137,12 +137,12 @@ func checkGather(gd *hlo.GatherDims, r *indexReader, opShape hlo.Shape, sizes []
 			return err
 		}
 	}
-	offsetOperand := complement(rank, gd.CollapsedSliceDims, gd.OperandBatchingDims)
+	offsetOperand := hlo.Complement(rank, gd.CollapsedSliceDims, gd.OperandBatchingDims)
 	batch := r.batchDims()
 	if len(offsetOperand) != len(gd.OffsetDims) || out.Rank() != len(gd.OffsetDims)+len(batch) {
 		return fmt.Errorf("gather result %v does not match %d offset and %d batch dimensions", out, len(offsetOperand), len(batch))
 	}
-	batchOut := complement(out.Rank(), gd.OffsetDims)
+	batchOut := hlo.Complement(out.Rank(), gd.OffsetDims)
 	for i, d := range batchOut {
 		if out.Dims[d] != batch[i] {
 			return fmt.Errorf("gather result %v: batch dimension %d has size %d, indices give %d", out, d, out.Dims[d], batch[i])
@@ -231,8 +231,8 @@ func newScatterPlan(sd *hlo.ScatterDims, r *indexReader, operands, updates []*hl
 		}
 	}
 	p := &scatterPlan{sd: sd, r: r, updates: updates, opDims: opShape.Dims, opStrides: opShape.Strides(),
-		updStrides: updShape.Strides(), scatterDims: complement(updShape.Rank(), sd.UpdateWindowDims),
-		windowOperand: complement(rank, sd.InsertedWindowDims, sd.InputBatchingDims),
+		updStrides: updShape.Strides(), scatterDims: hlo.Complement(updShape.Rank(), sd.UpdateWindowDims),
+		windowOperand: hlo.Complement(rank, sd.InsertedWindowDims, sd.InputBatchingDims),
 		windowSizes:   pick(updShape.Dims, sd.UpdateWindowDims)}
 	return p, p.check()
 }

@@ -66,25 +66,6 @@ func pick(idx, dims []int64) []int64 {
 	return out
 }
 
-// complement returns 0..rank-1 without the given dimensions, in increasing order.
-func complement(rank int, dims ...[]int64) []int64 {
-	drop := make([]bool, rank)
-	for _, list := range dims {
-		for _, d := range list {
-			if d >= 0 && int(d) < rank {
-				drop[d] = true
-			}
-		}
-	}
-	var out []int64
-	for d := 0; d < rank; d++ {
-		if !drop[d] {
-			out = append(out, int64(d))
-		}
-	}
-	return out
-}
-
 // indexValue reads an integer index element as int64; unsigned values beyond
 // MaxInt64 saturate (every such index is out of range anyway).
 func indexValue(l *hlo.Literal, i int64) int64 {

@@ -88,7 +88,7 @@ func evalReduce(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 	if err := checkDimList("reduce", in.Attrs.Dimensions, inShape.Rank()); err != nil {
 		return nil, err
 	}
-	kept := complement(inShape.Rank(), in.Attrs.Dimensions)
+	kept := hlo.Complement(inShape.Rank(), in.Attrs.Dimensions)
 	outDims := pick(inShape.Dims, kept)
 	// toOut[d] is input dimension d's stride in the output (0 if reduced), so that
 	// one row-major pass over the input visits each output's elements in order.

@@ -70,10 +70,8 @@ func checkDotDims(l, r Shape, d *DotDims) error {
 // freeDims returns the sizes of the dims of s that are in neither list, in order.
 func freeDims(s Shape, batch, contracting []int64) []int64 {
 	var out []int64
-	for i, d := range s.Dims {
-		if !containsDim(batch, int64(i)) && !containsDim(contracting, int64(i)) {
-			out = append(out, d)
-		}
+	for _, d := range Complement(s.Rank(), batch, contracting) {
+		out = append(out, s.Dims[d])
 	}
 	return out
 }

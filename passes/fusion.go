@@ -77,7 +77,7 @@ func sequentialComputations(m *hlo.Module) []*hlo.Computation {
 type fuser struct {
 	m         *hlo.Module
 	maxParams int
-	names     map[string]bool // instruction and computation names in use
+	names     nameSet
 	changed   bool
 	// per computation being fused
 	c       *hlo.Computation
@@ -86,27 +86,11 @@ type fuser struct {
 }
 
 func newFuser(m *hlo.Module, cfg Config) *fuser {
-	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, names: map[string]bool{}}
+	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, names: moduleNames(m)}
 	if f.maxParams <= 0 {
 		f.maxParams = DefaultMaxFusionParams
 	}
-	for _, c := range m.Computations {
-		f.names[c.Name] = true
-		for _, in := range c.Instructions {
-			f.names[in.Name] = true
-		}
-	}
 	return f
-}
-
-// fresh returns base, or base.N for the smallest N that is unused, and reserves it.
-func (f *fuser) fresh(base string) string {
-	name := base
-	for n := 1; f.names[name]; n++ {
-		name = fmt.Sprintf("%s.%d", base, n)
-	}
-	f.names[name] = true
-	return name
 }
 
 // fuseComputation visits consumers from the root back and fuses producers into each
@@ -246,15 +230,7 @@ func (f *fuser) paramsAfter(consumer, p *hlo.Instruction) int {
 	return n
 }
 
-func distinct(ins []*hlo.Instruction) []*hlo.Instruction {
-	var out []*hlo.Instruction
-	for _, in := range ins {
-		if !slices.Contains(out, in) {
-			out = append(out, in)
-		}
-	}
-	return out
-}
+func distinct(ins []*hlo.Instruction) []*hlo.Instruction { return appendNew(nil, ins...) }
 
 // fuse copies producer p into consumer's fused computation (making consumer a
 // fusion first if it is a plain op) and returns the fusion instruction.
@@ -265,7 +241,7 @@ func (f *fuser) fuse(consumer, p *hlo.Instruction) *hlo.Instruction {
 	}
 	fc := fusion.Called[0]
 	j := slices.Index(fusion.Operands, p)
-	clone := &hlo.Instruction{Name: f.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
+	clone := &hlo.Instruction{Name: f.names.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
 		Attrs: p.Attrs.Clone(), Called: p.Called}
 	for _, x := range p.Operands {
 		clone.Operands = append(clone.Operands, f.paramFor(fusion, x))
@@ -283,9 +259,9 @@ func (f *fuser) fuse(consumer, p *hlo.Instruction) *hlo.Instruction {
 // wrap replaces in by a fusion instruction of the same name whose computation holds
 // a copy of in over one parameter per distinct operand.
 func (f *fuser) wrap(in *hlo.Instruction) *hlo.Instruction {
-	fc := &hlo.Computation{Name: f.fresh("fused_" + in.Name)}
+	fc := &hlo.Computation{Name: f.names.fresh("fused_" + in.Name)}
 	fusion := &hlo.Instruction{Name: in.Name, Op: hlo.OpFusion, Shape: in.Shape, Called: []*hlo.Computation{fc}}
-	root := &hlo.Instruction{Name: f.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
+	root := &hlo.Instruction{Name: f.names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
 		Attrs: in.Attrs.Clone(), Called: in.Called}
 	for _, x := range in.Operands {
 		root.Operands = append(root.Operands, f.paramFor(fusion, x))
@@ -306,7 +282,7 @@ func (f *fuser) paramFor(fusion, x *hlo.Instruction) *hlo.Instruction {
 	if j := slices.Index(fusion.Operands, x); j >= 0 {
 		return fc.Params[j]
 	}
-	p := &hlo.Instruction{Name: f.fresh("param_" + x.Name), Op: hlo.OpParameter,
+	p := &hlo.Instruction{Name: f.names.fresh("param_" + x.Name), Op: hlo.OpParameter,
 		Shape: x.Shape.Clone(), Attrs: hlo.Attributes{ParameterNumber: int64(len(fc.Params))}}
 	fc.Params = append(fc.Params, p)
 	fc.Instructions = slices.Insert(fc.Instructions, len(fc.Params)-1, p)

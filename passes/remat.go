@@ -16,9 +16,9 @@ import (
 // its next reader instead of keeping it: the original is freed after its last read
 // before the peak, and the copy lives from its recomputation on. Candidates are
 // ranked by their size less the values the copy keeps alive across the peak that
-// would otherwise be dead there; the best few are tried on a copy of the module and
-// the one that saves the most modelled peak bytes per unit of recomputation is
-// applied. The pass stops when the model is within the budget or no candidate
+// would otherwise be dead there; the best few are simulated on the model
+// (trialPeak) and the one that saves the most modelled peak bytes per unit of
+// recomputation is applied. The pass stops when the model is within the budget or no candidate
 // lowers the peak, so the peak only falls; the runtime measures the real plan and
 // reports a budget it cannot meet.
 //
@@ -52,10 +52,11 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 // candidatesTried bounds the candidates whose effect is simulated at each step.
 const candidatesTried = 8
 
-// bestRemat tries the most promising candidates on copies of m and returns the
-// chain of the one that lowers the modelled peak most, and the position of its
-// next reader; nil when none lowers it. Simulating the whole order catches what
-// the estimate misses: a peak that moves to where the copies are made.
+// bestRemat simulates the most promising candidates and returns the chain of the
+// one that saves the most modelled peak bytes per unit of recomputation, and the
+// position of its next reader; nil when none lowers the peak. Simulating the whole
+// order catches what the estimate misses: a peak that moves to where the copies
+// are made.
 func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) ([]int, int) {
 	var best []int
 	bestNext, bestScore := -1, 0.0
@@ -232,11 +233,11 @@ const maxRemats = 256
 type rematerializer struct {
 	m     *hlo.Module
 	c     *hlo.Computation
-	names *fuser // for fresh names
+	names nameSet
 }
 
 func newRematerializer(m *hlo.Module) *rematerializer {
-	return &rematerializer{m: m, c: m.Entry, names: newFuser(m, Config{})}
+	return &rematerializer{m: m, c: m.Entry, names: moduleNames(m)}
 }
 
 // peakPoint returns the position of the (first) peak, the buffers live there and

@@ -43,7 +43,7 @@ func foldTranspose(dot *hlo.Instruction, side int) bool {
 	if side == 1 {
 		batch, contracting = &d.RhsBatch, &d.RhsContracting
 	}
-	free := freeDimList(t.Shape.Rank(), *batch, *contracting)
+	free := hlo.Complement(t.Shape.Rank(), *batch, *contracting)
 	for i := 1; i < len(free); i++ {
 		if perm[free[i]] < perm[free[i-1]] {
 			return false // the result would list the free dimensions in another order
@@ -62,16 +62,4 @@ func permuted(dims, perm []int64) []int64 {
 		out[i] = perm[x]
 	}
 	return out
-}
-
-// freeDimList lists the dimensions of a rank-r operand that are neither batch nor
-// contracting, in order.
-func freeDimList(r int, batch, contracting []int64) []int {
-	var free []int
-	for i := range r {
-		if !slices.Contains(batch, int64(i)) && !slices.Contains(contracting, int64(i)) {
-			free = append(free, i)
-		}
-	}
-	return free
 }

@@ -19,8 +19,8 @@ func emitDot(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		d = &hlo.DotDims{}
 	}
 	nb := len(d.LhsBatch)
-	lFree := freeDimList(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
-	rFree := freeDimList(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
+	lFree := hlo.Complement(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
+	rFree := hlo.Complement(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
 	var sizes []int64
 	for _, c := range d.LhsContracting {
 		sizes = append(sizes, l.Shape.Dims[c])
@@ -54,15 +54,4 @@ func emitDot(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 // mulAdd is acc + a·b on register values (integer arithmetic wraps).
 func (k *kernel) mulAdd(acc, a, b spirv.ID) spirv.ID {
 	return k.f.Add(acc, k.f.Mul(a, b))
-}
-
-// freeDimList lists the dims of a rank-r operand in neither list, in order.
-func freeDimList(r int, batch, contracting []int64) []int {
-	var out []int
-	for i := range r {
-		if !slices.Contains(batch, int64(i)) && !slices.Contains(contracting, int64(i)) {
-			out = append(out, i)
-		}
-	}
-	return out
 }

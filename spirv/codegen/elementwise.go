@@ -24,20 +24,19 @@ var exactOps = map[hlo.Opcode]bool{
 func emitUnary(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	x := in.Operands[0]
 	v, err := g.k.unary(in.Op, x.Shape.DType, g.emit(x, idx))
-	if err != nil {
-		g.fail(in, "%v", err)
-		return 0
-	}
-	if !exactOps[in.Op] {
-		v = g.k.round(v, in.Shape.DType)
-	}
-	return v
+	return g.elementwiseResult(in, v, err)
 }
 
 func emitBinary(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	x, y := in.Operands[0], in.Operands[1]
 	a, b := g.emit(x, idx), g.emit(y, idx)
 	v, err := g.k.binary(in.Op, x.Shape.DType, a, b)
+	return g.elementwiseResult(in, v, err)
+}
+
+// elementwiseResult reports err against in, or returns v rounded to in's dtype
+// (f16/bf16 are computed in f32) unless the op is exact.
+func (g *gen) elementwiseResult(in *hlo.Instruction, v spirv.ID, err error) spirv.ID {
 	if err != nil {
 		g.fail(in, "%v", err)
 		return 0

@@ -46,7 +46,7 @@ func gemmBlock(t Target) (rm, rn int64) {
 type gemmShape struct {
 	lhs, rhs           *hlo.Instruction
 	d                  *hlo.DotDims
-	lFree, rFree       int // the single free dim of each operand
+	lFree, rFree       int64 // the single free dim of each operand
 	m, n, k            int64
 	batch              []int64 // batch sizes
 	lhsBatch, rhsBatch []int64
@@ -61,8 +61,8 @@ func gemmView(root *hlo.Instruction) (gemmShape, bool) {
 	if d == nil || len(d.LhsContracting) != 1 {
 		return gemmShape{}, false
 	}
-	lf := freeDimList(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
-	rf := freeDimList(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
+	lf := hlo.Complement(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
+	rf := hlo.Complement(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
 	if len(lf) != 1 || len(rf) != 1 {
 		return gemmShape{}, false
 	}
@@ -281,7 +281,7 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		}
 		return a
 	}
-	if v, ok := l.vec4View(k, gs.lhs, int64(gs.lFree), gs.m); ok && len(rows)%4 == 0 {
+	if v, ok := l.vec4View(k, gs.lhs, gs.lFree, gs.m); ok && len(rows)%4 == 0 {
 		ld.aQuad = l.gemmAColumnQuads(k, gs, v, batch, rows)
 	} else if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
 		// The vec4 index of A[row, 4kk] is row's base (in vec4 units) + kk.
@@ -316,7 +316,7 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 	if v, ok := l.vec4View(k, gs.rhs, gs.d.RhsContracting[0], gs.k); ok {
 		ld.bQuad = l.gemmBColumnQuads(k, gs, v, batch, col0, rn)
 	}
-	if v, ok := l.vec4View(k, gs.rhs, int64(gs.rFree), gs.n); ok {
+	if v, ok := l.vec4View(k, gs.rhs, gs.rFree, gs.n); ok {
 		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c, with
 		// the column quads clamped once per block.
 		dims4 := quarterMinor(gs.rhs.Shape.Dims)
