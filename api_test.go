@@ -33,7 +33,7 @@ func axpyInputs(rng *rand.Rand, n int64) []*hlo.Literal {
 
 func TestRunChecksInputs(t *testing.T) {
 	rt := newRuntime(t)
-	exe, err := rt.Compile(axpyModule(t, 8))
+	exe, err := rt.Compile(context.Background(), axpyModule(t, 8))
 	require.NoError(t, err)
 	defer exe.Close()
 	ctx := context.Background()
@@ -62,7 +62,7 @@ func TestRunChecksInputs(t *testing.T) {
 
 func TestRunAfterCloseAndCancelled(t *testing.T) {
 	rt := newRuntime(t)
-	exe, err := rt.Compile(axpyModule(t, 8), vkxla.WithoutCache())
+	exe, err := rt.Compile(context.Background(), axpyModule(t, 8), vkxla.WithoutCache())
 	require.NoError(t, err)
 	in := axpyInputs(rand.New(rand.NewPCG(2, 2)), 8)
 
@@ -84,20 +84,20 @@ func TestCompileErrors(t *testing.T) {
 	rt := newRuntime(t)
 	m := axpyModule(t, 4)
 	m.Entry.Root.Shape = f32(5) // corrupt: the verifier names it
-	_, err := rt.Compile(m)
+	_, err := rt.Compile(context.Background(), m)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "f32[5]")
 }
 
 func TestCompileCache(t *testing.T) {
 	rt := newRuntime(t)
-	e1, err := rt.Compile(axpyModule(t, 16))
+	e1, err := rt.Compile(context.Background(), axpyModule(t, 16))
 	require.NoError(t, err)
 	renamed := axpyModule(t, 16)
 	for _, in := range renamed.Entry.Instructions {
 		in.Name = "renamed_" + in.Name
 	}
-	e2, err := rt.Compile(renamed) // structurally identical: only the names differ
+	e2, err := rt.Compile(context.Background(), renamed) // structurally identical: only the names differ
 	require.NoError(t, err)
 	st := rt.CacheStats()
 	assert.Equal(t, vkxla.CacheStats{Entries: 1, Bytes: e1.MemoryStats().PeakBytes, Hits: 1, Misses: 1}, st)
@@ -112,7 +112,7 @@ func TestCompileCache(t *testing.T) {
 	require.NoError(t, e2.Close())
 	assert.Equal(t, 0, rt.CacheStats().Entries)
 
-	e3, err := rt.Compile(axpyModule(t, 16))
+	e3, err := rt.Compile(context.Background(), axpyModule(t, 16))
 	require.NoError(t, err)
 	defer e3.Close()
 	assert.Equal(t, 2, rt.CacheStats().Misses, "cleared cache compiles again")
@@ -124,12 +124,12 @@ func TestCompileCacheIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	defer rt.Close()
 	for n := int64(1); n <= 4; n++ {
-		e, err := rt.Compile(axpyModule(t, n))
+		e, err := rt.Compile(context.Background(), axpyModule(t, n))
 		require.NoError(t, err)
 		require.NoError(t, e.Close())
 	}
 	assert.Equal(t, 2, rt.CacheStats().Entries)
-	e, err := rt.Compile(axpyModule(t, 4)) // most recent: still cached
+	e, err := rt.Compile(context.Background(), axpyModule(t, 4)) // most recent: still cached
 	require.NoError(t, err)
 	defer e.Close()
 	assert.Equal(t, 1, rt.CacheStats().Hits)
@@ -162,7 +162,7 @@ func TestMemoryStatsExact(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			exe, err := rt.Compile(axpyModule(t, 1024), tc.opts...)
+			exe, err := rt.Compile(context.Background(), axpyModule(t, 1024), tc.opts...)
 			require.NoError(t, err)
 			defer exe.Close()
 			assert.Equal(t, tc.want, exe.MemoryStats())
@@ -179,7 +179,7 @@ func TestMemoryStatsExact(t *testing.T) {
 func TestConcurrentRuns(t *testing.T) {
 	rt := newRuntime(t)
 	m := axpyModule(t, 999)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	var wg sync.WaitGroup
@@ -213,7 +213,7 @@ func TestConcurrentRuns(t *testing.T) {
 func TestRunOnDeviceChains(t *testing.T) {
 	rt := newRuntime(t)
 	m := axpyModule(t, 64)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	ctx := context.Background()
@@ -245,7 +245,7 @@ func TestProfileAndDump(t *testing.T) {
 	rt, err := vkxla.NewRuntime(vkxla.WithDevice(d), vkxla.WithDumpDir(dir))
 	require.NoError(t, err)
 	defer rt.Close()
-	exe, err := rt.Compile(axpyModule(t, 256))
+	exe, err := rt.Compile(context.Background(), axpyModule(t, 256))
 	require.NoError(t, err)
 	defer exe.Close()
 	p, err := exe.Profile()
@@ -281,7 +281,7 @@ func TestCompileRejectsUnbindableBuffer(t *testing.T) {
 	n := int64(128<<20)/4 + 1
 	b := hlo.NewBuilder("huge")
 	x := b.Parameter(f32(n), "x")
-	_, err := rt.Compile(mustBuild(t, b, b.Negate(x)))
+	_, err := rt.Compile(context.Background(), mustBuild(t, b, b.Negate(x)))
 	require.ErrorIs(t, err, vkxla.ErrUnsupported)
 	assert.Contains(t, err.Error(), "maxStorageBufferRange")
 	assert.Contains(t, err.Error(), "f32[33554433]")
@@ -296,7 +296,7 @@ func TestProfileCountsLoopIterations(t *testing.T) {
 	}
 	m, err := hlo.ParseModuleFile("testdata/programs/while_loop.hlo")
 	require.NoError(t, err)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	rng := rand.New(rand.NewPCG(6, 6))
@@ -333,7 +333,7 @@ func TestRuntimeCloseReleasesEverything(t *testing.T) {
 		}))
 	require.NoError(t, err)
 	ctx := context.Background()
-	exe, err := rt.Compile(axpyModule(t, 32))
+	exe, err := rt.Compile(context.Background(), axpyModule(t, 32))
 	require.NoError(t, err)
 	in := axpyInputs(rand.New(rand.NewPCG(8, 8)), 32)
 	outs, err := exe.RunOnDevice(ctx, in[0], in[1], in[2])
@@ -346,7 +346,7 @@ func TestRuntimeCloseReleasesEverything(t *testing.T) {
 	require.ErrorIs(t, err, vkxla.ErrClosed)
 	assert.NoError(t, outs[0].Close())
 	assert.NoError(t, exe.Close())
-	_, err = rt.Compile(axpyModule(t, 32))
+	_, err = rt.Compile(context.Background(), axpyModule(t, 32))
 	require.ErrorIs(t, err, vkxla.ErrClosed)
 	mu.Lock()
 	defer mu.Unlock()
@@ -365,7 +365,7 @@ func TestConcurrentCompile(t *testing.T) {
 	errs := make([]error, 6)
 	for g := range errs {
 		wg.Go(func() {
-			exe, err := rt.Compile(axpyModule(t, 40))
+			exe, err := rt.Compile(context.Background(), axpyModule(t, 40))
 			if err != nil {
 				errs[g] = err
 				return
@@ -395,7 +395,7 @@ func TestTupleParameter(t *testing.T) {
 	m := mustBuild(t, b, b.Tuple(sum, b.GetTupleElement(inner, 0)))
 	arg := hlo.TupleLiteral(hlo.MustFromSlice([]int64{3}, []float32{1, 2, 3}),
 		hlo.TupleLiteral(hlo.ScalarLiteral(float32(10)), hlo.MustFromSlice([]int64{3}, []float32{1, 0.5, -1})))
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	got, err := exe.Run(context.Background(), arg)
@@ -419,7 +419,7 @@ func TestInPlaceWaitsForTheLastRead(t *testing.T) {
 	n := b.Negate(x)
 	e := b.Exp(n)
 	m := mustBuild(t, b, b.Tuple(b.Add(e, x), b.Mul(n, n)))
-	exe, err := rt.Compile(m, vkxla.WithoutPasses("fusion"))
+	exe, err := rt.Compile(context.Background(), m, vkxla.WithoutPasses("fusion"))
 	require.NoError(t, err)
 	defer exe.Close()
 	// x, n (own buffer: x is read later), e (own: n is read later by the multiply),
@@ -449,7 +449,7 @@ func TestBufferReuseByLifetime(t *testing.T) {
 		v = b.Transpose(v, 1, 0)
 	}
 	m := mustBuild(t, b, v)
-	exe, err := rt.Compile(m, vkxla.WithoutPasses("fusion"))
+	exe, err := rt.Compile(context.Background(), m, vkxla.WithoutPasses("fusion"))
 	require.NoError(t, err)
 	defer exe.Close()
 	st := exe.MemoryStats()
@@ -500,7 +500,7 @@ ENTRY %main (x: f32[32,32]) -> f32[32,32] {
 }
 `)
 	require.NoError(t, err)
-	exe, err := rt.Compile(m, vkxla.WithoutPasses("fusion"))
+	exe, err := rt.Compile(context.Background(), m, vkxla.WithoutPasses("fusion"))
 	require.NoError(t, err)
 	defer exe.Close()
 	st := exe.MemoryStats()
@@ -534,7 +534,7 @@ func TestScheduleLowersPeak(t *testing.T) {
 			opts = append(opts, vkxla.WithoutPasses("schedule"))
 		}
 		checkCompiledAgainstCPU(t, rt, m, opts, vkxla.ProgramTolerance(m, hlo.F32), in...)
-		exe, err := rt.Compile(m, opts...)
+		exe, err := rt.Compile(context.Background(), m, opts...)
 		require.NoError(t, err)
 		stats[scheduled] = exe.MemoryStats()
 		require.NoError(t, exe.Close())
@@ -567,17 +567,17 @@ func TestMemoryBudget(t *testing.T) {
 		budget, peak int64
 	}{{0, 64 << 10}, {56 << 10, 52 << 10}, {52 << 10, 52 << 10}} {
 		opts := []vkxla.CompileOption{vkxla.WithMemoryBudget(tc.budget)}
-		exe, err := rt.Compile(m, opts...)
+		exe, err := rt.Compile(context.Background(), m, opts...)
 		require.NoError(t, err, "budget %d", tc.budget)
 		assert.Equal(t, tc.peak, exe.MemoryStats().PeakBytes, "budget %d: %v", tc.budget, exe.MemoryStats())
 		require.NoError(t, exe.Close())
 		checkCompiledAgainstCPU(t, rt, m, opts, spec, in...)
 	}
-	_, err = rt.Compile(m, vkxla.WithMemoryBudget(40<<10))
+	_, err = rt.Compile(context.Background(), m, vkxla.WithMemoryBudget(40<<10))
 	require.ErrorIs(t, err, vkxla.ErrOverBudget)
 	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
 	assert.Contains(t, err.Error(), "largest live at the peak: ")
-	_, err = rt.Compile(m, vkxla.WithMemoryBudget(-1))
+	_, err = rt.Compile(context.Background(), m, vkxla.WithMemoryBudget(-1))
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
 }
 
@@ -587,7 +587,7 @@ func TestLiveAtPeak(t *testing.T) {
 	rt := newRuntime(t)
 	m, err := hlo.ParseModuleFile("testdata/programs/two_chains.hlo")
 	require.NoError(t, err)
-	exe, err := rt.Compile(m, vkxla.WithoutPasses("schedule"))
+	exe, err := rt.Compile(context.Background(), m, vkxla.WithoutPasses("schedule"))
 	require.NoError(t, err)
 	defer exe.Close()
 	var got []string
@@ -640,7 +640,7 @@ ENTRY %main (x: f32[1024]) -> f32[1024] {
 }
 `)
 	require.NoError(t, err)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	st := exe.MemoryStats()
@@ -659,7 +659,7 @@ ENTRY %main (x: f32[1024]) -> f32[1024] {
 func TestRuntimeMemoryStats(t *testing.T) {
 	rt := newRuntime(t)
 	require.Equal(t, 0, rt.MemoryStats().Executables)
-	exe, err := rt.Compile(axpyModule(t, 1024))
+	exe, err := rt.Compile(context.Background(), axpyModule(t, 1024))
 	require.NoError(t, err)
 	peak := exe.MemoryStats().PeakBytes
 	st := rt.MemoryStats()
@@ -702,7 +702,7 @@ ENTRY %acc (table: f32[64,16], i: s32[5,1], u: f32[5,16], j: s32[3,1], v: f32[3,
 }
 `)
 	require.NoError(t, err)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	st := exe.MemoryStats()
@@ -760,7 +760,7 @@ ENTRY %kv (cache: f32[64,16], row: f32[1,16]) -> f32[64,16] {
 }
 `)
 	require.NoError(t, err)
-	exe, err := rt.Compile(m)
+	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer exe.Close()
 	rng := rand.New(rand.NewPCG(13, 13))

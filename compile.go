@@ -1,6 +1,7 @@
 package vkxla
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -55,10 +56,20 @@ func WithProfiling(on bool) CompileOption { return func(c *compileConfig) { c.pr
 // Compile verifies m, generates its kernels, plans its memory and records its
 // command buffers. A structurally identical module compiled with the same options
 // returns the cached executable (each returned Executable must be closed); modules
-// that differ only in computation and instruction names are identical.
-func (rt *Runtime) Compile(m *hlo.Module, opts ...CompileOption) (*Executable, error) {
+// that differ only in computation and instruction names are identical. Cancelling
+// ctx stops a compile between its stages with ctx's error.
+func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOption) (*Executable, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("vkxla: Compile: %w: nil context", ErrInvalidArgument)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("vkxla: Compile: %w: nil module", ErrInvalidArgument)
+	}
 	if err := rt.checkOpen(); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
 	cfg := compileConfig{profile: rt.dev.Caps().TimestampsSupported}
 	for _, o := range opts {

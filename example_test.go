@@ -29,7 +29,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(m) // cached: compiling the same module again is free
+	exe, err := rt.Compile(context.Background(), m) // cached: compiling the same module again is free
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func ExampleWithMemoryBudget() {
 		log.Fatal(err)
 	}
 	defer rt.Close()
-	exe, err := rt.Compile(m, vkxla.WithMemoryBudget(56<<10))
+	exe, err := rt.Compile(context.Background(), m, vkxla.WithMemoryBudget(56<<10))
 	if errors.Is(err, vkxla.ErrOverBudget) {
 		log.Fatal(err) // "… the plan needs N bytes …, largest live at the peak: …"
 	}

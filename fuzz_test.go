@@ -1,6 +1,7 @@
 package vkxla_test
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"testing"
@@ -178,7 +179,7 @@ func buildFuzzLoop(ops []byte, s hlo.Shape) (*hlo.Module, error) {
 // fit); when it cannot, the error must be ErrOverBudget and ok is false.
 func tightBudget(t *testing.T, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption) (vkxla.CompileOption, bool) {
 	t.Helper()
-	exe, err := rt.Compile(m, opts...)
+	exe, err := rt.Compile(context.Background(), m, opts...)
 	if err != nil {
 		t.Fatalf("compile: %v", err)
 	}
@@ -187,7 +188,7 @@ func tightBudget(t *testing.T, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.Co
 		t.Fatal(err)
 	}
 	opt := vkxla.WithMemoryBudget(budget)
-	exe, err = rt.Compile(m, append(opts, opt)...)
+	exe, err = rt.Compile(context.Background(), m, append(opts, opt)...)
 	if errors.Is(err, vkxla.ErrOverBudget) {
 		return nil, false
 	}

@@ -81,7 +81,7 @@ func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opt
 	t.Helper()
 	want, err := cpuref.Eval(m, inputs...)
 	require.NoError(t, err, "cpuref")
-	exe, err := rt.Compile(m, opts...)
+	exe, err := rt.Compile(context.Background(), m, opts...)
 	require.NoError(t, err, "compile")
 	defer func() { require.NoError(t, exe.Close()) }()
 	got, err := exe.Run(context.Background(), inputs...)

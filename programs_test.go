@@ -1,6 +1,7 @@
 package vkxla_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,7 @@ func TestPrograms(t *testing.T) {
 func checkPlanMeetsLowerBound(t *testing.T, rt *vkxla.Runtime, m *hlo.Module) {
 	var peaks []int64
 	for _, opts := range [][]vkxla.CompileOption{nil, {vkxla.WithoutPasses("fusion")}} {
-		exe, err := rt.Compile(m, opts...)
+		exe, err := rt.Compile(context.Background(), m, opts...)
 		require.NoError(t, err)
 		st := exe.MemoryStats()
 		require.NoError(t, exe.Close())

@@ -1,7 +1,7 @@
 // Package vkxla compiles HLO modules to SPIR-V and runs them on any Vulkan device.
 //
 //	rt, err := vkxla.NewRuntime()
-//	exe, err := rt.Compile(module)
+//	exe, err := rt.Compile(ctx, module)
 //	outs, err := exe.Run(ctx, x, y)
 //
 // An executable lowers every instruction of its entry computation to compute kernels

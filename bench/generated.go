@@ -70,7 +70,7 @@ func ExecutableWith(name string, opts func(rt *vkxla.Runtime, m *hlo.Module) ([]
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
 		}
-		exe, err := rt.Compile(m, co...)
+		exe, err := rt.Compile(ctx, m, co...)
 		if err != nil {
 			return nil, err
 		}

@@ -44,7 +44,7 @@ func TrainWorkload(layers, batch, width int, percents []int) Workload {
 	}
 	for _, pct := range percents {
 		budget := func(rt *vkxla.Runtime, m *hlo.Module) ([]vkxla.CompileOption, error) {
-			exe, err := rt.Compile(m)
+			exe, err := rt.Compile(context.Background(), m)
 			if err != nil {
 				return nil, err
 			}

@@ -34,7 +34,7 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool, o
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }() // validation messages fail the run
 	start := time.Now()
-	exe, err := rt.Compile(m, opts...)
+	exe, err := rt.Compile(context.Background(), m, opts...)
 	if err != nil {
 		return err
 	}
