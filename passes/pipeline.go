@@ -24,6 +24,7 @@ type Pass struct {
 // Pipeline is every pass, in the order Run applies them.
 var Pipeline = []Pass{
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
+	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
