@@ -25,39 +25,20 @@ func CSE(m *hlo.Module, _ Config) (bool, error) {
 }
 
 // mergeEqualInstructions keeps the first of each set of equal instructions and
-// points every use of the others at it. Instructions come in operand-before-user
-// order, so operands are merged before their users' keys are taken.
+// points every use of the others at it.
 func mergeEqualInstructions(c *hlo.Computation) bool {
 	first := map[string]*hlo.Instruction{}
-	replaced := map[*hlo.Instruction]*hlo.Instruction{}
-	kept := c.Instructions[:0:0]
-	for _, in := range c.Instructions {
-		for i, op := range in.Operands {
-			if r, ok := replaced[op]; ok {
-				in.Operands[i] = r
-			}
-		}
+	return rewriteInOrder(c, func(in *hlo.Instruction) (*hlo.Instruction, bool) {
 		key, ok := cseKey(in)
 		if !ok {
-			kept = append(kept, in)
-			continue
+			return nil, false
 		}
 		if prev, seen := first[key]; seen {
-			replaced[in] = prev
-			continue
+			return prev, false
 		}
 		first[key] = in
-		kept = append(kept, in)
-	}
-	if len(replaced) == 0 {
-		return false
-	}
-	if r, ok := replaced[c.Root]; ok {
-		c.Root = r
-	}
-	c.Instructions = kept
-	c.Renumber()
-	return true
+		return nil, false
+	})
 }
 
 // cseKey is the instruction's printed form without its own name: operands and
