@@ -19,7 +19,7 @@ var nnPrograms = []nnProgram{
 	{"transformer block, causal", func(b *hlo.Builder, param func(...int64) nn.X) nn.X {
 		p := nn.TransformerParams{LN1Scale: param(8), LN1Bias: param(8),
 			Attention: nn.AttentionParams{Q: param(8, 8), K: param(8, 8), V: param(8, 8), O: param(8, 8)},
-			LN2Scale: param(8), LN2Bias: param(8), W1: param(8, 16), B1: param(16), W2: param(16, 8), B2: param(8)}
+			LN2Scale:  param(8), LN2Bias: param(8), W1: param(8, 16), B1: param(16), W2: param(16, 8), B2: param(8)}
 		return nn.TransformerBlock(b, param(2, 5, 8), p, 2, true)
 	}},
 	{"decode step with a KV cache", func(b *hlo.Builder, param func(...int64) nn.X) nn.X {
