@@ -141,7 +141,11 @@ func inferPad(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("negative interior padding %d in dimension %d", p.Interior, i)
 		}
 		size := x.Dims[i]
-		out.Dims[i] = p.Low + p.High + size + max(size-1, 0)*p.Interior
+		var d dimArith
+		out.Dims[i] = d.add(d.add(p.Low, p.High), d.add(size, d.mul(max(size-1, 0), p.Interior)))
+		if err := d.err(fmt.Sprintf("padding %d_%d_%d of dimension %d of %v", p.Low, p.High, p.Interior, i, x)); err != nil {
+			return Shape{}, err
+		}
 		if out.Dims[i] < 0 {
 			return Shape{}, fmt.Errorf("padding %d_%d_%d makes dimension %d of %v negative",
 				p.Low, p.High, p.Interior, i, x)
