@@ -120,13 +120,7 @@ type evaluator struct {
 }
 
 func newEvaluator(ctx context.Context, l Limits) *evaluator {
-	if l.MaxValueBytes == 0 {
-		l.MaxValueBytes = DefaultMaxValueBytes
-	}
-	if l.MaxTotalBytes == 0 {
-		l.MaxTotalBytes = DefaultMaxTotalBytes
-	}
-	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l}
+	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults()}
 }
 
 // cancelled returns the context's error once the evaluation is to stop.
@@ -209,30 +203,53 @@ func (ev *evaluator) reserve(in *hlo.Instruction) (int64, error) {
 	case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement:
 		return 0, nil
 	}
-	size, err := in.Shape.ByteSizeChecked()
+	size, err := ev.limits.check(ev.held, in.Shape)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %w", ErrTooLarge, err)
-	}
-	if err := ev.limits.checkValues(in.Shape); err != nil {
 		return 0, err
-	}
-	if size > ev.limits.MaxTotalBytes-ev.held {
-		return 0, fmt.Errorf("%w: %v (%d bytes) with the %d bytes held exceeds the total of %d bytes (cpuref.Limits.MaxTotalBytes)",
-			ErrTooLarge, in.Shape, size, ev.held, ev.limits.MaxTotalBytes)
 	}
 	ev.held += size
 	return size, nil
 }
 
-// checkValues checks each array of a shape against MaxValueBytes.
-func (l Limits) checkValues(s hlo.Shape) error {
-	for _, leaf := range leafShapes(s) {
-		if b := leaf.ByteSize(); b > l.MaxValueBytes {
-			return fmt.Errorf("%w: %v is %d bytes, over the limit of %d bytes per value (cpuref.Limits.MaxValueBytes)",
-				ErrTooLarge, leaf, b, l.MaxValueBytes)
+// CheckShapes reports whether values of these shapes, held together, fit in the
+// limits: an error wrapping ErrTooLarge if not. Callers that make inputs (the CLI
+// draws random ones) use it before allocating them.
+func (l Limits) CheckShapes(shapes ...hlo.Shape) error {
+	_, err := l.withDefaults().check(0, shapes...)
+	return err
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxValueBytes == 0 {
+		l.MaxValueBytes = DefaultMaxValueBytes
+	}
+	if l.MaxTotalBytes == 0 {
+		l.MaxTotalBytes = DefaultMaxTotalBytes
+	}
+	return l
+}
+
+// check returns the bytes of the shapes, or an error if an array among them is over
+// MaxValueBytes or they and the bytes already held are over MaxTotalBytes.
+func (l Limits) check(held int64, shapes ...hlo.Shape) (int64, error) {
+	var total int64
+	for _, s := range shapes {
+		size, err := s.ByteSizeChecked()
+		if err != nil {
+			return 0, fmt.Errorf("%w: %w", ErrTooLarge, err)
+		}
+		for _, leaf := range leafShapes(s) {
+			if b := leaf.ByteSize(); b > l.MaxValueBytes {
+				return 0, fmt.Errorf("%w: %v is %d bytes, over the limit of %d bytes per value (cpuref.Limits.MaxValueBytes)",
+					ErrTooLarge, leaf, b, l.MaxValueBytes)
+			}
+		}
+		if total += size; total > l.MaxTotalBytes-held {
+			return 0, fmt.Errorf("%w: %d bytes more with the %d bytes held exceed the total of %d bytes (cpuref.Limits.MaxTotalBytes)",
+				ErrTooLarge, total, held, l.MaxTotalBytes)
 		}
 	}
-	return nil
+	return total, nil
 }
 
 func leafShapes(s hlo.Shape) []hlo.Shape {

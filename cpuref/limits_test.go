@@ -57,7 +57,15 @@ ENTRY e {
 	_, err = Limits{MaxTotalBytes: 63}.EvalContext(context.Background(), m, x)
 	require.ErrorIs(t, err, ErrTooLarge)
 	assert.Contains(t, err.Error(), "%b = negate")
-	assert.Contains(t, err.Error(), "with the 32 bytes held exceeds the total of 63 bytes")
+	assert.Contains(t, err.Error(), "32 bytes more with the 32 bytes held exceed the total of 63 bytes")
+
+	// CheckShapes applies the same limits to shapes held together.
+	f8 := hlo.MakeShape(hlo.F32, 8)
+	require.NoError(t, Limits{MaxValueBytes: 32, MaxTotalBytes: 64}.CheckShapes(f8, f8))
+	assert.ErrorIs(t, Limits{MaxTotalBytes: 63}.CheckShapes(f8, f8), ErrTooLarge)
+	assert.ErrorIs(t, Limits{MaxValueBytes: 31}.CheckShapes(hlo.MakeTuple(f8)), ErrTooLarge)
+	assert.ErrorIs(t, Limits{}.CheckShapes(hlo.MakeShape(hlo.F32, 1e12)), ErrTooLarge)
+	assert.ErrorIs(t, Limits{}.CheckShapes(hlo.MakeShape(hlo.F32, 1<<31, 1<<31, 4)), ErrTooLarge, "overflowing shapes too")
 }
 
 // TestLimitsReleaseLoopValues: a loop body's values are released when it returns, so
