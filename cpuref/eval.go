@@ -43,9 +43,10 @@ const (
 // Limits bounds the memory of an evaluation. Each instruction's result is checked
 // against them before its kernel allocates it; a zero field means its default. The
 // bytes counted are those of the values cpuref computes, at their dense size, while
-// they are held (a computation's values until it returns); the caller's inputs, the
-// values that only share others' memory (parameter, tuple, get-tuple-element) and a
-// kernel's scratch space are not counted.
+// they are held (a computation's values until it returns), plus the scratch space of
+// the kernels that need much (scratchBytes) while they run; the caller's inputs and
+// the values that only share others' memory (parameter, tuple, get-tuple-element)
+// are not counted.
 type Limits struct {
 	MaxValueBytes int64 // 0: DefaultMaxValueBytes
 	MaxTotalBytes int64 // 0: DefaultMaxTotalBytes
@@ -161,7 +162,7 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 		if err != nil {
 			return nil, fmt.Errorf("cpuref: computation %q: %w", c.Name, err)
 		}
-		size, err := ev.reserve(in)
+		size, err := ev.reserve(in, operands)
 		if err != nil {
 			return nil, fmt.Errorf("cpuref: computation %q: %%%s = %v: %w", c.Name, in.Name, in.Op, err)
 		}
@@ -195,10 +196,10 @@ func operandValues(in *hlo.Instruction, values map[*hlo.Instruction]*hlo.Literal
 	return operands, nil
 }
 
-// reserve checks in's result against the limits before it is computed and counts
-// it as held; it returns the bytes counted. Results that share their operands'
-// memory count nothing.
-func (ev *evaluator) reserve(in *hlo.Instruction) (int64, error) {
+// reserve checks in's result, and its kernel's scratch space, against the limits
+// before it is computed and counts the result as held; it returns the bytes
+// counted. Results that share their operands' memory count nothing.
+func (ev *evaluator) reserve(in *hlo.Instruction, operands []*hlo.Literal) (int64, error) {
 	switch in.Op {
 	case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement:
 		return 0, nil
@@ -207,8 +208,37 @@ func (ev *evaluator) reserve(in *hlo.Instruction) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	if scratch := scratchBytes(in, operands); scratch > ev.limits.MaxTotalBytes-ev.held-size {
+		return 0, fmt.Errorf("%w: the kernel's %d bytes of scratch space and its %d-byte result with the %d bytes held exceed the total of %d bytes (cpuref.Limits.MaxTotalBytes)",
+			ErrTooLarge, scratch, size, ev.held, ev.limits.MaxTotalBytes)
+	}
 	ev.held += size
 	return size, nil
+}
+
+// scratchBytes is the transient memory of in's kernel beyond its result: the kernels
+// that run a scalar computation per element keep one uint64 per result element, and
+// contractions decode both operands into their accumulation type (dot.go).
+func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
+	switch in.Op {
+	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpSelectAndScatter, hlo.OpScatter, hlo.OpSort:
+		var n int64
+		for _, leaf := range leafShapes(in.Shape) {
+			n += leaf.NumElements()
+		}
+		return 8 * n
+	case hlo.OpDot, hlo.OpConvolution:
+		width := int64(8)
+		if dt := in.Shape.DType; dt.IsFloat() && dt != hlo.F64 {
+			width = 4
+		}
+		var n int64
+		for _, o := range operands {
+			n += int64(o.NumElements())
+		}
+		return width * n
+	}
+	return 0
 }
 
 // CheckShapes reports whether values of these shapes, held together, fit in the

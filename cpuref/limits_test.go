@@ -68,6 +68,42 @@ ENTRY e {
 	assert.ErrorIs(t, Limits{}.CheckShapes(hlo.MakeShape(hlo.F32, 1<<31, 1<<31, 4)), ErrTooLarge, "overflowing shapes too")
 }
 
+// TestLimitsCountScratch: kernels' scratch space counts against the total while they
+// run: sort keeps a uint64 per element (8·16 = 128 bytes for s8[16], whose result is
+// 16 bytes), and an s32 dot decodes both operands into int64 (8·(4+4) = 64 bytes).
+func TestLimitsCountScratch(t *testing.T) {
+	keys := vec[int8](3, 1, 2, 0, 7, 6, 5, 4, 15, 14, 13, 12, 11, 10, 9, 8)
+	sorted := vec[int8](0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+	m := parse(t, `HloModule sort
+lt {
+  a = s8[] parameter(0)
+  b = s8[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=LT
+}
+ENTRY e {
+  x = s8[16] parameter(0)
+  ROOT s = s8[16] sort(x), dimensions={0}, to_apply=lt
+}`)
+	out, err := Limits{MaxTotalBytes: 144}.EvalContext(context.Background(), m, keys)
+	require.NoError(t, err)
+	assertLit(t, sorted, out)
+	_, err = Limits{MaxTotalBytes: 143}.EvalContext(context.Background(), m, keys)
+	require.ErrorIs(t, err, ErrTooLarge)
+	assert.Contains(t, err.Error(), "the kernel's 128 bytes of scratch space and its 16-byte result")
+
+	m = parse(t, `HloModule dot
+ENTRY e {
+  x = s32[4] parameter(0)
+  ROOT d = s32[] dot(x, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`)
+	x := vec[int32](1, 2, 3, 4)
+	out, err = Limits{MaxTotalBytes: 68}.EvalContext(context.Background(), m, x)
+	require.NoError(t, err)
+	assertLit(t, scalar(int32(1+4+9+16)), out)
+	_, err = Limits{MaxTotalBytes: 67}.EvalContext(context.Background(), m, x)
+	require.ErrorIs(t, err, ErrTooLarge)
+}
+
 // TestLimitsReleaseLoopValues: a loop body's values are released when it returns, so
 // 100 iterations fit in a total of 100 bytes: the entry holds 24 (z and the while's
 // result) and one body call 24 more (one, j, w), where all the iterations' values
