@@ -72,6 +72,10 @@ func TestSlice(t *testing.T) {
 	assertLit(t, mat[float32](dims(0)), evalText(t, oneOp(`
   x = f32[8] parameter(0)
   ROOT s = f32[0] slice(x), slice={[2:2]}`), x))
+	// A stride past the end selects the start alone ((7+stride-1) used to wrap).
+	assertLit(t, vec(float32(1)), evalText(t, oneOp(`
+  x = f32[8] parameter(0)
+  ROOT s = f32[1] slice(x), slice={[1:8:9223372036854775807]}`), x))
 	// Rows 0 and 2 (stride 2), columns 1..2.
 	m := mat(dims(4, 3), int32(0), 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32)
 	assertLit(t, mat(dims(2, 2), int32(1), 2, 21, 22), evalText(t, oneOp(`

@@ -80,7 +80,7 @@ func inferSlice(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("slice [%d:%d:%d] of dimension %d of %v is out of bounds or has stride < 1",
 				s.Start, s.Limit, s.Stride, i, x)
 		}
-		out.Dims[i] = (s.Limit - s.Start + s.Stride - 1) / s.Stride
+		out.Dims[i] = s.Count()
 	}
 	return out, nil
 }
