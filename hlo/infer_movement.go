@@ -101,13 +101,14 @@ func inferConcatenate(a *shapeArgs) (Shape, error) {
 		return Shape{}, fmt.Errorf("operand %v: %w", first, err)
 	}
 	out := first.Clone()
+	var d dimArith
 	for _, s := range a.operands[1:] {
 		if err := concatCompatible(first, s, dim); err != nil {
 			return Shape{}, err
 		}
-		out.Dims[dim] += s.Dims[dim]
+		out.Dims[dim] = d.add(out.Dims[dim], s.Dims[dim])
 	}
-	return out, nil
+	return out, d.err(fmt.Sprintf("the concatenated dimension %d", dim))
 }
 
 func concatCompatible(first, s Shape, dim int64) error {

@@ -284,6 +284,15 @@ func TestVerifyRejectsOverflowingShapes(t *testing.T) {
 		b.Pad(x, b.ScalarConstant(F32, 0), []PadDim{pad})
 		require.ErrorIs(t, b.Err(), ErrShapeTooLarge, "%+v", pad)
 	}
+	// 2^14 operands of 2^50 elements concatenated: the sum wrapped to f32[0].
+	b = NewBuilder("concat")
+	part := b.Parameter(MakeShape(F32, MaxShapeElements), "part")
+	parts := make([]*Instruction, 1<<14)
+	for i := range parts {
+		parts[i] = part
+	}
+	b.Concatenate(0, parts...)
+	require.ErrorIs(t, b.Err(), ErrShapeTooLarge)
 	// A window dilation whose extent wraps: (3-1)·2^62 + 1.
 	b = NewBuilder("window")
 	x := b.Parameter(MakeShape(F32, 3), "x")
