@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -17,30 +18,39 @@ import (
 
 // runModule runs one module on the device and on cpuref and prints both results,
 // whether they agree within the program's tolerance, the memory plan and the
-// per-kernel GPU times.
-func runModule(out io.Writer, name, text string, seed uint64, validation bool, opts ...vkxla.CompileOption) (err error) {
+// per-kernel GPU times. The -timeout bounds cpuref, the compile and the GPU run.
+func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
 	m, err := hlo.ParseModule(text)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	inputs := randomInputs(m, seed)
-	want, err := cpuref.Eval(m, inputs...)
-	if err != nil {
-		return fmt.Errorf("cpuref: %w", err)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if rf.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, rf.timeout)
 	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	defer cancel()
+	defer func() { err = explainLimit(err, rf.timeout) }()
+	inputs, err := randomInputs(m, rf.seed, rf.limits)
+	if err != nil {
+		return err
+	}
+	want, err := rf.limits.EvalContext(ctx, m, inputs...)
+	if err != nil {
+		return err // cpuref's errors say "cpuref: …"
+	}
+	rt, err := vkxla.NewRuntime(vkxla.WithValidation(rf.validation))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }() // validation messages fail the run
 	start := time.Now()
-	exe, err := rt.Compile(context.Background(), m, opts...)
+	exe, err := rt.Compile(ctx, m, rf.compileOpts...)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, exe.Close()) }()
 	compileTime := time.Since(start)
-	got, err := exe.Run(context.Background(), inputs...)
+	got, err := exe.Run(ctx, inputs...)
 	if err != nil {
 		return err
 	}
@@ -50,7 +60,7 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool, o
 	for _, b := range live[:min(5, len(live))] {
 		fmt.Fprintf(out, "  %v\n", b)
 	}
-	fmt.Fprintf(out, "inputs: random, seed %d\n", seed)
+	fmt.Fprintf(out, "inputs: random, seed %d\n", rf.seed)
 	if strings.Contains(text, "{...}") {
 		fmt.Fprintln(out, "note: the module elides constants ({...}); they hold the parser's seeded pseudo-random values, not the originals")
 	}
@@ -60,6 +70,17 @@ func runModule(out io.Writer, name, text string, seed uint64, validation bool, o
 		return err
 	}
 	return report(out, m, got, want.Leaves(), prof)
+}
+
+// explainLimit names the flag behind an error of the run's limits.
+func explainLimit(err error, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (the run's -timeout of %v; -timeout 0 for none)", err, timeout)
+	case errors.Is(err, cpuref.ErrTooLarge):
+		return fmt.Errorf("%w (-cpuref-max-bytes raises cpuref's limits)", err)
+	}
+	return err
 }
 
 // report prints GPU and cpuref outputs side by side and fails if they disagree.
@@ -93,14 +114,18 @@ func clip(s string) string {
 }
 
 // randomInputs draws every entry parameter: floats in [-1, 1], integers in [0, 8)
-// (small enough to be valid indices), preds at random.
-func randomInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
+// (small enough to be valid indices), preds at random. The parameters are checked
+// against cpuref's limits first, so that a huge one is an error, not an allocation.
+func randomInputs(m *hlo.Module, seed uint64, limits cpuref.Limits) ([]*hlo.Literal, error) {
+	if err := limits.CheckShapes(m.Entry.ParamShapes()...); err != nil {
+		return nil, fmt.Errorf("cpuref: the entry parameters: %w", err)
+	}
 	rng := rand.New(rand.NewPCG(seed, 0x766b786c61))
 	inputs := make([]*hlo.Literal, len(m.Entry.Params))
 	for i, p := range m.Entry.Params {
 		inputs[i] = randomLiteral(rng, p.Shape)
 	}
-	return inputs
+	return inputs, nil
 }
 
 func randomLiteral(rng *rand.Rand, s hlo.Shape) *hlo.Literal {
@@ -140,12 +165,21 @@ func devicesCommand(out io.Writer) error {
 }
 
 func printCommand(args []string, out io.Writer) error {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("print", flag.ContinueOnError)
+	maxFileBytes := fs.Int64("max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
+	if help, err := parseFlags(fs, args, out); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
 		return fmt.Errorf("print takes one file")
 	}
-	m, err := hlo.ParseModuleFile(args[0])
+	text, err := readModuleFile(fs.Arg(0), *maxFileBytes)
 	if err != nil {
 		return err
+	}
+	m, err := hlo.ParseModule(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	_, err = io.WriteString(out, hlo.Print(m))
 	return err
