@@ -31,9 +31,10 @@ func newCompileCache(entries int, bytes int64) *compileCache {
 	return &compileCache{maxEntries: entries, maxBytes: bytes, lru: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
-// fingerprint identifies a module's structure and the options that shape its code.
-func fingerprint(text, options string) [32]byte {
-	return sha256.Sum256([]byte(text + "\x00" + options))
+// fingerprint identifies a module's structure (hlo.Fingerprint) and the options
+// that shape its code.
+func fingerprint(module [32]byte, options string) [32]byte {
+	return sha256.Sum256(append(module[:], options...))
 }
 
 // getOrCompile returns a new handle on the cached executable for key, compiling and
