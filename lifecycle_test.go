@@ -282,6 +282,7 @@ func TestCompileChecksDeviceMemory(t *testing.T) {
 	_, err := rt.Compile(context.Background(), outputs(k))
 	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
 	assert.Contains(t, err.Error(), "device memory")
+	t.Log(err)
 	assert.Zero(t, rt.MemoryStats().Executables)
 	require.Zero(t, rt.Device().LiveObjects()-liveBaseline(rt))
 
