@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -431,4 +432,40 @@ func first(ls []*hlo.Literal) *hlo.Literal {
 		return nil
 	}
 	return ls[0]
+}
+
+// TestCompileKeysLargeConstantsByBytes: the cache key hashes a constant's bytes
+// instead of printing them (Compile of a module with a 64 MiB constant allocated
+// 556 MiB, nearly all of it the printed key), and a constant that differs in one
+// element of 4M is another cache entry.
+func TestCompileKeysLargeConstantsByBytes(t *testing.T) {
+	rt := newRuntime(t)
+	const n = 4 << 20 // f32 elements: 16 MiB
+	lit := hlo.NewLiteral(f32(n))
+	for i := 0; i < n; i += 7 {
+		lit.SetFloat64(i, float64(i)*0.37)
+	}
+	module := func(c *hlo.Literal) *hlo.Module {
+		b := hlo.NewBuilder("big")
+		x := b.Parameter(f32(n), "x")
+		return mustBuild(t, b, b.Add(x, b.Constant(c)))
+	}
+	ctx := context.Background()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	exe, err := rt.Compile(ctx, module(lit))
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	defer exe.Close()
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4<<20), "bytes Compile allocated for a module with a 16 MiB constant")
+
+	same, err := rt.Compile(ctx, module(lit))
+	require.NoError(t, err)
+	require.NoError(t, same.Close())
+	other := lit.Clone()
+	other.SetFloat64(n-1, 1)
+	diff, err := rt.Compile(ctx, module(other))
+	require.NoError(t, err)
+	require.NoError(t, diff.Close())
+	assert.Equal(t, vkxla.CacheStats{Entries: 2, Bytes: 2 * exe.MemoryStats().PeakBytes, Hits: 1, Misses: 2}, rt.CacheStats())
 }
