@@ -114,6 +114,25 @@ func (cc *compileCache) unref(c *compiled) error {
 	return nil
 }
 
+// dropUnheld drops cached entries that no caller holds, least recently used first,
+// until they held at least need bytes (or none is left), and releases them: Compile
+// makes room with it before failing for lack of device memory.
+func (cc *compileCache) dropUnheld(need int64) error {
+	cc.mu.Lock()
+	var victims []*compiled
+	var freed int64
+	for el := cc.lru.Back(); el != nil && freed < need; {
+		prev := el.Prev()
+		if c := el.Value.(*cacheEntry).c; c.refs == 1 {
+			freed += c.stats.PeakBytes
+			victims = append(victims, cc.removeLocked(el)...)
+		}
+		el = prev
+	}
+	cc.mu.Unlock()
+	return releaseAll(victims)
+}
+
 // clear drops every entry.
 func (cc *compileCache) clear() error {
 	cc.mu.Lock()

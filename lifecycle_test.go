@@ -291,10 +291,18 @@ func TestCompileChecksDeviceMemory(t *testing.T) {
 	half := int(heap/(4*chunk))/2 + 1
 	exe, err := rt.Compile(context.Background(), outputs(half))
 	require.NoError(t, err)
-	defer exe.Close()
 	_, err = rt.Compile(context.Background(), outputs(half+1))
 	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
 	assert.Contains(t, err.Error(), "held by the runtime")
+
+	// Once no caller holds the first, its cache entry makes room for the second.
+	require.NoError(t, exe.Close())
+	require.Equal(t, 1, rt.CacheStats().Entries)
+	exe, err = rt.Compile(context.Background(), outputs(half+1))
+	require.NoError(t, err)
+	require.NoError(t, exe.Close())
+	assert.Equal(t, 1, rt.CacheStats().Entries, "the unheld entry was dropped")
+	assert.Equal(t, 1, rt.MemoryStats().Executables)
 }
 
 // liveBaseline is the Vulkan objects a runtime holds with no executable: its tensor

@@ -16,9 +16,9 @@ type deviceMemory struct {
 	// maxAllocation is maxMemoryAllocationSize: the largest block, so the largest
 	// buffer (a buffer lives in one block); 0 when the device does not say.
 	maxAllocation int64
-	// heldBytes is held by the runtime already (its other executables, cached ones
-	// included, and its tensor pool); cachedBytes is the cached part of it.
-	heldBytes, cachedBytes int64
+	// heldBytes is held by the runtime already: its other executables (cached ones
+	// included) and its tensor pool.
+	heldBytes int64
 }
 
 // checkPlanFits checks a plan against the device before anything is allocated:
@@ -44,25 +44,39 @@ func checkPlanFits(blocks []int64, ranges []arena.PlanRange, mem deviceMemory) e
 		}
 	}
 	if left := mem.heapBytes - mem.heldBytes; total > left {
-		err := fmt.Errorf("%w: the plan needs %d bytes of device memory in %d blocks; the device's heaps hold %d bytes, %d of them held by the runtime (executables and tensors), leaving %d",
-			device.ErrOutOfDeviceMemory, total, len(blocks), mem.heapBytes, mem.heldBytes, max(left, 0))
-		if mem.cachedBytes > 0 {
-			err = fmt.Errorf("%w (%d bytes are cached executables: ClearCaches releases those no caller holds)", err, mem.cachedBytes)
-		}
-		errs = append(errs, err)
+		errs = append(errs, fmt.Errorf("%w: the plan needs %d bytes of device memory in %d blocks; the device's heaps hold %d bytes, %d of them held by the runtime (executables and tensors), leaving %d",
+			device.ErrOutOfDeviceMemory, total, len(blocks), mem.heapBytes, mem.heldBytes, max(left, 0)))
 	}
 	return errors.Join(errs...)
 }
 
 // checkPlanFits checks l's plan against the runtime's device and what the runtime
-// holds now. Compiles running at the same time do not see each other's plans: the
-// check catches plans that cannot fit, not every race for the last bytes.
+// holds now, first dropping cached executables no caller holds (least recently used
+// first) when the plan would not fit beside them. Compiles running at the same time
+// do not see each other's plans: the check catches plans that cannot fit, not every
+// race for the last bytes.
 func (rt *Runtime) checkPlanFits(l *lowering) error {
+	blocks := alignedBlocks(l.plan, l.limits)
+	mem := rt.deviceMemory()
+	var total int64
+	for _, size := range blocks {
+		total += size
+	}
+	if need := total - (mem.heapBytes - mem.heldBytes); need > 0 {
+		if err := rt.cache.dropUnheld(need); err != nil {
+			return err
+		}
+		mem = rt.deviceMemory()
+	}
+	return checkPlanFits(blocks, l.plan.Ranges, mem)
+}
+
+// deviceMemory is the runtime's device's limits and what the runtime holds now.
+func (rt *Runtime) deviceMemory() deviceMemory {
 	caps := rt.dev.Caps()
-	mem := deviceMemory{maxAllocation: caps.MaxMemoryAllocationSize, cachedBytes: rt.cache.stats().Bytes}
+	mem := deviceMemory{maxAllocation: caps.MaxMemoryAllocationSize, heldBytes: rt.MemoryStats().TotalBytes()}
 	for _, h := range caps.MemoryHeaps {
 		mem.heapBytes += h.Size
 	}
-	mem.heldBytes = rt.MemoryStats().TotalBytes()
-	return checkPlanFits(alignedBlocks(l.plan, l.limits), l.plan.Ranges, mem)
+	return mem
 }

@@ -24,7 +24,7 @@ func TestCheckPlanFits(t *testing.T) {
 		return rs
 	}
 	held := dev
-	held.heldBytes, held.cachedBytes = gib+gib/2, gib/4
+	held.heldBytes = gib + gib/2
 
 	for _, tc := range []struct {
 		name   string
@@ -41,7 +41,7 @@ func TestCheckPlanFits(t *testing.T) {
 			[]string{`buffer 0 "a" of 2147483664 bytes is larger than the device's largest allocation (maxMemoryAllocationSize 2147483648 bytes)`,
 				"plan block 0 of 2147483664 bytes is larger", "needs 2147483664 bytes"}},
 		{"held by the runtime", []int64{gib}, ranges(gib), held,
-			[]string{"1610612736 of them held by the runtime", "leaving 536870912", "268435456 bytes are cached executables"}},
+			[]string{"1610612736 of them held by the runtime", "leaving 536870912"}},
 		{"fits beside what is held", []int64{gib / 2}, ranges(gib / 2), held, nil},
 		{"more held than the heap", []int64{16}, ranges(16), deviceMemory{heapBytes: gib, heldBytes: 2 * gib}, []string{"leaving 0"}},
 		{"no allocation limit known", []int64{gib}, ranges(gib), deviceMemory{heapBytes: 2 * gib}, nil},
