@@ -104,7 +104,7 @@ func (e *Executable) checkOpen() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return fmt.Errorf("vkxla: executable %s: %w", e.c.module.Name, ErrClosed)
+		return fmt.Errorf("vkxla: executable %s is closed (%w)", e.c.module.Name, ErrClosed)
 	}
 	return nil
 }
@@ -150,7 +150,7 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
-		return errors.Join(fmt.Errorf("vkxla: Run %s: %w", name, ErrClosed), unpinTensors(tensors))
+		return errors.Join(fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed), unpinTensors(tensors))
 	}
 	err = c.stageInputs(ctx, inputs)
 	// The tensors' bytes are in the parameter ranges now (or the run failed): a

@@ -104,7 +104,7 @@ func (e *Executable) Profile() (Profile, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
-		return Profile{}, fmt.Errorf("vkxla: Profile %s: %w", c.module.Name, ErrClosed)
+		return Profile{}, fmt.Errorf("vkxla: Profile %s: the runtime is closed (%w)", c.module.Name, ErrClosed)
 	}
 	var p Profile
 	for _, r := range c.ran {

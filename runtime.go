@@ -92,7 +92,7 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 		o(&cfg)
 	}
 	if cfg.device != nil && cfg.device.Closed() {
-		return nil, fmt.Errorf("vkxla: NewRuntime: WithDevice: the device %s: %w", cfg.device, ErrClosed)
+		return nil, fmt.Errorf("vkxla: NewRuntime: WithDevice: the device %s is closed (%w)", cfg.device, ErrClosed)
 	}
 	if cfg.dumpDir != "" {
 		if err := checkDumpDir(cfg.dumpDir); err != nil {
@@ -165,7 +165,7 @@ func (rt *Runtime) enter() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return fmt.Errorf("vkxla: runtime: %w", ErrClosed)
+		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
 	}
 	rt.busy.Add(1)
 	return nil
@@ -211,7 +211,7 @@ func (rt *Runtime) checkOpen() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return fmt.Errorf("vkxla: runtime: %w", ErrClosed)
+		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
 	}
 	return nil
 }

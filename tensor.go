@@ -47,7 +47,7 @@ func (t *DeviceTensor) pin() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.freed {
-		return fmt.Errorf("vkxla: device tensor %v: %w", t.shape, ErrClosed)
+		return fmt.Errorf("vkxla: device tensor %v is closed (%w)", t.shape, ErrClosed)
 	}
 	t.pins++
 	return nil
