@@ -24,8 +24,9 @@ vet:
 test-go:
 	$(GO) test -count=1 ./...
 
-# The device GC stress test and concurrent Runs of one executable, under the race
-# detector.
+# The device GC stress test, concurrent Runs of one executable, and the runtime's
+# stress tests (Compile/Run/Upload/tensor Close/ClearCaches racing Close), under the
+# race detector.
 test-race:
 	$(GO) test -count=1 -race -run 'GCStress|Concurrent' ./device/... .
 
