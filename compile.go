@@ -139,7 +139,7 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	if err := rt.stageErr(ctx); err != nil {
 		return nil, err
 	}
-	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
+	c := &compiled{rt: rt, module: m, optimized: lw.optimized, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
 		livePeak: livePeak(l), refs: 1}
 	if err := c.build(ctx, l, cfg.profile); err != nil {
 		return nil, errors.Join(err, c.release())
@@ -154,11 +154,12 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 
 // lowered is a module lowered to blocks over a placed plan.
 type lowered struct {
-	l      *lowering
-	params []value
-	main   *block
-	root   value
-	stats  MemoryStats
+	l         *lowering
+	optimized *hlo.Module // the module after the passes: what the kernels compute
+	params    []value
+	main      *block
+	root      value
+	stats     MemoryStats
 }
 
 // budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
@@ -211,7 +212,7 @@ func (rt *Runtime) lowerModule(ctx context.Context, m *hlo.Module, cfg compileCo
 	l.shareInPlace(tl)
 	l.place(tl)
 	l.dropSelfCopies(main)
-	return &lowered{l: l, params: params, main: main, root: root, stats: memoryStats(l)}, nil
+	return &lowered{l: l, optimized: opt, params: params, main: main, root: root, stats: memoryStats(l)}, nil
 }
 
 // optimize runs the pass pipeline on a copy of m (m stays as it was: under a

@@ -16,15 +16,16 @@ var bg = context.Background()
 // compiled is the device state of one compiled module, shared by every Executable
 // handle that the cache hands out; it is released when the last reference goes.
 type compiled struct {
-	rt       *Runtime
-	module   *hlo.Module
-	params   []value
-	root     value
-	main     *block
-	stats    MemoryStats
-	livePeak []LiveBuffer
-	arena    *arena.Arena
-	rec      *recorder
+	rt        *Runtime
+	module    *hlo.Module
+	optimized *hlo.Module
+	params    []value
+	root      value
+	main      *block
+	stats     MemoryStats
+	livePeak  []LiveBuffer
+	arena     *arena.Arena
+	rec       *recorder
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
@@ -65,6 +66,11 @@ type Executable struct {
 // Module returns a copy of the module the executable was compiled from (after
 // hlo.Verify, before the passes); editing it changes nothing about the executable.
 func (e *Executable) Module() *hlo.Module { return e.c.module.Clone() }
+
+// OptimizedModule returns a copy of the module after the pass pipeline: every
+// entry instruction is one kernel (a fusion, a dot, …) or a control step, as XLA's
+// compiled text (jax's .compile().as_text()) shows what runs.
+func (e *Executable) OptimizedModule() *hlo.Module { return e.c.optimized.Clone() }
 
 // MemoryStats returns the device memory the executable holds, known at compile time.
 func (e *Executable) MemoryStats() MemoryStats { return e.c.stats }

@@ -67,7 +67,8 @@ func run(args []string, out io.Writer) error {
 }
 
 const usage = `usage:
-  vkxla run [-seed N] [-validation] [-budget BYTES] [-without PASS,...] [-timeout D]
+  vkxla run [-inputs random|ones|npy:DIR] [-seed N] [-positive] [-check] [-validation]
+            [-budget BYTES] [-without PASS,...] [-timeout D]
             [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
                                                  run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
@@ -78,7 +79,8 @@ const defaultMaxFileBytes = 256 << 20
 
 // runFlags are the options of vkxla run.
 type runFlags struct {
-	seed         uint64
+	inputs       inputSource
+	check        bool
 	validation   bool
 	timeout      time.Duration
 	limits       cpuref.Limits
@@ -89,8 +91,11 @@ type runFlags struct {
 func runCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	var rf runFlags
-	fs.Uint64Var(&rf.seed, "seed", 1, "seed of the random inputs")
-	fs.BoolVar(&rf.validation, "validation", os.Getenv("VKXLA_VALIDATION") == "1", "enable the Vulkan validation layer")
+	seed := fs.Uint64("seed", 1, "seed of the random inputs")
+	inputs := fs.String("inputs", "random", "where the inputs come from: random, ones or npy:DIR (DIR/<parameter name or number>.npy)")
+	positive := fs.Bool("positive", false, "draw random floats in [0.5, 1.5) instead of [-1, 1) (for log, sqrt, pow…)")
+	fs.BoolVar(&rf.check, "check", false, "on a mismatch, run every kernel alone on cpuref's inputs and name the first that differs (and the instruction inside a fusion)")
+	fs.BoolVar(&rf.validation, "validation", os.Getenv("VKXLA_VALIDATION") == "1", "enable the Vulkan validation layer (slows every dispatch: off unless asked)")
 	budget := fs.Int64("budget", 0, "device memory budget in bytes (rematerialise to meet it; 0: none)")
 	without := fs.String("without", "", "comma-separated optimisation passes to skip (fusion, schedule, …)")
 	fs.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on the whole run, cpuref and GPU (0: none)")
@@ -109,13 +114,16 @@ func runCommand(args []string, out io.Writer) error {
 		return errors.New("run: -cpuref-max-bytes and -timeout must not be negative")
 	}
 	rf.limits = cpuref.Limits{MaxValueBytes: *cpurefMax, MaxTotalBytes: *cpurefMax}
+	var err error
+	if rf.inputs, err = parseInputSource(*inputs, *seed, *positive); err != nil {
+		return err
+	}
 	name, text := "examples/mlp.hlo (built in)", exampleMLP
 	if fs.NArg() > 1 {
 		return errors.New("run takes at most one file")
 	}
 	if fs.NArg() == 1 {
 		name = fs.Arg(0)
-		var err error
 		if text, err = readModuleFile(name, rf.maxFileBytes); err != nil {
 			return err
 		}

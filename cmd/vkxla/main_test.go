@@ -72,7 +72,7 @@ func TestCommandErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no/such/file.hlo")
 
-	err = runModule(&out, "bad.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n", runFlags{seed: 1})
+	err = runModule(&out, "bad.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n", runFlags{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.hlo:")
 	assert.Contains(t, err.Error(), "3:")
@@ -170,12 +170,12 @@ func TestInputFileCap(t *testing.T) {
 // the process); it is refused against cpuref's limits, which a flag raises.
 func TestRunRefusesHugeInputs(t *testing.T) {
 	text := "HloModule big\nENTRY e {\n  ROOT p = f32[1000000000000] parameter(0)\n}\n"
-	err := runModule(io.Discard, "big.hlo", text, runFlags{seed: 1})
+	err := runModule(io.Discard, "big.hlo", text, runFlags{})
 	require.ErrorIs(t, err, cpuref.ErrTooLarge)
 	assert.Contains(t, err.Error(), "f32[1000000000000] is 4000000000000 bytes, over the limit of 2147483648 bytes per value")
 	assert.Contains(t, err.Error(), "(-cpuref-max-bytes raises cpuref's limits)")
 
-	err = runModule(io.Discard, "big.hlo", text, runFlags{seed: 1, limits: cpuref.Limits{MaxValueBytes: 3}})
+	err = runModule(io.Discard, "big.hlo", text, runFlags{limits: cpuref.Limits{MaxValueBytes: 3}})
 	assert.ErrorContains(t, err, "over the limit of 3 bytes per value")
 }
 
