@@ -188,9 +188,10 @@ func vjpSelect(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, err
 	return grads, nil
 }
 
-// vjpClamp: clamp(lo, x, hi). x gets ct where lo < x < hi; lo where lo > x (and
-// lo < hi); hi where hi < x; at the boundaries the cotangent is dropped, as JAX
-// does. A scalar lo or hi sums its share over the whole array.
+// vjpClamp: clamp(lo, x, hi) = min(max(x, lo), hi), XLA's definition. x gets ct
+// where lo < x < hi; lo where x < lo < hi; hi where hi < max(x, lo) (so hi wins
+// when lo > hi); at the boundaries the cotangent is dropped, as JAX does. A scalar
+// lo or hi sums its share over the whole array.
 func vjpClamp(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
 	x := n.args[1]
 	lo, hi := e.broadcastTo(n.args[0], x.Shape), e.broadcastTo(n.args[2], x.Shape)
@@ -210,7 +211,7 @@ func vjpClamp(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, erro
 		grads[1] = masked(e.b.And(e.b.Compare(x, lo, hlo.CmpGT), e.b.Compare(x, hi, hlo.CmpLT)), x)
 	}
 	if e.needs(n, 2) {
-		grads[2] = masked(e.b.Compare(hi, x, hlo.CmpLT), n.args[2])
+		grads[2] = masked(e.b.Compare(hi, e.b.Max(x, lo), hlo.CmpLT), n.args[2])
 	}
 	return grads, nil
 }
