@@ -18,7 +18,7 @@ import (
 // (L(x+h) - L(x-h)) / 2h, all in f64 on cpuref.
 //
 // Step and tolerance: h = 1e-6; |vjp - fd| <= fdAtol + fdRtol·|fd|. The central
-// difference's truncation error is O(h²·f''') ≈ 1e-12 and its rounding error
+// difference's truncation error is O(h²·f”') ≈ 1e-12 and its rounding error
 // ε·|L|/h ≈ 1e-10 for |L| ≈ 1, so 1e-6 leaves a wide margin while a wrong rule
 // (errors of order 1) still fails.
 const (
