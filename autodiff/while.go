@@ -53,11 +53,11 @@ func (e *engine) guardedUnroll(in *hlo.Instruction, cond, body *hlo.Computation,
 		if err != nil {
 			return nil, err
 		}
-		next := e.b.Conditional(p, []*hlo.Computation{body, identity}, []*hlo.Instruction{state})
+		next := e.b.Conditional(p, []*hlo.Computation{body, identity}, []*hlo.Instruction{state, state})
 		if err := e.b.Err(); err != nil {
 			return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
 		}
-		e.record(next, p, state)
+		e.record(next, p, state, state)
 		state = next
 	}
 	p, err := e.replay(cond, []*hlo.Instruction{state})
@@ -73,7 +73,9 @@ func (e *engine) poison(p, v *hlo.Instruction) *hlo.Instruction {
 	if v.Shape.IsTuple() {
 		elems := make([]*hlo.Instruction, len(v.Shape.Elems))
 		for i := range elems {
-			elems[i] = e.poison(p, e.b.GetTupleElement(v, int64(i)))
+			g := e.b.GetTupleElement(v, int64(i))
+			e.record(g, v)
+			elems[i] = e.poison(p, g)
 		}
 		t := e.b.Tuple(elems...)
 		e.record(t, elems...)
