@@ -186,10 +186,15 @@ func (e *engine) floatOnly(c *cot, s hlo.Shape) *cot {
 		return c
 	}
 	out := &cot{elems: make([]*cot, len(s.Elems))}
+	zero := true
 	for i, es := range s.Elems {
 		if i < len(c.elems) {
 			out.elems[i] = e.floatOnly(c.elems[i], es)
+			zero = zero && out.elems[i] == nil
 		}
+	}
+	if zero {
+		return nil // a tuple cotangent with no float part is zero
 	}
 	return out
 }
