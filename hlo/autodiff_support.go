@@ -1,5 +1,7 @@
 package hlo
 
+import "errors"
+
 // Reemit adds an instruction like in (its opcode, a copy of its attributes and its
 // called computations) over new operands from this builder, inferring the result
 // shape; for the opcodes whose result is declared (ResultIsDeclared) in.Shape is
@@ -9,10 +11,10 @@ package hlo
 // them.
 func (b *Builder) Reemit(in *Instruction, operands []*Instruction) *Instruction {
 	if in == nil {
-		return b.fail(OpInvalid, operands, errorString("Reemit of a nil instruction"))
+		return b.fail(OpInvalid, operands, errors.New("Reemit of a nil instruction"))
 	}
 	if in.Op == OpParameter {
-		return b.fail(in.Op, operands, errorString("Reemit cannot add a parameter; use Parameter"))
+		return b.fail(in.Op, operands, errors.New("Reemit cannot add a parameter; use Parameter"))
 	}
 	spec := opSpec{op: in.Op, operands: append([]*Instruction(nil), operands...),
 		attrs: cloneAttributes(in.Attrs), called: append([]*Computation(nil), in.Called...)}
@@ -22,7 +24,3 @@ func (b *Builder) Reemit(in *Instruction, operands []*Instruction) *Instruction 
 	}
 	return b.emit(spec)
 }
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
