@@ -182,3 +182,33 @@ func TestVJPSignature(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{math.Sin(0.5), math.Sin(2)}, values(t, out.Elems()[0]), 1e-15)
 	assert.InDeltaSlice(t, []float64{math.Cos(0.5) + 100, 10*math.Cos(2) + 4000}, values(t, out.Elems()[3]), 1e-12)
 }
+
+func TestFloat32AgreesWithFloat64(t *testing.T) {
+	// The rules are type-generic: Grad of the same function in f32 matches f64 to
+	// f32 precision.
+	f := func(dt hlo.DType) *hlo.Module {
+		return build(t, []hlo.Shape{hlo.MakeShape(dt, 2, 3), hlo.MakeShape(dt, 3)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			h := b.Tanh(b.Dot(ps[0], ps[1]))
+			return sumOf(b, b.Mul(h, b.Logistic(h)))
+		})
+	}
+	x := []float64{0.1, -0.4, 0.7, 1.1, -0.2, 0.3}
+	w := []float64{0.5, -1.5, 0.25}
+	g64 := gradAt(t, f(hlo.F64), []int{0, 1}, hlo.MustFromSlice([]int64{2, 3}, x), vec64(w...))
+	x32, w32 := make([]float32, len(x)), make([]float32, len(w))
+	for i, v := range x {
+		x32[i] = float32(v)
+	}
+	for i, v := range w {
+		w32[i] = float32(v)
+	}
+	g32 := gradAt(t, f(hlo.F32), []int{0, 1}, hlo.MustFromSlice([]int64{2, 3}, x32), hlo.MustFromSlice([]int64{3}, w32))
+	for k := range 2 {
+		want := g64.Elems()[k]
+		got := g32.Elems()[k]
+		require.Equal(t, hlo.F32, got.DType())
+		for i := range want.NumElements() {
+			assert.InDelta(t, want.Float64(i), got.Float64(i), 1e-6+1e-5*math.Abs(want.Float64(i)))
+		}
+	}
+}
