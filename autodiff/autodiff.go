@@ -3,7 +3,7 @@
 // the normal pipeline compiles.
 //
 // The transformation replays the forward computation into a new builder (inlining
-// calls and fusions and unrolling while loops whose trip count is known), records
+// calls and fusions, turning while loops into stacking loops), records
 // the instructions that depend on a differentiated parameter (the tape), then walks
 // the tape backwards applying one VJP rule per opcode (rules.go holds the table, a
 // row per opcode) and summing the cotangents that reach each value. docs/autodiff.md

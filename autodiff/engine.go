@@ -21,6 +21,9 @@ type node struct {
 	orig *hlo.Instruction
 	out  *hlo.Instruction
 	args []*hlo.Instruction
+	// vjp, when set, is the node's own rule in place of its opcode's: a while loop's
+	// backward loop, which needs what its forward loop stacked.
+	vjp func(e *engine, n *node, ct *cot) ([]*cot, error)
 }
 
 // engine holds one transformation: the builder of the new computation, the tape and
@@ -152,6 +155,9 @@ func (e *engine) backprop(out *hlo.Instruction, seed *cot) error {
 // apply runs n's rule, or reports its op as not differentiable.
 func (e *engine) apply(n *node, ct *cot) ([]*cot, error) {
 	row := table[n.orig.Op]
+	if n.vjp != nil {
+		row = rowOf(n.vjp)
+	}
 	if row.zero != "" {
 		return nil, nil
 	}
@@ -169,6 +175,8 @@ func (e *engine) apply(n *node, ct *cot) ([]*cot, error) {
 	}
 	return grads, nil
 }
+
+func rowOf(f func(e *engine, n *node, ct *cot) ([]*cot, error)) row { return row{vjp: f} }
 
 // accumulate adds c to x's cotangent, dropping integer and pred leaves.
 func (e *engine) accumulate(x *hlo.Instruction, c *cot) {

@@ -7,25 +7,23 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// maxUnroll bounds the iterations a while loop is unrolled to, so that a huge trip
-// count is an error rather than an unbounded graph.
+// maxUnroll bounds the trip count tripCount will run a counter to, and the
+// iterations a bounded data-dependent loop is unrolled to.
 const maxUnroll = 1 << 16
 
-// expandWhile unrolls a while loop on the differentiated path: its body is inlined
-// once per iteration, so the tape holds every iteration's ops and the backward pass
-// needs no loop. The trip count must be known at compile time (tripCount); without
-// it, Options.MaxTripCount iterations are unrolled, each guarded by the condition.
+// expandWhile handles a while loop on the differentiated path. With a trip count
+// known at compile time (tripCount) it stays a loop: loopWhile stacks the states
+// and differentiates with a backward loop. Otherwise, with Options.MaxTripCount,
+// that many iterations are unrolled, each guarded by the condition; without it the
+// loop is an error, as in JAX's reverse mode.
 func expandWhile(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
 	cond, body := in.Called[0], in.Called[1]
 	n, err := tripCount(in)
 	if err == nil {
-		state := ops[0]
-		for range n {
-			if state, err = e.replay(body, []*hlo.Instruction{state}); err != nil {
-				return nil, err
-			}
+		if n == 0 {
+			return ops[0], nil
 		}
-		return state, nil
+		return e.loopWhile(in, ops[0], n)
 	}
 	limit := e.opts.maxTripCount()
 	if limit <= 0 {

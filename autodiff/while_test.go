@@ -96,3 +96,70 @@ func checkVJPModule(t *testing.T, c fdCase, m, vjp *hlo.Module) {
 		}
 	}
 }
+
+// countedLoopModule: f(x, w) = state x after n iterations of x = sin(x)·w + x.
+func countedLoopModule(t *testing.T, n int64) *hlo.Module {
+	cond, body := countedLoop(t, 3, n)
+	return build(t, []hlo.Shape{f64s(3), f64s(3)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		w := b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0], ps[1]))
+		return b.GetTupleElement(w, 1)
+	})
+}
+
+func TestStaticWhileStaysALoop(t *testing.T) {
+	// The derivative's size does not depend on the trip count: the forward and
+	// backward passes are loops.
+	size := func(n int64) int {
+		v, err := VJP(countedLoopModule(t, n), []int{0, 1}, nil)
+		require.NoError(t, err)
+		total := 0
+		for _, c := range v.Computations {
+			total += len(c.Instructions)
+		}
+		return total
+	}
+	assert.Equal(t, size(3), size(1000))
+
+	// And it is right for a long loop (central differences, 200 iterations).
+	c := fdCase{name: "long loop", params: []hlo.Shape{f64s(3), f64s(3)},
+		gen: func(r *rand.Rand, i int, s hlo.Shape) *hlo.Literal { return randomLiteral(r, s, -0.05, 0.05) },
+		build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Call(countedLoopModule(t, 200).Entry, ps...)
+		}}
+	checkFD(t, c)
+}
+
+func TestGradOfGradThroughWhile(t *testing.T) {
+	// f(x) = Σ state after 5 iterations of x = sin(x)·x + x on a scalar: the
+	// second derivative of the loop (the backward loop differentiated as a loop
+	// again) against central differences of the first.
+	state := hlo.MakeTuple(s32s(), f64s())
+	cb := hlo.NewBuilder("cond")
+	p := cb.Parameter(state, "s")
+	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(p, 0), cb.ScalarConstant(hlo.S32, 5), hlo.CmpLT))
+	require.NoError(t, err)
+	bb := hlo.NewBuilder("body")
+	q := bb.Parameter(state, "s")
+	i, x := bb.GetTupleElement(q, 0), bb.GetTupleElement(q, 1)
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), bb.Add(bb.Mul(bb.Sin(x), x), x)))
+	require.NoError(t, err)
+	m := build(t, []hlo.Shape{f64s()}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0])), 1)
+	})
+	g, err := Grad(m, []int{0}, nil)
+	require.NoError(t, err)
+	gg, err := Grad(g, []int{0}, nil)
+	require.NoError(t, err)
+	for _, x := range []float64{-0.3, 0.2} {
+		at := func(v float64) float64 {
+			out, err := cpuref.Eval(g, hlo.ScalarLiteral(v))
+			require.NoError(t, err)
+			return out.Float64(0)
+		}
+		const h = 1e-5
+		fd := (at(x+h) - at(x-h)) / (2 * h)
+		out, err := cpuref.Eval(gg, hlo.ScalarLiteral(x))
+		require.NoError(t, err)
+		assert.InDelta(t, fd, out.Float64(0), fdAtol+fdRtol*math.Abs(fd), "f'' at %g", x)
+	}
+}

@@ -1,0 +1,190 @@
+package autodiff
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// A while loop with a known trip count n is differentiated as a loop, as JAX does for
+// scan: the forward pass runs an augmented loop that also stacks each iteration's
+// input state (one [n, …] array per state leaf), and the backward pass runs a loop
+// from the last iteration to the first, each step slicing that iteration's state out
+// of the stacks and applying the body's VJP (which replays the body: one
+// recomputation per iteration). The graph grows with the body, not the trip count;
+// memory holds n copies of the state.
+//
+// Both loops count up from 0 to n with a constant bound, the pattern tripCount
+// recognises, so the derivative can be differentiated again.
+
+// loopTape is what the forward loop leaves for the backward one.
+type loopTape struct {
+	body   *hlo.Computation
+	stacks []*hlo.Instruction
+	n      int64
+}
+
+// loopWhile emits the augmented forward loop and puts a node with the loop's VJP on
+// the tape.
+func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64) (*hlo.Instruction, error) {
+	body := in.Called[1]
+	leaves := leafShapes(init.Shape)
+	aug := []hlo.Shape{init.Shape, hlo.Scalar(hlo.S32)}
+	for _, s := range leaves {
+		aug = append(aug, stackShape(s, n))
+	}
+	augShape := hlo.MakeTuple(aug...)
+	fwdBody, err := stackingBody(body, augShape, n)
+	if err != nil {
+		return nil, err
+	}
+	cond, err := countingCond(in.Called[0].Name+".count", augShape, 1, n)
+	if err != nil {
+		return nil, err
+	}
+	start := []*hlo.Instruction{init, e.b.ScalarConstant(hlo.S32, 0)}
+	for _, s := range leaves {
+		start = append(start, e.zeros(stackShape(s, n)))
+	}
+	loop := e.b.While(cond, fwdBody, e.b.Tuple(start...))
+	out := e.b.GetTupleElement(loop, 0)
+	lt := &loopTape{body: body, n: n}
+	for i := range leaves {
+		lt.stacks = append(lt.stacks, e.b.GetTupleElement(loop, int64(2+i)))
+	}
+	if err := e.b.Err(); err != nil {
+		return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
+	}
+	e.active[out] = true
+	e.tape = append(e.tape, &node{orig: in, out: out, args: []*hlo.Instruction{init},
+		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.vjpLoop(lt, n, ct) }})
+	return out, nil
+}
+
+// vjpLoop runs the backward loop: state (k, cotangent of the state, stacks…); step k
+// takes iteration n-1-k's input state from the stacks and maps the cotangent of its
+// output to that of its input.
+func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
+	stateShape := n.args[0].Shape
+	shapes := []hlo.Shape{hlo.Scalar(hlo.S32), stateShape}
+	for _, s := range lt.stacks {
+		shapes = append(shapes, s.Shape)
+	}
+	bwdShape := hlo.MakeTuple(shapes...)
+	bwdBody, err := backwardBody(lt, bwdShape, e.opts)
+	if err != nil {
+		return nil, err
+	}
+	cond, err := countingCond(lt.body.Name+".vjp.count", bwdShape, 0, lt.n)
+	if err != nil {
+		return nil, err
+	}
+	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.stacks...)
+	loop := e.b.While(cond, bwdBody, e.b.Tuple(start...))
+	return []*cot{e.split(e.b.GetTupleElement(loop, 1))}, nil
+}
+
+// stackingBody is the forward loop's body over (state, t, stacks…): it writes the
+// state's leaves into row t of the stacks and runs the original body.
+func stackingBody(body *hlo.Computation, augShape hlo.Shape, n int64) (*hlo.Computation, error) {
+	b := hlo.NewBuilder(body.Name + ".stack")
+	p := b.Parameter(augShape, "aug")
+	state, t := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
+	next, err := newEngine(b, nil).replay(body, []*hlo.Instruction{state})
+	if err != nil {
+		return nil, err
+	}
+	out := []*hlo.Instruction{next, b.Add(t, b.ScalarConstant(hlo.S32, 1))}
+	for i, leaf := range leafValues(b, state) {
+		row := b.Reshape(leaf, append([]int64{1}, leaf.Shape.Dims...)...)
+		out = append(out, b.DynamicUpdateSlice(b.GetTupleElement(p, int64(2+i)), row, rowStart(b, t, leaf.Shape.Rank())))
+	}
+	return b.BuildComputation(b.Tuple(out...))
+}
+
+// backwardBody is the backward loop's body over (k, ct, stacks…).
+func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computation, error) {
+	b := hlo.NewBuilder(lt.body.Name + ".vjp")
+	p := b.Parameter(bwdShape, "bwd")
+	k, ctv := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
+	t := b.Sub(b.ScalarConstant(hlo.S32, float64(lt.n-1)), k)
+	leaves := make([]*hlo.Instruction, len(lt.stacks))
+	stacks := make([]*hlo.Instruction, len(lt.stacks))
+	for i, st := range lt.stacks {
+		stacks[i] = b.GetTupleElement(p, int64(2+i))
+		dims := st.Shape.Dims[1:]
+		sizes := append([]int64{1}, dims...)
+		leaves[i] = b.Reshape(b.DynamicSlice(stacks[i], rowStart(b, t, len(dims)), sizes), dims...)
+	}
+	state := rebuild(b, ctv.Shape, &leaves)
+	sub := newEngine(b, opts)
+	sub.markActive(state)
+	out, err := sub.replay(lt.body, []*hlo.Instruction{state})
+	if err != nil {
+		return nil, err
+	}
+	if err := sub.backprop(out, sub.split(ctv)); err != nil {
+		return nil, err
+	}
+	ctIn := sub.materialize(sub.floatOnly(sub.cts[state], state.Shape), state.Shape)
+	root := append([]*hlo.Instruction{b.Add(k, b.ScalarConstant(hlo.S32, 1)), ctIn}, stacks...)
+	return b.BuildComputation(b.Tuple(root...))
+}
+
+// countingCond builds (state) -> state[i] < n for an s32 counter at tuple index i.
+func countingCond(name string, shape hlo.Shape, i, n int64) (*hlo.Computation, error) {
+	b := hlo.NewBuilder(name)
+	p := b.Parameter(shape, "s")
+	return b.BuildComputation(b.Compare(b.GetTupleElement(p, i), b.ScalarConstant(hlo.S32, float64(n)), hlo.CmpLT))
+}
+
+// rowStart is the dynamic-slice start (t, 0, …, 0) of a row of a stack.
+func rowStart(b *hlo.Builder, t *hlo.Instruction, rank int) []*hlo.Instruction {
+	starts := []*hlo.Instruction{t}
+	for range rank {
+		starts = append(starts, b.ScalarConstant(hlo.S32, 0))
+	}
+	return starts
+}
+
+func stackShape(s hlo.Shape, n int64) hlo.Shape {
+	return hlo.MakeShape(s.DType, append([]int64{n}, s.Dims...)...)
+}
+
+// leafShapes lists the array leaves of a shape, depth first.
+func leafShapes(s hlo.Shape) []hlo.Shape {
+	if !s.IsTuple() {
+		return []hlo.Shape{s}
+	}
+	var out []hlo.Shape
+	for _, e := range s.Elems {
+		out = append(out, leafShapes(e)...)
+	}
+	return out
+}
+
+// leafValues lists the array leaves of a value, depth first, as get-tuple-elements.
+func leafValues(b *hlo.Builder, v *hlo.Instruction) []*hlo.Instruction {
+	if !v.Shape.IsTuple() {
+		return []*hlo.Instruction{v}
+	}
+	var out []*hlo.Instruction
+	for i := range v.Shape.Elems {
+		out = append(out, leafValues(b, b.GetTupleElement(v, int64(i)))...)
+	}
+	return out
+}
+
+// rebuild assembles a value of shape s from leaves (consumed from the front).
+func rebuild(b *hlo.Builder, s hlo.Shape, leaves *[]*hlo.Instruction) *hlo.Instruction {
+	if !s.IsTuple() {
+		v := (*leaves)[0]
+		*leaves = (*leaves)[1:]
+		return v
+	}
+	elems := make([]*hlo.Instruction, len(s.Elems))
+	for i, es := range s.Elems {
+		elems[i] = rebuild(b, es, leaves)
+	}
+	return b.Tuple(elems...)
+}
