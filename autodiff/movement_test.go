@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -102,6 +104,35 @@ func TestGatherScatterVJP(t *testing.T) {
 				return b.Scatter(ps[:1], ps[1], ps[2:], b.Reducer(hlo.OpAdd, hlo.F64), hlo.ScatterDims{
 					InsertedWindowDims: []int64{1}, ScatterDimsToOperandDims: []int64{1}, IndexVectorDim: 2,
 					InputBatchingDims: []int64{0}, ScatterIndicesBatchingDims: []int64{0}})
+			}},
+	}
+	runFD(t, cases)
+}
+
+// replaceComb is scatter's (old, new) -> new combiner.
+func replaceComb(t *testing.T) *hlo.Computation {
+	rb := hlo.NewBuilder("replace")
+	rb.Parameter(hlo.Scalar(hlo.F64), "old")
+	c, err := rb.BuildComputation(rb.Parameter(hlo.Scalar(hlo.F64), "new"))
+	require.NoError(t, err)
+	return c
+}
+
+func TestScatterReplaceVJP(t *testing.T) {
+	cases := []fdCase{
+		// Rows 1, 4, 1 (a repeat: one update wins), 3, and 9 (dropped).
+		{name: "scatter replace rows", params: []hlo.Shape{f64s(5, 2), s32s(5), f64s(5, 2)}, gen: fixedInts(1, 1, 4, 1, 3, 9),
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Scatter(ps[:1], ps[1], ps[2:], replaceComb(t), hlo.ScatterDims{
+					UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
+					ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1})
+			}},
+		// Overlapping 2x2 windows at (0,0), (1,1), (2,0).
+		{name: "scatter replace overlapping windows", params: []hlo.Shape{f64s(4, 3), s32s(3, 2), f64s(3, 2, 2)},
+			gen: fixedInts(1, 0, 0, 1, 1, 2, 0),
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Scatter(ps[:1], ps[1], ps[2:], replaceComb(t), hlo.ScatterDims{
+					UpdateWindowDims: []int64{1, 2}, ScatterDimsToOperandDims: []int64{0, 1}, IndexVectorDim: 1})
 			}},
 	}
 	runFD(t, cases)

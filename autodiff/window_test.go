@@ -3,6 +3,8 @@ package autodiff
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -31,9 +33,7 @@ func TestReduceWindowVJP(t *testing.T) {
 			wrt: []int{1, 2},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				sel, err := selector(hlo.CmpGE, hlo.F64)
-				if err != nil {
-					panic(err)
-				}
+				require.NoError(t, err)
 				return b.SelectAndScatter(ps[0], ps[1], ps[2], sel, b.Reducer(hlo.OpAdd, hlo.F64),
 					[]hlo.WindowDim{win(3, 2, 1, 0, 1, 1), win(2, 1, 0, 0, 1, 1)})
 			}},
