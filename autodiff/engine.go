@@ -152,31 +152,31 @@ func (e *engine) backprop(out *hlo.Instruction, seed *cot) error {
 	return nil
 }
 
-// apply runs n's rule, or reports its op as not differentiable.
+// apply runs n's rule (its own, or its opcode's), or reports its op as not
+// differentiable.
 func (e *engine) apply(n *node, ct *cot) ([]*cot, error) {
 	row := table[n.orig.Op]
+	vjp := row.vjp
 	if n.vjp != nil {
-		row = rowOf(n.vjp)
+		vjp = n.vjp
 	}
-	if row.zero != "" {
+	switch {
+	case vjp != nil:
+		grads, err := vjp(e, n, ct)
+		if err != nil {
+			return nil, fmt.Errorf("autodiff: %s (%v): %w", n.orig.Name, n.orig.Op, err)
+		}
+		return grads, nil
+	case row.zero != "":
 		return nil, nil
 	}
-	if row.vjp == nil {
-		reason := row.notDifferentiable
-		if reason == "" {
-			reason = "no VJP rule"
-		}
-		return nil, fmt.Errorf("autodiff: %s (%v) is on the path from a differentiated parameter to the result: %s: %w",
-			n.orig.Name, n.orig.Op, reason, ErrNotDifferentiable)
+	reason := row.notDifferentiable
+	if reason == "" {
+		reason = "no VJP rule"
 	}
-	grads, err := row.vjp(e, n, ct)
-	if err != nil {
-		return nil, fmt.Errorf("autodiff: %s (%v): %w", n.orig.Name, n.orig.Op, err)
-	}
-	return grads, nil
+	return nil, fmt.Errorf("autodiff: %s (%v) is on the path from a differentiated parameter to the result: %s: %w",
+		n.orig.Name, n.orig.Op, reason, ErrNotDifferentiable)
 }
-
-func rowOf(f func(e *engine, n *node, ct *cot) ([]*cot, error)) row { return row{vjp: f} }
 
 // accumulate adds c to x's cotangent, dropping integer and pred leaves.
 func (e *engine) accumulate(x *hlo.Instruction, c *cot) {

@@ -11,7 +11,8 @@ import (
 //     (nil entries are zero); it reads the replayed operands and result from the
 //     node and builds the backward ops with the engine's builder;
 //   - expand replaces the instruction during the forward replay by ops that are
-//     differentiated instead (call and fusion are inlined, while is unrolled);
+//     differentiated instead (call and fusion are inlined; while becomes a stacking
+//     loop whose tape node carries its backward loop);
 //   - zero gives the reason no cotangent reaches the operands: the derivative is
 //     zero wherever it exists (floor, sign, …) or the result is never floating
 //     point (compare, bitwise ops);
