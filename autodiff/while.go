@@ -7,62 +7,32 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// maxUnroll bounds the trip count tripCount will run a counter to, and the
-// iterations a bounded data-dependent loop is unrolled to.
-const maxUnroll = 1 << 16
+// maxTrips bounds the trip count tripCount will run a counter to, and
+// Options.MaxTripCount: the stacks hold one state per iteration.
+const maxTrips = 1 << 16
 
-// expandWhile handles a while loop on the differentiated path. With a trip count
-// known at compile time (tripCount) it stays a loop: loopWhile stacks the states
-// and differentiates with a backward loop. Otherwise, with Options.MaxTripCount,
-// that many iterations are unrolled, each guarded by the condition; without it the
-// loop is an error, as in JAX's reverse mode.
+// expandWhile handles a while loop on the differentiated path. It stays a loop:
+// loopWhile stacks the states and differentiates with a backward loop. The trip
+// count must be known at compile time (tripCount) or bounded by
+// Options.MaxTripCount; otherwise the loop is an error, as in JAX's reverse mode.
 func expandWhile(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
-	cond, body := in.Called[0], in.Called[1]
 	n, err := tripCount(in)
 	if err == nil {
 		if n == 0 {
 			return ops[0], nil
 		}
-		return e.loopWhile(in, ops[0], n)
+		return e.loopWhile(in, ops[0], n, false)
 	}
 	limit := e.opts.maxTripCount()
 	if limit <= 0 {
 		return nil, fmt.Errorf("autodiff: while %s: %v; give Options.MaxTripCount to differentiate it: %w",
 			in.Name, err, ErrUnknownTripCount)
 	}
-	if limit > maxUnroll {
-		return nil, fmt.Errorf("autodiff: while %s: MaxTripCount %d exceeds the unroll limit %d: %w",
-			in.Name, limit, maxUnroll, ErrInvalidArgument)
+	if limit > maxTrips {
+		return nil, fmt.Errorf("autodiff: while %s: MaxTripCount %d exceeds the limit %d: %w",
+			in.Name, limit, maxTrips, ErrInvalidArgument)
 	}
-	return e.guardedUnroll(in, cond, body, ops[0], limit)
-}
-
-// guardedUnroll runs limit iterations of conditional(cond(state), body, identity);
-// the conditional's own rule differentiates each. If the condition still holds
-// afterwards, the floating-point leaves of the result are NaN.
-func (e *engine) guardedUnroll(in *hlo.Instruction, cond, body *hlo.Computation, state *hlo.Instruction, limit int64) (*hlo.Instruction, error) {
-	ib := hlo.NewBuilder(body.Name + ".skip")
-	identity, err := ib.BuildComputation(ib.Parameter(state.Shape, "state"))
-	if err != nil {
-		return nil, err
-	}
-	for range limit {
-		p, err := e.replay(cond, []*hlo.Instruction{state})
-		if err != nil {
-			return nil, err
-		}
-		next := e.b.Conditional(p, []*hlo.Computation{body, identity}, []*hlo.Instruction{state, state})
-		if err := e.b.Err(); err != nil {
-			return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
-		}
-		e.record(next, p, state, state)
-		state = next
-	}
-	p, err := e.replay(cond, []*hlo.Instruction{state})
-	if err != nil {
-		return nil, err
-	}
-	return e.poison(p, state), nil
+	return e.loopWhile(in, ops[0], limit, true)
 }
 
 // poison replaces the floating-point leaves of v by NaN where p (a pred scalar)
@@ -113,8 +83,8 @@ func tripCount(w *hlo.Instruction) (int64, error) {
 	}
 	var n int64
 	for v := start; compareInts(v, bound, dir); v += step {
-		if n++; n > maxUnroll {
-			return 0, fmt.Errorf("the trip count exceeds the unroll limit %d", maxUnroll)
+		if n++; n > maxTrips {
+			return 0, fmt.Errorf("the trip count exceeds the unroll limit %d", maxTrips)
 		}
 	}
 	return n, nil

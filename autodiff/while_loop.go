@@ -14,19 +14,26 @@ import (
 // recomputation per iteration). The graph grows with the body, not the trip count;
 // memory holds n copies of the state.
 //
-// Both loops count up from 0 to n with a constant bound, the pattern tripCount
-// recognises, so the derivative can be differentiated again.
+// With a static trip count both loops count up from 0 to the constant n, the
+// pattern tripCount recognises, so the derivative can be differentiated again. A
+// bounded data-dependent loop (Options.MaxTripCount = n) runs the original
+// condition as well, stops at n iterations at most, and the backward loop runs as
+// many iterations as the forward one did; if the condition still holds after n, the
+// result's float leaves are NaN.
 
 // loopTape is what the forward loop leaves for the backward one.
 type loopTape struct {
 	body   *hlo.Computation
 	stacks []*hlo.Instruction
 	n      int64
+	// count is the forward loop's iteration count, for a bounded loop; nil when it
+	// is the constant n.
+	count *hlo.Instruction
 }
 
 // loopWhile emits the augmented forward loop and puts a node with the loop's VJP on
-// the tape.
-func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64) (*hlo.Instruction, error) {
+// the tape. bounded marks a data-dependent loop with at most n iterations.
+func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, bounded bool) (*hlo.Instruction, error) {
 	body := in.Called[1]
 	leaves := leafShapes(init.Shape)
 	aug := []hlo.Shape{init.Shape, hlo.Scalar(hlo.S32)}
@@ -38,7 +45,11 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64) 
 	if err != nil {
 		return nil, err
 	}
-	cond, err := countingCond(in.Called[0].Name+".count", augShape, 1, n)
+	var orig *hlo.Computation
+	if bounded {
+		orig = in.Called[0]
+	}
+	cond, err := countingCond(in.Called[0].Name+".count", augShape, 1, n, orig)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +60,9 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64) 
 	loop := e.b.While(cond, fwdBody, e.b.Tuple(start...))
 	out := e.b.GetTupleElement(loop, 0)
 	lt := &loopTape{body: body, n: n}
+	if bounded {
+		lt.count = e.b.GetTupleElement(loop, 1)
+	}
 	for i := range leaves {
 		lt.stacks = append(lt.stacks, e.b.GetTupleElement(loop, int64(2+i)))
 	}
@@ -58,7 +72,14 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64) 
 	e.active[out] = true
 	e.tape = append(e.tape, &node{orig: in, out: out, args: []*hlo.Instruction{init},
 		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.vjpLoop(lt, n, ct) }})
-	return out, nil
+	if !bounded {
+		return out, nil
+	}
+	more, err := e.replay(in.Called[0], []*hlo.Instruction{out})
+	if err != nil {
+		return nil, err
+	}
+	return e.poison(more, out), nil
 }
 
 // vjpLoop runs the backward loop: state (k, cotangent of the state, stacks…); step k
@@ -70,16 +91,25 @@ func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 	for _, s := range lt.stacks {
 		shapes = append(shapes, s.Shape)
 	}
+	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.stacks...)
+	if lt.count != nil {
+		shapes = append(shapes, lt.count.Shape)
+		start = append(start, lt.count)
+	}
 	bwdShape := hlo.MakeTuple(shapes...)
 	bwdBody, err := backwardBody(lt, bwdShape, e.opts)
 	if err != nil {
 		return nil, err
 	}
-	cond, err := countingCond(lt.body.Name+".vjp.count", bwdShape, 0, lt.n)
+	var cond *hlo.Computation
+	if lt.count == nil {
+		cond, err = countingCond(lt.body.Name+".vjp.count", bwdShape, 0, lt.n, nil)
+	} else {
+		cond, err = lessThanElement(lt.body.Name+".vjp.count", bwdShape, 0, int64(len(shapes)-1))
+	}
 	if err != nil {
 		return nil, err
 	}
-	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.stacks...)
 	loop := e.b.While(cond, bwdBody, e.b.Tuple(start...))
 	return []*cot{e.split(e.b.GetTupleElement(loop, 1))}, nil
 }
@@ -107,7 +137,13 @@ func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computa
 	b := hlo.NewBuilder(lt.body.Name + ".vjp")
 	p := b.Parameter(bwdShape, "bwd")
 	k, ctv := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
-	t := b.Sub(b.ScalarConstant(hlo.S32, float64(lt.n-1)), k)
+	last := b.ScalarConstant(hlo.S32, float64(lt.n-1))
+	var count *hlo.Instruction
+	if lt.count != nil {
+		count = b.GetTupleElement(p, int64(2+len(lt.stacks)))
+		last = b.Sub(count, b.ScalarConstant(hlo.S32, 1))
+	}
+	t := b.Sub(last, k)
 	leaves := make([]*hlo.Instruction, len(lt.stacks))
 	stacks := make([]*hlo.Instruction, len(lt.stacks))
 	for i, st := range lt.stacks {
@@ -128,14 +164,33 @@ func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computa
 	}
 	ctIn := sub.materialize(sub.floatOnly(sub.cts[state], state.Shape), state.Shape)
 	root := append([]*hlo.Instruction{b.Add(k, b.ScalarConstant(hlo.S32, 1)), ctIn}, stacks...)
+	if count != nil {
+		root = append(root, count)
+	}
 	return b.BuildComputation(b.Tuple(root...))
 }
 
-// countingCond builds (state) -> state[i] < n for an s32 counter at tuple index i.
-func countingCond(name string, shape hlo.Shape, i, n int64) (*hlo.Computation, error) {
+// countingCond builds (state) -> state[i] < n for an s32 counter at tuple index i;
+// with orig, also orig(state[0]) (the original loop's condition).
+func countingCond(name string, shape hlo.Shape, i, n int64, orig *hlo.Computation) (*hlo.Computation, error) {
 	b := hlo.NewBuilder(name)
 	p := b.Parameter(shape, "s")
-	return b.BuildComputation(b.Compare(b.GetTupleElement(p, i), b.ScalarConstant(hlo.S32, float64(n)), hlo.CmpLT))
+	more := b.Compare(b.GetTupleElement(p, i), b.ScalarConstant(hlo.S32, float64(n)), hlo.CmpLT)
+	if orig != nil {
+		holds, err := newEngine(b, nil).replay(orig, []*hlo.Instruction{b.GetTupleElement(p, 0)})
+		if err != nil {
+			return nil, err
+		}
+		more = b.And(more, holds)
+	}
+	return b.BuildComputation(more)
+}
+
+// lessThanElement builds (state) -> state[i] < state[j].
+func lessThanElement(name string, shape hlo.Shape, i, j int64) (*hlo.Computation, error) {
+	b := hlo.NewBuilder(name)
+	p := b.Parameter(shape, "s")
+	return b.BuildComputation(b.Compare(b.GetTupleElement(p, i), b.GetTupleElement(p, j), hlo.CmpLT))
 }
 
 // rowStart is the dynamic-slice start (t, 0, …, 0) of a row of a stack.

@@ -68,6 +68,18 @@ func TestWhileDataDependentTripCount(t *testing.T) {
 		checkVJPModule(t, c, mod, v)
 	}
 
+	// The derivative's size does not depend on the bound.
+	size := func(limit int64) int {
+		v, err := VJP(m, []int{0, 1}, &Options{MaxTripCount: limit})
+		require.NoError(t, err)
+		total := 0
+		for _, c := range v.Computations {
+			total += len(c.Instructions)
+		}
+		return total
+	}
+	assert.Equal(t, size(2), size(5000))
+
 	// A trip count beyond the bound makes the result NaN, never a truncated value.
 	v, err := VJP(m, []int{0}, &Options{MaxTripCount: 2})
 	require.NoError(t, err)
