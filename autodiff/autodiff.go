@@ -31,11 +31,11 @@ var ErrUnknownTripCount = errors.New("while loop trip count is not known at comp
 
 // Options tune the transformation; the zero value (or a nil pointer) is the default.
 type Options struct {
-	// MaxTripCount, when positive, lets a while loop whose trip count is data
-	// dependent be differentiated: it is unrolled MaxTripCount times, each iteration
-	// guarded by the loop condition. If the condition still holds after that many
-	// iterations, the loop's floating-point results are NaN (never a silently
-	// truncated value).
+	// MaxTripCount, when positive (at most 65536), lets a while loop whose trip
+	// count is data dependent be differentiated: the forward loop stops after at
+	// most MaxTripCount iterations, keeping each iteration's state for the backward
+	// loop. If the condition still holds then, the loop's floating-point results are
+	// NaN (never a silently truncated value).
 	MaxTripCount int64
 }
 
