@@ -57,6 +57,14 @@ func TestReduceProductWithZeros(t *testing.T) {
 	// Row (0, 2, 3): ∂ = (6, 0, 0); row (0, 0, 5): ∂ = (0, 0, 0). No division.
 	x := hlo.MustFromSlice([]int64{2, 3}, []float64{0, 2, 3, 0, 0, 5})
 	assert.Equal(t, []float64{6, 0, 0, 0, 0, 0}, values(t, gradAt(t, m, []int{0}, x)))
+
+	// Five elements (three scan steps), one zero: only the zero's derivative is
+	// nonzero, the product of the others.
+	m = build(t, []hlo.Shape{f64s(5)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return b.Reduce(ps, []*hlo.Instruction{b.ScalarConstant(hlo.F64, 1)}, b.Reducer(hlo.OpMultiply, hlo.F64), []int64{0})
+	})
+	assert.Equal(t, []float64{0, 24, 0, 0, 0}, values(t, gradAt(t, m, []int{0}, vec64(2, 0, 3, 1, 4))))
+	assert.Equal(t, []float64{12, 24, 8, 24, 6}, values(t, gradAt(t, m, []int{0}, vec64(2, 1, 3, 1, 4))))
 }
 
 func TestMaxTiesSplitEqually(t *testing.T) {
