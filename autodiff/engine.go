@@ -100,7 +100,7 @@ func (e *engine) replayOne(in *hlo.Instruction, ops []*hlo.Instruction, anyActiv
 			return expand(e, in, ops)
 		}
 	}
-	out := e.b.Reemit(in, ops)
+	out := e.b.SetName(e.b.Reemit(in, ops), in.Name) // forward values keep their names
 	if err := e.b.Err(); err != nil {
 		return nil, fmt.Errorf("autodiff: replaying %s: %w", in.Name, err)
 	}
