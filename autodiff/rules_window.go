@@ -33,23 +33,48 @@ func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 			return nil, fmt.Errorf("the gradient with respect to a %v reduce-window's init value is not supported: %w", op, ErrNotDifferentiable)
 		}
 		for _, w := range win {
-			if w.BaseDilation != 1 || w.WindowDilation != 1 {
-				return nil, fmt.Errorf("%v reduce-window with dilation has no VJP rule (select-and-scatter takes no dilation): %w", op, ErrNotDifferentiable)
+			if w.WindowDilation != 1 {
+				return nil, fmt.Errorf("%v reduce-window with window dilation has no VJP rule (select-and-scatter takes no dilation): %w", op, ErrNotDifferentiable)
 			}
 		}
 		dir := hlo.CmpGE
 		if op == hlo.OpMinimum {
 			dir = hlo.CmpLE
 		}
-		dt := x.Shape.DType
-		sel, err := selector(dir, dt)
+		gx, err := e.poolGrad(x, n.args[1], g, win, dir)
 		if err != nil {
 			return nil, err
 		}
-		gx := e.b.SelectAndScatter(x, g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win)
 		return []*cot{{arr: gx}, nil}, nil
 	}
 	return nil, fmt.Errorf("reduce-window with reducer %v has no VJP rule (add, maximum, minimum): %w", op, ErrNotDifferentiable)
+}
+
+// poolGrad is select-and-scatter of the cotangent onto the window elements that
+// select (compare dir) picks. Base dilation, which select-and-scatter lacks, is
+// made explicit first: the holes become elements holding the init value (as the
+// forward reduce treats them), and their share is dropped by a strided slice.
+func (e *engine) poolGrad(x, init, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
+	dt := x.Shape.DType
+	sel, err := selector(dir, dt)
+	if err != nil {
+		return nil, err
+	}
+	win = append([]hlo.WindowDim(nil), win...)
+	holes := make([]hlo.PadDim, len(win))
+	starts, limits, strides := make([]int64, len(win)), make([]int64, len(win)), make([]int64, len(win))
+	dilatedBase := false
+	for i := range win {
+		holes[i].Interior = win[i].BaseDilation - 1
+		limits[i], strides[i] = dilated(x.Shape.Dims[i], win[i].BaseDilation), win[i].BaseDilation
+		dilatedBase = dilatedBase || win[i].BaseDilation != 1
+		win[i].BaseDilation = 1
+	}
+	if !dilatedBase {
+		return e.b.SelectAndScatter(x, g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win), nil
+	}
+	spread := e.b.SelectAndScatter(e.b.Pad(x, init, holes), g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win)
+	return e.b.Slice(spread, starts, limits, strides), nil
 }
 
 // selector builds select-and-scatter's (a, b) -> compare(a, b, dir).

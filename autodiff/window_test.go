@@ -27,6 +27,8 @@ func TestReduceWindowVJP(t *testing.T) {
 			[]hlo.WindowDim{win(1, 1, 0, 0, 1, 1), win(3, 2, 0, 0, 1, 1), win(2, 1, 0, 0, 1, 1)}),
 		reduceWindowCase("max pool padded", hlo.OpMaximum, -1e300, f64s(5, 5),
 			[]hlo.WindowDim{win(3, 2, 1, 1, 1, 1), win(2, 2, 1, 0, 1, 1)}),
+		reduceWindowCase("max pool base-dilated", hlo.OpMaximum, -3, f64s(4, 3),
+			[]hlo.WindowDim{win(3, 2, 1, 1, 1, 2), win(2, 1, 0, 1, 1, 3)}),
 		reduceWindowCase("min pool", hlo.OpMinimum, 1e300, f64s(6, 4),
 			[]hlo.WindowDim{win(2, 2, 0, 0, 1, 1), win(3, 1, 0, 0, 1, 1)}),
 		{name: "select-and-scatter (max pool gradient)", params: []hlo.Shape{f64s(6, 5), f64s(3, 4), f64s()},
