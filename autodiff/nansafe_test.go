@@ -74,11 +74,20 @@ func TestMaxTiesSplitEqually(t *testing.T) {
 	})
 	assert.Equal(t, []float64{0, 1.0 / 3, 1.0 / 3, 1.0 / 3}, values(t, gradAt(t, m, []int{0}, vec64(1, 3, 3, 3))))
 
+	// An init value equal to the maximum takes its share: max(init 3; 1, 3) splits
+	// between the 3 and the init.
+	m = build(t, []hlo.Shape{f64s(2), f64s()}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return b.Reduce(ps[:1], ps[1:], b.Reducer(hlo.OpMaximum, hlo.F64), []int64{0})
+	})
+	out := gradAt(t, m, []int{0, 1}, vec64(1, 3), hlo.ScalarLiteral(3.0))
+	assert.Equal(t, []float64{0, 0.5}, values(t, out.Elems()[0]))
+	assert.Equal(t, []float64{0.5}, values(t, out.Elems()[1]))
+
 	// maximum(x, y) at x = y: each gets half.
 	m = build(t, []hlo.Shape{f64s(2), f64s(2)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 		return sumOf(b, b.Max(ps[0], ps[1]))
 	})
-	out := gradAt(t, m, []int{0, 1}, vec64(1, 2), vec64(1, 5))
+	out = gradAt(t, m, []int{0, 1}, vec64(1, 2), vec64(1, 5))
 	assert.Equal(t, []float64{0.5, 0}, values(t, out.Elems()[0]))
 	assert.Equal(t, []float64{0.5, 1}, values(t, out.Elems()[1]))
 }

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/vkxla/vkxla/hlo"
@@ -24,6 +25,17 @@ func TestReduceVJP(t *testing.T) {
 		{name: "sum with init parameter", params: []hlo.Shape{f64s(2, 3), f64s()},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Reduce(ps[:1], ps[1:], b.Reducer(hlo.OpAdd, hlo.F64), []int64{1})
+			}},
+		// The init value wins where it exceeds its row (inputs are in [-2, 2]).
+		{name: "max with init parameter", params: []hlo.Shape{f64s(4, 3), f64s()},
+			gen: func(r *rand.Rand, i int, s hlo.Shape) *hlo.Literal {
+				if i == 1 {
+					return hlo.ScalarLiteral(0.3)
+				}
+				return nil
+			},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Reduce(ps[:1], ps[1:], b.Reducer(hlo.OpMaximum, hlo.F64), []int64{1})
 			}},
 		{name: "product with init parameter", params: []hlo.Shape{f64s(2, 3), f64s()},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {

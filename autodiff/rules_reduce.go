@@ -43,13 +43,17 @@ func vjpReduce(e *engine, n *node, ct *cot) ([]*cot, error) {
 	case hlo.OpMultiply:
 		gx, ginit = e.reduceProductGrad(x, init, g, dims, kept)
 	case hlo.OpMaximum, hlo.OpMinimum:
-		if e.needs(n, 1) {
-			return nil, fmt.Errorf("the gradient with respect to a %v reduce's init value is not supported: %w", op, ErrNotDifferentiable)
-		}
-		// Ties split the cotangent equally among the elements equal to the result.
+		// Ties split the cotangent equally among the elements equal to the result,
+		// the init value counting as one more element.
 		hit := e.b.Compare(x, spread(out), hlo.CmpEQ)
-		count := e.sum(e.b.Select(hit, e.like(x, 1), e.like(x, 0)), dims)
-		gx = e.b.Select(hit, spread(e.b.Div(g, count)), e.like(x, 0))
+		initHit := e.b.Compare(e.broadcastTo(init, out.Shape), out, hlo.CmpEQ)
+		count := e.b.Add(e.sum(e.b.Select(hit, e.like(x, 1), e.like(x, 0)), dims),
+			e.b.Select(initHit, e.like(out, 1), e.like(out, 0)))
+		share := e.b.Div(g, count)
+		gx = e.b.Select(hit, spread(share), e.like(x, 0))
+		if e.needs(n, 1) {
+			ginit = e.sumAll(e.b.Select(initHit, share, e.like(share, 0)))
+		}
 	default:
 		return nil, fmt.Errorf("reduce with reducer %v has no VJP rule (add, multiply, maximum, minimum): %w", op, ErrNotDifferentiable)
 	}
