@@ -59,6 +59,17 @@ func TestGradOfGrad(t *testing.T) {
 				b.Reducer(hlo.OpMaximum, hlo.F64), hlo.MakeWindow([]int64{2}, []int64{2}))
 			return b.Add(sumOf(b, w), sumOf(b, pool))
 		}, []float64{0.3, 1.7}},
+		{"conditional and call", func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			pb := hlo.NewBuilder("pos")
+			a := pb.Parameter(f64s(), "a")
+			pos, err := pb.BuildComputation(pb.Mul(pb.Sin(a), pb.Mul(a, a)))
+			require.NoError(t, err)
+			nb := hlo.NewBuilder("neg")
+			z := nb.Parameter(f64s(), "z")
+			neg, err := nb.BuildComputation(nb.Exp(nb.Call(pos, z)))
+			require.NoError(t, err)
+			return b.Conditional(b.Compare(x, c(b, 0), hlo.CmpGT), []*hlo.Computation{pos, neg}, []*hlo.Instruction{x, x})
+		}, []float64{-0.7, 0.9}},
 		{"sum pool and gather", func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
 			v := b.Mul(b.BroadcastScalar(x, 5), b.Iota(f64s(5), 0))
 			pool := b.ReduceWindow([]*hlo.Instruction{b.Sin(v)}, []*hlo.Instruction{c(b, 0)},
