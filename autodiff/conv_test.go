@@ -17,7 +17,7 @@ func win(size, stride, lo, hi, wdil, bdil int64) hlo.WindowDim {
 	return hlo.WindowDim{Size: size, Stride: stride, PadLow: lo, PadHigh: hi, WindowDilation: wdil, BaseDilation: bdil}
 }
 
-func TestConvolutionVJP(t *testing.T) {
+func convolutionCases(t *testing.T) []fdCase {
 	nhwc := hlo.ConvDims{InputBatch: 0, InputFeature: 3, InputSpatial: []int64{1, 2},
 		KernelSpatial: []int64{0, 1}, KernelInput: 2, KernelOutput: 3,
 		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}}
@@ -25,7 +25,7 @@ func TestConvolutionVJP(t *testing.T) {
 	odd := hlo.ConvDims{InputBatch: 2, InputFeature: 1, InputSpatial: []int64{0, 3},
 		KernelInput: 1, KernelOutput: 2, KernelSpatial: []int64{3, 0},
 		OutputBatch: 3, OutputFeature: 0, OutputSpatial: []int64{2, 1}}
-	cases := []fdCase{
+	return []fdCase{
 		convCase("1-d plain", f64s(2, 3, 6), f64s(4, 3, 3), []hlo.WindowDim{win(3, 1, 0, 0, 1, 1)}, hlo.DefaultConvDims(1), 1, 1),
 		convCase("2-d strided padded", f64s(1, 2, 5, 6), f64s(3, 2, 2, 3),
 			[]hlo.WindowDim{win(2, 2, 1, 0, 1, 1), win(3, 2, 1, 2, 1, 1)}, hlo.DefaultConvDims(2), 1, 1),
@@ -44,5 +44,6 @@ func TestConvolutionVJP(t *testing.T) {
 		convCase("odd dim labels grouped", f64s(5, 4, 2, 4), f64s(2, 2, 4, 2),
 			[]hlo.WindowDim{win(2, 2, 0, 1, 1, 1), win(2, 1, 1, 0, 1, 2)}, odd, 2, 1),
 	}
-	runFD(t, cases)
 }
+
+func TestConvolutionVJP(t *testing.T) { runFD(t, convolutionCases(t)) }

@@ -71,3 +71,26 @@ func neverFloat(op hlo.Opcode) bool {
 	}
 	return true
 }
+
+// TestEveryRuleHasAnFDCase fails when an opcode with a rule or an expansion (or a
+// piecewise-constant zero row) appears in none of the finite-difference cases.
+func TestEveryRuleHasAnFDCase(t *testing.T) {
+	lists := [][]fdCase{elementwiseCases(t), movementCases(t), gatherScatterCases(t), scatterReplaceCases(t),
+		reduceCases(t), dotCases(t), convolutionCases(t), reduceWindowCases(t), sortCases(t), controlFlowCases(t)}
+	seen := map[hlo.Opcode]bool{}
+	for _, cases := range lists {
+		for _, c := range cases {
+			for _, comp := range buildModule(t, c).Computations {
+				for _, in := range comp.Instructions {
+					seen[in.Op] = true
+				}
+			}
+		}
+	}
+	for _, op := range hlo.AllOpcodes() {
+		r := table[op]
+		if r.vjp != nil || r.expand != nil || r.zero == zeroPiecewise {
+			assert.True(t, seen[op], "%v has a rule but no finite-difference case", op)
+		}
+	}
+}

@@ -25,8 +25,8 @@ func fixedInts(i int, vals ...int32) func(*rand.Rand, int, hlo.Shape) *hlo.Liter
 	}
 }
 
-func TestMovementVJP(t *testing.T) {
-	cases := []fdCase{
+func movementCases(t *testing.T) []fdCase {
+	return []fdCase{
 		{name: "broadcast non-trailing dims", params: []hlo.Shape{f64s(3)},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Broadcast(ps[0], []int64{2, 3, 4}, []int64{1})
@@ -66,11 +66,12 @@ func TestMovementVJP(t *testing.T) {
 				return b.DynamicUpdateSlice(ps[0], ps[1], ps[2:])
 			}},
 	}
-	runFD(t, cases)
 }
 
-func TestGatherScatterVJP(t *testing.T) {
-	cases := []fdCase{
+func TestMovementVJP(t *testing.T) { runFD(t, movementCases(t)) }
+
+func gatherScatterCases(t *testing.T) []fdCase {
+	return []fdCase{
 		// Rows 3, 0, 3 (a repeat accumulates) and an out-of-range 7, clamped to 4.
 		{name: "gather rows", params: []hlo.Shape{f64s(5, 3), s32s(4, 1)}, gen: fixedInts(1, 3, 0, 3, 7),
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
@@ -106,8 +107,9 @@ func TestGatherScatterVJP(t *testing.T) {
 					InputBatchingDims: []int64{0}, ScatterIndicesBatchingDims: []int64{0}})
 			}},
 	}
-	runFD(t, cases)
 }
+
+func TestGatherScatterVJP(t *testing.T) { runFD(t, gatherScatterCases(t)) }
 
 // replaceComb is scatter's (old, new) -> new combiner.
 func replaceComb(t *testing.T) *hlo.Computation {
@@ -118,8 +120,8 @@ func replaceComb(t *testing.T) *hlo.Computation {
 	return c
 }
 
-func TestScatterReplaceVJP(t *testing.T) {
-	cases := []fdCase{
+func scatterReplaceCases(t *testing.T) []fdCase {
+	return []fdCase{
 		// Rows 1, 4, 1 (a repeat: one update wins), 3, and 9 (dropped).
 		{name: "scatter replace rows", params: []hlo.Shape{f64s(5, 2), s32s(5), f64s(5, 2)}, gen: fixedInts(1, 1, 4, 1, 3, 9),
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
@@ -135,5 +137,6 @@ func TestScatterReplaceVJP(t *testing.T) {
 					UpdateWindowDims: []int64{1, 2}, ScatterDimsToOperandDims: []int64{0, 1}, IndexVectorDim: 1})
 			}},
 	}
-	runFD(t, cases)
 }
+
+func TestScatterReplaceVJP(t *testing.T) { runFD(t, scatterReplaceCases(t)) }

@@ -14,8 +14,8 @@ func reduceCase(name string, op hlo.Opcode, init float64, x hlo.Shape, dims ...i
 		}}
 }
 
-func TestReduceVJP(t *testing.T) {
-	cases := []fdCase{
+func reduceCases(t *testing.T) []fdCase {
+	return []fdCase{
 		reduceCase("sum over several dims", hlo.OpAdd, 0, f64s(2, 3, 4), 0, 2),
 		reduceCase("sum all", hlo.OpAdd, 1.5, f64s(3, 2), 0, 1),
 		reduceCase("product over several dims", hlo.OpMultiply, 1, f64s(2, 3, 2), 2, 0),
@@ -42,11 +42,12 @@ func TestReduceVJP(t *testing.T) {
 				return b.Reduce(ps[:1], ps[1:], b.Reducer(hlo.OpMultiply, hlo.F64), []int64{0})
 			}},
 	}
-	runFD(t, cases)
 }
 
-func TestDotVJP(t *testing.T) {
-	cases := []fdCase{
+func TestReduceVJP(t *testing.T) { runFD(t, reduceCases(t)) }
+
+func dotCases(t *testing.T) []fdCase {
+	return []fdCase{
 		{name: "matmul", params: []hlo.Shape{f64s(2, 3), f64s(3, 4)},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Dot(ps[0], ps[1]) }},
 		{name: "vector dot", params: []hlo.Shape{f64s(3), f64s(3)},
@@ -64,5 +65,6 @@ func TestDotVJP(t *testing.T) {
 				return b.DotGeneral(ps[0], ps[1], hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{1, 0}})
 			}},
 	}
-	runFD(t, cases)
 }
+
+func TestDotVJP(t *testing.T) { runFD(t, dotCases(t)) }

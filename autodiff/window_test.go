@@ -15,8 +15,8 @@ func reduceWindowCase(name string, op hlo.Opcode, init float64, x hlo.Shape, w [
 		}}
 }
 
-func TestReduceWindowVJP(t *testing.T) {
-	cases := []fdCase{
+func reduceWindowCases(t *testing.T) []fdCase {
+	return []fdCase{
 		reduceWindowCase("sum pool strided", hlo.OpAdd, 0, f64s(2, 7, 6),
 			[]hlo.WindowDim{win(1, 1, 0, 0, 1, 1), win(3, 2, 0, 0, 1, 1), win(2, 2, 0, 0, 1, 1)}),
 		reduceWindowCase("sum padded dilated", hlo.OpAdd, 0.5, f64s(5, 4),
@@ -40,11 +40,12 @@ func TestReduceWindowVJP(t *testing.T) {
 					[]hlo.WindowDim{win(3, 2, 1, 0, 1, 1), win(2, 1, 0, 0, 1, 1)})
 			}},
 	}
-	runFD(t, cases)
 }
 
-func TestSortVJP(t *testing.T) {
-	cases := []fdCase{
+func TestReduceWindowVJP(t *testing.T) { runFD(t, reduceWindowCases(t)) }
+
+func sortCases(t *testing.T) []fdCase {
+	return []fdCase{
 		{name: "sort one operand", params: []hlo.Shape{f64s(3, 5)},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Sort(ps, b.Comparator(hlo.CmpLT, hlo.F64), 1, false)
@@ -54,5 +55,6 @@ func TestSortVJP(t *testing.T) {
 				return b.Sort(ps, b.Comparator(hlo.CmpGT, hlo.F64, hlo.F64), 0, true)
 			}},
 	}
-	runFD(t, cases)
 }
+
+func TestSortVJP(t *testing.T) { runFD(t, sortCases(t)) }
