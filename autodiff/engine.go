@@ -65,7 +65,8 @@ func (e *engine) needs(n *node, i int) bool { return e.active[n.args[i]] }
 
 // replay adds c's instructions to the builder with c's parameters bound to args and
 // returns the value of c's root. Calls and fusions on the differentiated path are
-// inlined and while loops unrolled, so that the tape sees only their bodies' ops.
+// inlined (the tape sees their ops) and while loops become stacking loops whose
+// tape node runs a backward loop.
 func (e *engine) replay(c *hlo.Computation, args []*hlo.Instruction) (*hlo.Instruction, error) {
 	if len(args) != len(c.Params) {
 		return nil, fmt.Errorf("autodiff: computation %q takes %d arguments, got %d", c.Name, len(c.Params), len(args))

@@ -84,7 +84,7 @@ func tripCount(w *hlo.Instruction) (int64, error) {
 	var n int64
 	for v := start; compareInts(v, bound, dir); v += step {
 		if n++; n > maxTrips {
-			return 0, fmt.Errorf("the trip count exceeds the unroll limit %d", maxTrips)
+			return 0, fmt.Errorf("the trip count exceeds the limit %d", maxTrips)
 		}
 	}
 	return n, nil

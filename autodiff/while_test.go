@@ -54,7 +54,7 @@ func TestWhileDataDependentTripCount(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownTripCount)
 	assert.Contains(t, err.Error(), "MaxTripCount")
 
-	// With a bound: the guarded unrolling is checked against finite differences for
+	// With a bound: the bounded loop is checked against finite differences for
 	// trip counts 0, 3 and 5 (the bound).
 	for _, n := range []int32{0, 3, 5} {
 		c := fdCase{name: "bounded", params: []hlo.Shape{f64s(3), f64s(3), s32s()}, wrt: []int{0, 1},
