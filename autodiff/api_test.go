@@ -154,6 +154,15 @@ func TestBadArguments(t *testing.T) {
 		"no wrt":           func() error { _, err := Grad(m, nil, nil); return err },
 		"wrt out of range": func() error { _, err := Grad(m, []int{2}, nil); return err },
 		"wrt twice":        func() error { _, err := VJP(m, []int{0, 0}, nil); return err },
+		"malformed module": func() error {
+			// A parameter but no root.
+			p := &hlo.Instruction{Name: "p", Op: hlo.OpParameter, Shape: f64s()}
+			bad := &hlo.Module{Name: "bad", Entry: &hlo.Computation{Name: "main",
+				Params: []*hlo.Instruction{p}, Instructions: []*hlo.Instruction{p}}}
+			bad.Computations = []*hlo.Computation{bad.Entry}
+			_, err := Grad(bad, []int{0}, nil)
+			return err
+		},
 		"grad of a vector": func() error {
 			v := build(t, []hlo.Shape{f64s(2)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Sin(ps[0])

@@ -120,6 +120,9 @@ func checkArgs(m *hlo.Module, wrt []int, md mode) error {
 	if m == nil || m.Entry == nil {
 		return fmt.Errorf("autodiff: nil module or module without entry: %w", ErrInvalidArgument)
 	}
+	if err := hlo.Verify(m); err != nil {
+		return fmt.Errorf("autodiff: %w: %w", ErrInvalidArgument, err)
+	}
 	if len(wrt) == 0 {
 		return fmt.Errorf("autodiff: %q: no parameter to differentiate with respect to: %w", m.Name, ErrInvalidArgument)
 	}
