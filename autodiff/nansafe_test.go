@@ -99,4 +99,11 @@ func TestMaxPoolTieGoesToFirst(t *testing.T) {
 			b.Reducer(hlo.OpMaximum, hlo.F64), hlo.MakeWindow([]int64{2}, []int64{2})))
 	})
 	assert.Equal(t, []float64{1, 0, 0, 1}, values(t, gradAt(t, m, []int{0}, vec64(3, 3, 1, 4))))
+
+	// The same with window dilation 2 (windows {x0, x2} and {x1, x3}): the first 3.
+	m = build(t, []hlo.Shape{f64s(4)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return sumOf(b, b.ReduceWindow(ps, []*hlo.Instruction{b.ScalarConstant(hlo.F64, math.Inf(-1))},
+			b.Reducer(hlo.OpMaximum, hlo.F64), []hlo.WindowDim{win(2, 1, 0, 0, 2, 1)}))
+	})
+	assert.Equal(t, []float64{1, 1, 0, 0}, values(t, gradAt(t, m, []int{0}, vec64(3, 5, 3, 1))))
 }

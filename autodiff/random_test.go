@@ -145,10 +145,8 @@ func TestRandomWindowAndPadVJP(t *testing.T) {
 		ok := true
 		for i := range rank {
 			xd[i] = int64(2 + r.IntN(5))
-			w[i] = win(int64(1+r.IntN(3)), int64(1+r.IntN(3)), int64(r.IntN(3)), int64(r.IntN(3)), 1, int64(1+r.IntN(2)))
-			if op == hlo.OpAdd {
-				w[i].WindowDilation = int64(1 + r.IntN(2))
-			}
+			w[i] = win(int64(1+r.IntN(3)), int64(1+r.IntN(3)), int64(r.IntN(3)), int64(r.IntN(3)),
+				int64(1+r.IntN(2)), int64(1+r.IntN(2)))
 			ok = ok && dilated(xd[i], w[i].BaseDilation)+w[i].PadLow+w[i].PadHigh >= dilated(w[i].Size, w[i].WindowDilation)
 			pads[i] = hlo.PadDim{Low: int64(r.IntN(4) - 1), High: int64(r.IntN(4) - 1), Interior: int64(r.IntN(3))}
 		}

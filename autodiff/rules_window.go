@@ -34,7 +34,7 @@ func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 		}
 		for _, w := range win {
 			if w.WindowDilation != 1 {
-				return nil, fmt.Errorf("%v reduce-window with window dilation has no VJP rule (select-and-scatter takes no dilation): %w", op, ErrNotDifferentiable)
+				return []*cot{{arr: e.dilatedPoolGrad(x, n.args[1], n.out, g, win)}, nil}, nil
 			}
 		}
 		dir := hlo.CmpGE
@@ -93,22 +93,90 @@ func (e *engine) windowSumTranspose(x, g *hlo.Instruction, win []hlo.WindowDim) 
 	rank := x.Shape.Rank()
 	pads := make([]hlo.PadDim, rank)
 	tw := make([]hlo.WindowDim, rank)
-	unpad := make([]hlo.PadDim, rank)
-	starts, limits, strides := make([]int64, rank), make([]int64, rank), make([]int64, rank)
 	for i, w := range win {
-		base := dilated(x.Shape.Dims[i], w.BaseDilation)
-		padded := base + w.PadLow + w.PadHigh
+		padded := dilated(x.Shape.Dims[i], w.BaseDilation) + w.PadLow + w.PadHigh
 		reach := (w.Size - 1) * w.WindowDilation
 		pads[i] = hlo.PadDim{Low: reach, High: padded - dilated(g.Shape.Dims[i], w.Stride), Interior: w.Stride - 1}
 		tw[i] = hlo.WindowDim{Size: w.Size, Stride: 1, WindowDilation: w.WindowDilation, BaseDilation: 1}
-		unpad[i] = hlo.PadDim{Low: -w.PadLow, High: -w.PadHigh}
-		limits[i], strides[i] = base, w.BaseDilation
 	}
 	dt := g.Shape.DType
 	zero := e.b.ScalarConstant(dt, 0)
 	spread := e.b.ReduceWindow([]*hlo.Instruction{e.b.Pad(g, zero, pads)}, []*hlo.Instruction{zero},
 		e.b.Reducer(hlo.OpAdd, dt), tw)
-	return e.b.Slice(e.b.Pad(spread, zero, unpad), starts, limits, strides)
+	return e.unpadWindow(spread, x, win)
+}
+
+// padForWindow makes a window's padding and base dilation explicit: x padded with
+// v, holes included.
+func (e *engine) padForWindow(x, v *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
+	pads := make([]hlo.PadDim, len(win))
+	for i, w := range win {
+		pads[i] = hlo.PadDim{Low: w.PadLow, High: w.PadHigh, Interior: w.BaseDilation - 1}
+	}
+	return e.b.Pad(x, v, pads)
+}
+
+// unpadWindow is padForWindow's transpose: the elements of g (shaped like the
+// padded, dilated operand) that are x's own.
+func (e *engine) unpadWindow(g, x *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
+	rank := x.Shape.Rank()
+	unpad := make([]hlo.PadDim, rank)
+	starts, limits, strides := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+	for i, w := range win {
+		unpad[i] = hlo.PadDim{Low: -w.PadLow, High: -w.PadHigh}
+		limits[i], strides[i] = dilated(x.Shape.Dims[i], w.BaseDilation), w.BaseDilation
+	}
+	zero := e.b.ScalarConstant(g.Shape.DType, 0)
+	return e.b.Slice(e.b.Pad(g, zero, unpad), starts, limits, strides)
+}
+
+// dilatedPoolGrad is the max/min pooling gradient for windows with window dilation
+// (which select-and-scatter lacks), with select-and-scatter's semantics: each
+// output's cotangent goes to the first element of its window, in window order, that
+// equals the output. The window offsets are visited in that order; offset w's
+// elements of every window form one strided slice of the padded operand, so each
+// step is a slice, a compare against the output and a strided pad back.
+func (e *engine) dilatedPoolGrad(x, init, out, g *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
+	xp := e.padForWindow(x, init, win)
+	rank := x.Shape.Rank()
+	zero := e.b.ScalarConstant(g.Shape.DType, 0)
+	taken := e.b.BroadcastScalar(e.b.ScalarConstant(hlo.Pred, 0), out.Shape.Dims...)
+	var total *hlo.Instruction
+	offset := make([]int64, rank)
+	for {
+		starts, limits, strides := make([]int64, rank), make([]int64, rank), make([]int64, rank)
+		back := make([]hlo.PadDim, rank)
+		for i, w := range win {
+			starts[i] = offset[i] * w.WindowDilation
+			limits[i] = starts[i] + dilated(out.Shape.Dims[i], w.Stride)
+			strides[i] = w.Stride
+			back[i] = hlo.PadDim{Low: starts[i], High: xp.Shape.Dims[i] - limits[i], Interior: w.Stride - 1}
+		}
+		hit := e.b.Compare(e.b.Slice(xp, starts, limits, strides), out, hlo.CmpEQ)
+		first := e.b.And(hit, e.b.Not(taken))
+		taken = e.b.Or(taken, hit)
+		part := e.b.Pad(e.b.Select(first, g, e.like(g, 0)), zero, back)
+		if total == nil {
+			total = part
+		} else {
+			total = e.b.Add(total, part)
+		}
+		if !nextOffset(offset, win) {
+			break
+		}
+	}
+	return e.unpadWindow(total, x, win)
+}
+
+// nextOffset advances a window offset in row-major order; false after the last.
+func nextOffset(offset []int64, win []hlo.WindowDim) bool {
+	for i := len(offset) - 1; i >= 0; i-- {
+		if offset[i]++; offset[i] < win[i].Size {
+			return true
+		}
+		offset[i] = 0
+	}
+	return false
 }
 
 // vjpSelectAndScatter: the result is linear in the source (and the init value,
