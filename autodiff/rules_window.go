@@ -52,29 +52,28 @@ func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 
 // poolGrad is select-and-scatter of the cotangent onto the window elements that
 // select (compare dir) picks. Base dilation, which select-and-scatter lacks, is
-// made explicit first: the holes become elements holding the init value (as the
-// forward reduce treats them), and their share is dropped by a strided slice.
+// made explicit first (padForWindow: holes and padding become elements holding the
+// init value, as the forward reduce treats them) and undone after (unpadWindow).
 func (e *engine) poolGrad(x, init, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
 	dt := x.Shape.DType
 	sel, err := selector(dir, dt)
 	if err != nil {
 		return nil, err
 	}
-	win = append([]hlo.WindowDim(nil), win...)
-	holes := make([]hlo.PadDim, len(win))
-	starts, limits, strides := make([]int64, len(win)), make([]int64, len(win)), make([]int64, len(win))
-	dilatedBase := false
-	for i := range win {
-		holes[i].Interior = win[i].BaseDilation - 1
-		limits[i], strides[i] = dilated(x.Shape.Dims[i], win[i].BaseDilation), win[i].BaseDilation
-		dilatedBase = dilatedBase || win[i].BaseDilation != 1
-		win[i].BaseDilation = 1
+	zero, add := e.b.ScalarConstant(dt, 0), e.b.Reducer(hlo.OpAdd, dt)
+	baseDilated := false
+	for _, w := range win {
+		baseDilated = baseDilated || w.BaseDilation != 1
 	}
-	if !dilatedBase {
-		return e.b.SelectAndScatter(x, g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win), nil
+	if !baseDilated {
+		return e.b.SelectAndScatter(x, g, zero, sel, add, win), nil
 	}
-	spread := e.b.SelectAndScatter(e.b.Pad(x, init, holes), g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win)
-	return e.b.Slice(spread, starts, limits, strides), nil
+	plain := make([]hlo.WindowDim, len(win))
+	for i, w := range win {
+		plain[i] = hlo.WindowDim{Size: w.Size, Stride: w.Stride, WindowDilation: 1, BaseDilation: 1}
+	}
+	spread := e.b.SelectAndScatter(e.padForWindow(x, init, win), g, zero, sel, add, plain)
+	return e.unpadWindow(spread, x, win), nil
 }
 
 // selector builds select-and-scatter's (a, b) -> compare(a, b, dir).
