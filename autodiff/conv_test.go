@@ -41,6 +41,9 @@ func convolutionCases(t *testing.T) []fdCase {
 			[]hlo.WindowDim{win(3, 2, 1, 1, 2, 1)}, hlo.DefaultConvDims(1), 3, 1),
 		convCase("batch groups", f64s(4, 2, 5), f64s(4, 2, 3),
 			[]hlo.WindowDim{win(3, 1, 1, 1, 1, 1)}, hlo.DefaultConvDims(1), 1, 2),
+		convCase("window reversal in one dim", f64s(1, 2, 5, 4), f64s(2, 2, 3, 2),
+			[]hlo.WindowDim{{Size: 3, Stride: 2, PadLow: 1, PadHigh: 0, WindowDilation: 1, BaseDilation: 1, WindowReversal: true},
+				win(2, 1, 0, 1, 2, 1)}, hlo.DefaultConvDims(2), 1, 1),
 		convCase("odd dim labels grouped", f64s(5, 4, 2, 4), f64s(2, 2, 4, 2),
 			[]hlo.WindowDim{win(2, 2, 0, 1, 1, 1), win(2, 1, 1, 0, 1, 2)}, odd, 2, 1),
 	}

@@ -58,6 +58,7 @@ func randomConv(r *rand.Rand, k int) (fdCase, bool) {
 	for i := range ns {
 		w[i] = win(int64(1+r.IntN(3)), int64(1+r.IntN(3)), int64(r.IntN(4)-1), int64(r.IntN(4)-1),
 			int64(1+r.IntN(2)), int64(1+r.IntN(2)))
+		w[i].WindowReversal = r.IntN(4) == 0
 		size := int64(2 + r.IntN(5))
 		xd[dims.InputSpatial[i]], kd[dims.KernelSpatial[i]] = size, w[i].Size
 		if dilated(size, w[i].BaseDilation)+w[i].PadLow+w[i].PadHigh < dilated(w[i].Size, w[i].WindowDilation) {

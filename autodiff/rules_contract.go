@@ -78,25 +78,44 @@ func indexOf(s []int64, v int64) int {
 // way round); the kernel's is a convolution of the input with the result's
 // cotangent, batch and feature roles swapped. Feature groups become batch groups in
 // the kernel gradient and move into the reversed kernel's output features in the
-// input gradient; batch groups likewise.
+// input gradient; batch groups likewise. Window reversal is a convolution with the
+// kernel reversed in those dims, so it is made explicit first.
 func vjpConvolution(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
-	for _, w := range n.orig.Attrs.Window {
-		if w.WindowReversal {
-			return nil, fmt.Errorf("convolution with window reversal has no VJP rule: %w", ErrNotDifferentiable)
-		}
-	}
 	fgc, bgc := max(n.orig.Attrs.FeatureGroupCount, 1), max(n.orig.Attrs.BatchGroupCount, 1)
 	if fgc > 1 && bgc > 1 {
 		return nil, fmt.Errorf("convolution with both feature and batch groups has no VJP rule: %w", ErrNotDifferentiable)
 	}
+	c := conv{x: n.args[0], k: n.args[1], dims: n.orig.Attrs.Conv, fgc: fgc, bgc: bgc,
+		win: append([]hlo.WindowDim(nil), n.orig.Attrs.Window...)}
+	var reversed []int64
+	for i := range c.win {
+		if c.win[i].WindowReversal {
+			reversed = append(reversed, c.dims.KernelSpatial[i])
+			c.win[i].WindowReversal = false
+		}
+	}
+	if len(reversed) > 0 {
+		c.k = e.b.Reverse(c.k, reversed...)
+	}
 	grads := make([]*hlo.Instruction, 2)
 	if e.needs(n, 0) {
-		grads[0] = e.convInputGrad(n, ct, fgc, bgc)
+		grads[0] = e.convInputGrad(c, ct)
 	}
 	if e.needs(n, 1) {
-		grads[1] = e.convKernelGrad(n, ct, fgc, bgc)
+		grads[1] = e.convKernelGrad(c, ct)
+		if len(reversed) > 0 {
+			grads[1] = e.b.Reverse(grads[1], reversed...)
+		}
 	}
 	return grads, nil
+}
+
+// conv is a convolution's operands and attributes, with no window reversal.
+type conv struct {
+	x, k     *hlo.Instruction
+	dims     *hlo.ConvDims
+	win      []hlo.WindowDim
+	fgc, bgc int64
 }
 
 // dilated is the extent of n elements with d-1 holes between neighbours.
@@ -107,9 +126,8 @@ func dilated(n, d int64) int64 {
 	return 1 + d*(n-1)
 }
 
-func (e *engine) convInputGrad(n *node, ct *hlo.Instruction, fgc, bgc int64) *hlo.Instruction {
-	x, k := n.args[0], n.args[1]
-	cd, win := n.orig.Attrs.Conv, n.orig.Attrs.Window
+func (e *engine) convInputGrad(c conv, ct *hlo.Instruction) *hlo.Instruction {
+	x, k, cd, win, fgc, bgc := c.x, c.k, c.dims, c.win, c.fgc, c.bgc
 	kernel := k
 	groups := int64(1)
 	if fgc > 1 || bgc > 1 {
@@ -140,9 +158,8 @@ func (e *engine) convInputGrad(n *node, ct *hlo.Instruction, fgc, bgc int64) *hl
 	return out
 }
 
-func (e *engine) convKernelGrad(n *node, ct *hlo.Instruction, fgc, bgc int64) *hlo.Instruction {
-	x, k := n.args[0], n.args[1]
-	cd, win := n.orig.Attrs.Conv, n.orig.Attrs.Window
+func (e *engine) convKernelGrad(c conv, ct *hlo.Instruction) *hlo.Instruction {
+	x, k, cd, win, fgc, bgc := c.x, c.k, c.dims, c.win, c.fgc, c.bgc
 	tw := make([]hlo.WindowDim, len(win))
 	for i, w := range win {
 		xs := dilated(x.Shape.Dims[cd.InputSpatial[i]], w.BaseDilation)
