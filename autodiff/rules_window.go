@@ -11,7 +11,7 @@ import (
 // its window (a windowed sum of the stride-dilated cotangent); a windowed max or min
 // sends it to the window's selected element with select-and-scatter, XLA's pooling
 // gradient: the first maximal (minimal) element of a window in window order gets
-// all of it, unlike reduce's equal split of ties.
+// all of it, unlike reduce's equal split of ties (vjpPool).
 func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 	if len(n.args) != 2 {
 		return nil, fmt.Errorf("variadic reduce-window has no VJP rule: %w", ErrNotDifferentiable)
@@ -29,32 +29,56 @@ func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 	case hlo.OpAdd:
 		return []*cot{{arr: e.windowSumTranspose(x, g, win)}, {arr: e.sumAll(g)}}, nil
 	case hlo.OpMaximum, hlo.OpMinimum:
-		if e.needs(n, 1) {
-			return nil, fmt.Errorf("the gradient with respect to a %v reduce-window's init value is not supported: %w", op, ErrNotDifferentiable)
-		}
-		for _, w := range win {
-			if w.WindowDilation != 1 {
-				return []*cot{{arr: e.dilatedPoolGrad(x, n.args[1], n.out, g, win)}, nil}, nil
-			}
-		}
-		dir := hlo.CmpGE
-		if op == hlo.OpMinimum {
-			dir = hlo.CmpLE
-		}
-		gx, err := e.poolGrad(x, n.args[1], g, win, dir)
-		if err != nil {
-			return nil, err
-		}
-		return []*cot{{arr: gx}, nil}, nil
+		return e.vjpPool(n, op, g)
 	}
 	return nil, fmt.Errorf("reduce-window with reducer %v has no VJP rule (add, maximum, minimum): %w", op, ErrNotDifferentiable)
 }
 
+// vjpPool differentiates a max or min reduce-window. The init value takes part in
+// every window (out = max(init, window)), so first the outputs some element
+// reaches are found, from the windows' max over elements only (padding counts as
+// the identity, -Inf for max): there the cotangent goes to an element (poolGrad,
+// or dilatedPoolGrad for window dilation, which select-and-scatter lacks); where
+// the init value alone wins, it goes to the init value.
+func (e *engine) vjpPool(n *node, op hlo.Opcode, g *hlo.Instruction) ([]*cot, error) {
+	x, out := n.args[0], n.out
+	win := n.orig.Attrs.Window
+	dt := x.Shape.DType
+	dir, identity := hlo.CmpGE, math.Inf(-1)
+	if op == hlo.OpMinimum {
+		dir, identity = hlo.CmpLE, math.Inf(1)
+	}
+	id := e.b.ScalarConstant(dt, identity)
+	best := e.b.ReduceWindow([]*hlo.Instruction{x}, []*hlo.Instruction{id}, e.b.Reducer(op, dt), win)
+	reached := e.b.Compare(best, out, hlo.CmpEQ)
+	zero := e.like(g, 0)
+	ge := e.b.Select(reached, g, zero)
+	var gx *hlo.Instruction
+	dilatedWindow := false
+	for _, w := range win {
+		dilatedWindow = dilatedWindow || w.WindowDilation != 1
+	}
+	if dilatedWindow {
+		gx = e.dilatedPoolGrad(x, id, out, ge, win)
+	} else {
+		var err error
+		if gx, err = e.poolGrad(x, id, ge, win, dir); err != nil {
+			return nil, err
+		}
+	}
+	grads := []*cot{{arr: gx}, nil}
+	if e.needs(n, 1) {
+		grads[1] = &cot{arr: e.sumAll(e.b.Select(reached, zero, g))}
+	}
+	return grads, nil
+}
+
 // poolGrad is select-and-scatter of the cotangent onto the window elements that
 // select (compare dir) picks. Base dilation, which select-and-scatter lacks, is
-// made explicit first (padForWindow: holes and padding become elements holding the
-// init value, as the forward reduce treats them) and undone after (unpadWindow).
-func (e *engine) poolGrad(x, init, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
+// made explicit first (padForWindow: holes and padding become elements holding id,
+// the identity, which is never selected over an element) and undone after
+// (unpadWindow).
+func (e *engine) poolGrad(x, id, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
 	dt := x.Shape.DType
 	sel, err := selector(dir, dt)
 	if err != nil {
@@ -72,7 +96,7 @@ func (e *engine) poolGrad(x, init, g *hlo.Instruction, win []hlo.WindowDim, dir 
 	for i, w := range win {
 		plain[i] = hlo.WindowDim{Size: w.Size, Stride: w.Stride, WindowDilation: 1, BaseDilation: 1}
 	}
-	spread := e.b.SelectAndScatter(e.padForWindow(x, init, win), g, zero, sel, add, plain)
+	spread := e.b.SelectAndScatter(e.padForWindow(x, id, win), g, zero, sel, add, plain)
 	return e.unpadWindow(spread, x, win), nil
 }
 
@@ -135,8 +159,8 @@ func (e *engine) unpadWindow(g, x *hlo.Instruction, win []hlo.WindowDim) *hlo.In
 // equals the output. The window offsets are visited in that order; offset w's
 // elements of every window form one strided slice of the padded operand, so each
 // step is a slice, a compare against the output and a strided pad back.
-func (e *engine) dilatedPoolGrad(x, init, out, g *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
-	xp := e.padForWindow(x, init, win)
+func (e *engine) dilatedPoolGrad(x, id, out, g *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
+	xp := e.padForWindow(x, id, win)
 	rank := x.Shape.Rank()
 	zero := e.b.ScalarConstant(g.Shape.DType, 0)
 	taken := e.b.BroadcastScalar(e.b.ScalarConstant(hlo.Pred, 0), out.Shape.Dims...)

@@ -33,6 +33,19 @@ func reduceWindowCases(t *testing.T) []fdCase {
 			[]hlo.WindowDim{win(3, 2, 1, 0, 2, 1), win(2, 1, 0, 1, 2, 2)}),
 		reduceWindowCase("min pool window-dilated", hlo.OpMinimum, 3, f64s(6),
 			[]hlo.WindowDim{win(2, 1, 1, 1, 3, 1)}),
+		// The init value wins in some windows (inputs are in [-2, 2]): those outputs
+		// do not depend on the operand.
+		reduceWindowCase("max pool with a winning init", hlo.OpMaximum, 0.5, f64s(6, 5),
+			[]hlo.WindowDim{win(2, 2, 0, 0, 1, 1), win(2, 1, 0, 0, 1, 1)}),
+		reduceWindowCase("max pool with a winning init, base-dilated", hlo.OpMaximum, 0.5, f64s(5, 4),
+			[]hlo.WindowDim{win(2, 2, 1, 0, 1, 2), win(2, 1, 0, 0, 1, 1)}),
+		reduceWindowCase("max pool with a winning init, window-dilated", hlo.OpMaximum, 0.5, f64s(6, 5),
+			[]hlo.WindowDim{win(2, 1, 1, 0, 2, 1), win(2, 1, 0, 0, 1, 1)}),
+		{name: "min pool init parameter", params: []hlo.Shape{f64s(6, 4), f64s()},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.ReduceWindow(ps[:1], ps[1:], b.Reducer(hlo.OpMinimum, hlo.F64),
+					[]hlo.WindowDim{win(2, 2, 1, 0, 1, 1), win(3, 1, 0, 1, 2, 1)})
+			}},
 		reduceWindowCase("min pool", hlo.OpMinimum, 1e300, f64s(6, 4),
 			[]hlo.WindowDim{win(2, 2, 0, 0, 1, 1), win(3, 1, 0, 0, 1, 1)}),
 		{name: "select-and-scatter (max pool gradient)", params: []hlo.Shape{f64s(6, 5), f64s(3, 4), f64s()},
