@@ -23,9 +23,13 @@ import (
 
 // loopTape is what the forward loop leaves for the backward one.
 type loopTape struct {
-	body   *hlo.Computation
-	stacks []*hlo.Instruction
-	n      int64
+	body *hlo.Computation
+	// saved holds, per state leaf, the [n, …] stack of its values when stacked[l],
+	// else the leaf's value itself: a loop-invariant state element (the body passes
+	// it through unchanged, as weights) is kept once, not n times.
+	saved   []*hlo.Instruction
+	stacked []bool
+	n       int64
 	// count is the forward loop's iteration count, for a bounded loop; nil when it
 	// is the constant n.
 	count *hlo.Instruction
@@ -36,12 +40,15 @@ type loopTape struct {
 func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, bounded bool) (*hlo.Instruction, error) {
 	body := in.Called[1]
 	leaves := leafShapes(init.Shape)
+	stacked := variantLeaves(body, init.Shape)
 	aug := []hlo.Shape{init.Shape, hlo.Scalar(hlo.S32)}
-	for _, s := range leaves {
-		aug = append(aug, stackShape(s, n))
+	for l, s := range leaves {
+		if stacked[l] {
+			aug = append(aug, stackShape(s, n))
+		}
 	}
 	augShape := hlo.MakeTuple(aug...)
-	fwdBody, err := stackingBody(body, augShape, n)
+	fwdBody, err := stackingBody(body, augShape, stacked)
 	if err != nil {
 		return nil, err
 	}
@@ -54,17 +61,24 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 		return nil, err
 	}
 	start := []*hlo.Instruction{init, e.b.ScalarConstant(hlo.S32, 0)}
-	for _, s := range leaves {
-		start = append(start, e.zeros(stackShape(s, n)))
+	for l, s := range leaves {
+		if stacked[l] {
+			start = append(start, e.zeros(stackShape(s, n)))
+		}
 	}
 	loop := e.b.While(cond, fwdBody, e.b.Tuple(start...))
 	out := e.b.GetTupleElement(loop, 0)
-	lt := &loopTape{body: body, n: n}
+	lt := &loopTape{body: body, n: n, stacked: stacked}
 	if bounded {
 		lt.count = e.b.GetTupleElement(loop, 1)
 	}
-	for i := range leaves {
-		lt.stacks = append(lt.stacks, e.b.GetTupleElement(loop, int64(2+i)))
+	next := int64(2)
+	for l, v := range leafValues(e.b, init) {
+		if stacked[l] {
+			v = e.b.GetTupleElement(loop, next)
+			next++
+		}
+		lt.saved = append(lt.saved, v)
 	}
 	if err := e.b.Err(); err != nil {
 		return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
@@ -88,10 +102,10 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 	stateShape := n.args[0].Shape
 	shapes := []hlo.Shape{hlo.Scalar(hlo.S32), stateShape}
-	for _, s := range lt.stacks {
+	for _, s := range lt.saved {
 		shapes = append(shapes, s.Shape)
 	}
-	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.stacks...)
+	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.saved...)
 	if lt.count != nil {
 		shapes = append(shapes, lt.count.Shape)
 		start = append(start, lt.count)
@@ -115,8 +129,8 @@ func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 }
 
 // stackingBody is the forward loop's body over (state, t, stacks…): it writes the
-// state's leaves into row t of the stacks and runs the original body.
-func stackingBody(body *hlo.Computation, augShape hlo.Shape, n int64) (*hlo.Computation, error) {
+// stacked state leaves into row t of their stacks and runs the original body.
+func stackingBody(body *hlo.Computation, augShape hlo.Shape, stacked []bool) (*hlo.Computation, error) {
 	b := hlo.NewBuilder(body.Name + ".stack")
 	p := b.Parameter(augShape, "aug")
 	state, t := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
@@ -125,9 +139,13 @@ func stackingBody(body *hlo.Computation, augShape hlo.Shape, n int64) (*hlo.Comp
 		return nil, err
 	}
 	out := []*hlo.Instruction{next, b.Add(t, b.ScalarConstant(hlo.S32, 1))}
-	for i, leaf := range leafValues(b, state) {
+	for l, leaf := range leafValues(b, state) {
+		if !stacked[l] {
+			continue
+		}
 		row := b.Reshape(leaf, append([]int64{1}, leaf.Shape.Dims...)...)
-		out = append(out, b.DynamicUpdateSlice(b.GetTupleElement(p, int64(2+i)), row, rowStart(b, t, leaf.Shape.Rank())))
+		stack := b.GetTupleElement(p, int64(len(out)))
+		out = append(out, b.DynamicUpdateSlice(stack, row, rowStart(b, t, leaf.Shape.Rank())))
 	}
 	return b.BuildComputation(b.Tuple(out...))
 }
@@ -140,17 +158,21 @@ func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computa
 	last := b.ScalarConstant(hlo.S32, float64(lt.n-1))
 	var count *hlo.Instruction
 	if lt.count != nil {
-		count = b.GetTupleElement(p, int64(2+len(lt.stacks)))
+		count = b.GetTupleElement(p, int64(2+len(lt.saved)))
 		last = b.Sub(count, b.ScalarConstant(hlo.S32, 1))
 	}
 	t := b.Sub(last, k)
-	leaves := make([]*hlo.Instruction, len(lt.stacks))
-	stacks := make([]*hlo.Instruction, len(lt.stacks))
-	for i, st := range lt.stacks {
-		stacks[i] = b.GetTupleElement(p, int64(2+i))
-		dims := st.Shape.Dims[1:]
+	leaves := make([]*hlo.Instruction, len(lt.saved))
+	saved := make([]*hlo.Instruction, len(lt.saved))
+	for l, sv := range lt.saved {
+		saved[l] = b.GetTupleElement(p, int64(2+l))
+		if !lt.stacked[l] {
+			leaves[l] = saved[l]
+			continue
+		}
+		dims := sv.Shape.Dims[1:]
 		sizes := append([]int64{1}, dims...)
-		leaves[i] = b.Reshape(b.DynamicSlice(stacks[i], rowStart(b, t, len(dims)), sizes), dims...)
+		leaves[l] = b.Reshape(b.DynamicSlice(saved[l], rowStart(b, t, len(dims)), sizes), dims...)
 	}
 	state := rebuild(b, ctv.Shape, &leaves)
 	sub := newEngine(b, opts)
@@ -163,7 +185,7 @@ func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computa
 		return nil, err
 	}
 	ctIn := sub.materialize(sub.floatOnly(sub.cts[state], state.Shape), state.Shape)
-	root := append([]*hlo.Instruction{b.Add(k, b.ScalarConstant(hlo.S32, 1)), ctIn}, stacks...)
+	root := append([]*hlo.Instruction{b.Add(k, b.ScalarConstant(hlo.S32, 1)), ctIn}, saved...)
 	if count != nil {
 		root = append(root, count)
 	}
@@ -200,6 +222,27 @@ func rowStart(b *hlo.Builder, t *hlo.Instruction, rank int) []*hlo.Instruction {
 		starts = append(starts, b.ScalarConstant(hlo.S32, 0))
 	}
 	return starts
+}
+
+// variantLeaves reports, per state leaf, whether the body may change it: all but
+// the leaves of a tuple element that the body's root tuple passes through as
+// get-tuple-element of its parameter at the same index.
+func variantLeaves(body *hlo.Computation, state hlo.Shape) []bool {
+	var out []bool
+	if !state.IsTuple() || body.Root.Op != hlo.OpTuple {
+		for range leafShapes(state) {
+			out = append(out, true)
+		}
+		return out
+	}
+	for i, el := range state.Elems {
+		r := body.Root.Operands[i]
+		same := r.Op == hlo.OpGetTupleElement && r.Operands[0] == body.Params[0] && r.Attrs.TupleIndex == int64(i)
+		for range leafShapes(el) {
+			out = append(out, !same)
+		}
+	}
+	return out
 }
 
 func stackShape(s hlo.Shape, n int64) hlo.Shape {

@@ -175,3 +175,21 @@ func TestGradOfGradThroughWhile(t *testing.T) {
 		assert.InDelta(t, fd, out.Float64(0), fdAtol+fdRtol*math.Abs(fd), "f'' at %g", x)
 	}
 }
+
+func TestLoopInvariantStateIsNotStacked(t *testing.T) {
+	// State (i, x, w): the body passes w through, so the forward loop stacks i and x
+	// only: its state is (state, t, stack of i, stack of x).
+	v, err := VJP(countedLoopModule(t, 50), []int{0, 1}, nil)
+	require.NoError(t, err)
+	var whiles []*hlo.Instruction
+	for _, in := range v.Entry.Instructions {
+		if in.Op == hlo.OpWhile {
+			whiles = append(whiles, in)
+		}
+	}
+	require.Len(t, whiles, 2, "a forward and a backward loop")
+	fwd := whiles[0].Shape
+	require.Len(t, fwd.Elems, 4)
+	assert.True(t, fwd.Elems[2].Equal(s32s(50)), "stack of i: %v", fwd.Elems[2])
+	assert.True(t, fwd.Elems[3].Equal(f64s(50, 3)), "stack of x: %v", fwd.Elems[3])
+}
