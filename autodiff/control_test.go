@@ -36,6 +36,23 @@ func countedLoop(t *testing.T, n, limit int64) (*hlo.Computation, *hlo.Computati
 	return cond, body
 }
 
+// nestedLoop returns (cond, body) of a 3-iteration loop over (i, x, w) whose body
+// runs countedLoop's 2-iteration loop on its state, then sets x = cos(x)·w.
+func nestedLoop(t *testing.T) (*hlo.Computation, *hlo.Computation) {
+	innerCond, innerBody := countedLoop(t, 3, 2)
+	outerCond, _ := countedLoop(t, 3, 3)
+	state := hlo.MakeTuple(s32s(), f64s(3), f64s(3))
+	bb := hlo.NewBuilder("outer_body")
+	q := bb.Parameter(state, "s")
+	i := bb.GetTupleElement(q, 0)
+	inner := bb.While(innerCond, innerBody, bb.Tuple(bb.ScalarConstant(hlo.S32, 0), bb.GetTupleElement(q, 1), bb.GetTupleElement(q, 2)))
+	x := bb.GetTupleElement(inner, 1)
+	x = bb.Mul(bb.Cos(x), bb.GetTupleElement(q, 2))
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), x, bb.GetTupleElement(q, 2)))
+	require.NoError(t, err)
+	return outerCond, body
+}
+
 func controlFlowCases(t *testing.T) []fdCase {
 	cases := []fdCase{
 		{name: "tuple result", params: []hlo.Shape{f64s(3), f64s(3)},
@@ -70,6 +87,11 @@ func controlFlowCases(t *testing.T) []fdCase {
 				cond, body := countedLoop(t, 3, 4)
 				w := b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0], ps[1]))
 				return b.GetTupleElement(w, 1)
+			}},
+		{name: "nested while loops", params: []hlo.Shape{f64s(3), f64s(3)},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				cond, body := nestedLoop(t)
+				return b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0], ps[1])), 1)
 			}},
 	}
 	// Each branch of the conditional explicitly (the random draws may pick one).
