@@ -39,7 +39,7 @@ type loopTape struct {
 // the tape. bounded marks a data-dependent loop with at most n iterations.
 func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, bounded bool) (*hlo.Instruction, error) {
 	body := in.Called[1]
-	leaves := leafShapes(init.Shape)
+	leaves := init.Shape.Leaves()
 	stacked := variantLeaves(body, init.Shape)
 	aug := []hlo.Shape{init.Shape, hlo.Scalar(hlo.S32)}
 	for l, s := range leaves {
@@ -230,7 +230,7 @@ func rowStart(b *hlo.Builder, t *hlo.Instruction, rank int) []*hlo.Instruction {
 func variantLeaves(body *hlo.Computation, state hlo.Shape) []bool {
 	var out []bool
 	if !state.IsTuple() || body.Root.Op != hlo.OpTuple {
-		for range leafShapes(state) {
+		for range state.Leaves() {
 			out = append(out, true)
 		}
 		return out
@@ -238,7 +238,7 @@ func variantLeaves(body *hlo.Computation, state hlo.Shape) []bool {
 	for i, el := range state.Elems {
 		r := body.Root.Operands[i]
 		same := r.Op == hlo.OpGetTupleElement && r.Operands[0] == body.Params[0] && r.Attrs.TupleIndex == int64(i)
-		for range leafShapes(el) {
+		for range el.Leaves() {
 			out = append(out, !same)
 		}
 	}
@@ -247,18 +247,6 @@ func variantLeaves(body *hlo.Computation, state hlo.Shape) []bool {
 
 func stackShape(s hlo.Shape, n int64) hlo.Shape {
 	return hlo.MakeShape(s.DType, append([]int64{n}, s.Dims...)...)
-}
-
-// leafShapes lists the array leaves of a shape, depth first.
-func leafShapes(s hlo.Shape) []hlo.Shape {
-	if !s.IsTuple() {
-		return []hlo.Shape{s}
-	}
-	var out []hlo.Shape
-	for _, e := range s.Elems {
-		out = append(out, leafShapes(e)...)
-	}
-	return out
 }
 
 // leafValues lists the array leaves of a value, depth first, as get-tuple-elements.

@@ -223,7 +223,7 @@ func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 	switch in.Op {
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpSelectAndScatter, hlo.OpScatter, hlo.OpSort:
 		var n int64
-		for _, leaf := range leafShapes(in.Shape) {
+		for _, leaf := range in.Shape.Leaves() {
 			n += leaf.NumElements()
 		}
 		return 8 * n
@@ -268,7 +268,7 @@ func (l Limits) check(held int64, shapes ...hlo.Shape) (int64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("%w: %w", ErrTooLarge, err)
 		}
-		for _, leaf := range leafShapes(s) {
+		for _, leaf := range s.Leaves() {
 			if b := leaf.ByteSize(); b > l.MaxValueBytes {
 				return 0, fmt.Errorf("%w: %v is %d bytes, over the limit of %d bytes per value (cpuref.Limits.MaxValueBytes)",
 					ErrTooLarge, leaf, b, l.MaxValueBytes)
@@ -280,17 +280,6 @@ func (l Limits) check(held int64, shapes ...hlo.Shape) (int64, error) {
 		}
 	}
 	return total, nil
-}
-
-func leafShapes(s hlo.Shape) []hlo.Shape {
-	if !s.IsTuple() {
-		return []hlo.Shape{s}
-	}
-	var out []hlo.Shape
-	for _, e := range s.Elems {
-		out = append(out, leafShapes(e)...)
-	}
-	return out
 }
 
 // checkArgs matches arguments with the computation's parameters by count and shape.

@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -178,23 +179,12 @@ func TestEvalRejectsInvalidInput(t *testing.T) {
 // TestEvalContextStopsEndlessLoop: a while whose condition is always true used to
 // hang forever; the context's deadline ends it with the context's error.
 func TestEvalContextStopsEndlessLoop(t *testing.T) {
-	m := parse(t, `HloModule forever
-cond {
-  s = s32[] parameter(0)
-  ROOT t = pred[] constant(true)
-}
-body {
-  s = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT n = s32[] add(s, one)
-}
-ENTRY e {
-  z = s32[] constant(0)
-  ROOT l = s32[] while(z), condition=cond, body=body
-}`)
+	text, err := os.ReadFile("testdata/endless_while.hlo")
+	require.NoError(t, err)
+	m := parse(t, string(text))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err := EvalContext(ctx, m)
+	_, err = EvalContext(ctx, m)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "%l = while")
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -118,34 +117,19 @@ func TestErrorTextHasOnePrefix(t *testing.T) {
 	assert.Equal(t, "vkxla: run takes at most one file", errorText(errors.New("run takes at most one file")))
 }
 
-const endlessLoop = `HloModule forever
-cond {
-  s = s32[] parameter(0)
-  ROOT t = pred[] constant(true)
-}
-body {
-  s = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT n = s32[] add(s, one)
-}
-ENTRY e {
-  z = s32[] constant(0)
-  ROOT l = s32[] while(z), condition=cond, body=body
-}
-`
+// endlessLoop is a while whose condition is always true (shared with cpuref's tests).
+const endlessLoop = "../../cpuref/testdata/endless_while.hlo"
 
 // TestRunTimeout: an endless while used to hang the CLI in cpuref forever; -timeout
 // ends the run with an error saying so, printed with one prefix each.
 func TestRunTimeout(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "forever.hlo")
-	require.NoError(t, os.WriteFile(file, []byte(endlessLoop), 0o600))
-	status, _, stderr := runMain(t, "run", "-timeout", "50ms", file)
+	status, _, stderr := runMain(t, "run", "-timeout", "50ms", endlessLoop)
 	assert.Equal(t, 1, status)
 	assert.True(t, strings.HasPrefix(stderr, "vkxla: cpuref: computation \"e\": %l = while:"), stderr)
 	assert.Contains(t, stderr, "context deadline exceeded (the run's -timeout of 50ms; -timeout 0 for none)")
 	assert.NotContains(t, stderr, "cpuref: cpuref:")
 
-	err := run([]string{"run", "-timeout", "-1s", file}, io.Discard)
+	err := run([]string{"run", "-timeout", "-1s", endlessLoop}, io.Discard)
 	assert.ErrorContains(t, err, "must not be negative")
 }
 
@@ -157,12 +141,12 @@ func TestInputFileCap(t *testing.T) {
 		require.Error(t, err, cmd)
 		assert.Contains(t, err.Error(), "/dev/zero: larger than 1000 bytes (-max-file-bytes raises the cap)")
 	}
-	file := filepath.Join(t.TempDir(), "loop.hlo")
-	require.NoError(t, os.WriteFile(file, []byte(endlessLoop), 0o600))
-	err := run([]string{"print", "-max-file-bytes", fmt.Sprint(len(endlessLoop) - 1), file}, io.Discard)
+	info, err := os.Stat(endlessLoop)
+	require.NoError(t, err)
+	err = run([]string{"print", "-max-file-bytes", fmt.Sprint(info.Size() - 1), endlessLoop}, io.Discard)
 	assert.ErrorContains(t, err, "larger than")
 	var out bytes.Buffer
-	require.NoError(t, run([]string{"print", "-max-file-bytes", fmt.Sprint(len(endlessLoop)), file}, &out))
+	require.NoError(t, run([]string{"print", "-max-file-bytes", fmt.Sprint(info.Size()), endlessLoop}, &out))
 	assert.Contains(t, out.String(), "HloModule forever")
 }
 
