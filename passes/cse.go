@@ -15,13 +15,7 @@ import (
 // constants merge when their bytes are equal (hashed, never printed: a constant
 // can be hundreds of megabytes).
 func CSE(m *hlo.Module, _ Config) (bool, error) {
-	changed := false
-	for _, c := range m.Computations {
-		if mergeEqualInstructions(c) {
-			changed = true
-		}
-	}
-	return changed, nil
+	return anyComputation(m, mergeEqualInstructions), nil
 }
 
 // mergeEqualInstructions keeps the first of each set of equal instructions and

@@ -36,3 +36,15 @@ func rewriteInOrder(c *hlo.Computation, replace func(in *hlo.Instruction) (with 
 	c.Renumber()
 	return true
 }
+
+// anyComputation applies f to every computation of m and reports whether it
+// changed any.
+func anyComputation(m *hlo.Module, f func(c *hlo.Computation) bool) bool {
+	changed := false
+	for _, c := range m.Computations {
+		if f(c) {
+			changed = true
+		}
+	}
+	return changed
+}

@@ -16,13 +16,7 @@ import (
 // either names an earlier instruction that takes over the value or rewrites the
 // instruction in place.
 func Simplify(m *hlo.Module, _ Config) (bool, error) {
-	changed := false
-	for _, c := range m.Computations {
-		if rewriteInOrder(c, simplifyInstruction) {
-			changed = true
-		}
-	}
-	return changed, nil
+	return anyComputation(m, func(c *hlo.Computation) bool { return rewriteInOrder(c, simplifyInstruction) }), nil
 }
 
 // simplification rewrites one instruction: with is an earlier instruction whose
