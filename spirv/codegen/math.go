@@ -34,9 +34,9 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	case hlo.OpLogistic:
 		return f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x)))), nil
 	case hlo.OpSin:
-		return k.nanIfInf(x, f.GLSL(spirv.GLSLSin, x)), nil
+		return k.sinCos(x, false), nil
 	case hlo.OpCos:
-		return k.nanIfInf(x, f.GLSL(spirv.GLSLCos, x)), nil
+		return k.sinCos(x, true), nil
 	case hlo.OpCbrt:
 		return k.cbrt(x), nil
 	}
@@ -48,10 +48,9 @@ func (k *kernel) fc(x spirv.ID, v float64) spirv.ID { return k.m.ConstFloat(k.m.
 
 // horner evaluates c[0] + x*(c[1] + x*(c[2] + …)).
 func (k *kernel) horner(x spirv.ID, c []float64) spirv.ID {
-	f := k.f
 	acc := k.fc(x, c[len(c)-1])
 	for i := len(c) - 2; i >= 0; i-- {
-		acc = f.FAdd(f.FMul(acc, x), k.fc(x, c[i]))
+		acc = k.fadd(k.fmul(acc, x), k.fc(x, c[i]))
 	}
 	return acc
 }

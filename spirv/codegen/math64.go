@@ -11,8 +11,7 @@ import (
 // 64-bit transcendental functions. GLSL.std.450 has no f64 exp, log, sin, cos or
 // atan, so they are built here from f64 arithmetic, Frexp and Ldexp: argument
 // reduction (Cody–Waite with a split constant) and a series on the reduced range,
-// accurate to a few ulp. sin and cos reduce by π/2 with a three-part constant, exact
-// up to |x| ≈ 2^20·π/2; beyond that their error grows (no Payne–Hanek reduction).
+// accurate to a few ulp. sin and cos are trig.go's, shared with f32.
 
 func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	f := k.f
@@ -30,9 +29,9 @@ func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	case hlo.OpLogistic:
 		return f.FDiv(k.fc(x, 1), f.FAdd(k.fc(x, 1), k.exp64(f.FNegate(x)))), nil
 	case hlo.OpSin:
-		return k.sincos64(x, false), nil
+		return k.sinCos(x, false), nil
 	case hlo.OpCos:
-		return k.sincos64(x, true), nil
+		return k.sinCos(x, true), nil
 	case hlo.OpCbrt:
 		return k.cbrt(x), nil
 	}
@@ -95,42 +94,6 @@ func (k *kernel) log64(x spirv.ID) spirv.ID {
 	y = f.Select(f.IsInf(x), x, y)
 	nan := f.LogicalOr(f.IsNan(x), f.Less(x, c(0)))
 	return f.Select(nan, m.ConstFloat(t, math.NaN()), y)
-}
-
-const (
-	pio2a = 1.57079632673412561417e+00 // fdlibm's three-part split of π/2
-	pio2b = 6.07710050630396597660e-11
-	pio2c = 2.02226624871116645580e-21
-)
-
-// sincos64: x = n·π/2 + r with |r| <= π/4, then sin or cos of r by Taylor series
-// chosen by the quadrant n mod 4.
-func (k *kernel) sincos64(x spirv.ID, cos bool) spirv.ID {
-	f, m := k.f, k.m
-	c := func(v float64) spirv.ID { return k.fc(x, v) }
-	n := f.GLSL(spirv.GLSLRoundEven, f.FMul(x, c(2/math.Pi)))
-	r := f.FSub(f.FSub(f.FSub(x, f.FMul(n, c(pio2a))), f.FMul(n, c(pio2b))), f.FMul(n, c(pio2c)))
-	r2 := f.FMul(r, r)
-	sinC, cosC := make([]float64, 11), make([]float64, 11)
-	for i := range sinC {
-		sinC[i] = math.Pow(-1, float64(i)) / factorial(2*i+1)
-		cosC[i] = math.Pow(-1, float64(i)) / factorial(2*i)
-	}
-	s := f.FMul(r, k.horner(r2, sinC))
-	co := k.horner(r2, cosC)
-	// Quadrant from n mod 4 (n is an exact integer; the clamp keeps the conversion
-	// defined for huge or infinite x, whose result is NaN or meaningless anyway).
-	// Only n mod 4 matters, so n is first reduced mod 4 as a float (exact).
-	n4 := f.FSub(n, f.FMul(c(4), f.GLSL(spirv.GLSLFloor, f.FMul(n, c(0.25)))))
-	q := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n4, c(0), c(3)))
-	if cos {
-		q = f.And(f.IAdd(q, m.I32(1)), m.I32(3))
-	}
-	odd := f.Equal(f.And(q, m.I32(1)), m.I32(1))
-	v := f.Select(odd, co, s)
-	v = f.Select(f.GreaterEqual(q, m.I32(2)), f.FNegate(v), v)
-	bad := f.LogicalOr(f.IsInf(x), f.IsNan(x))
-	return f.Select(bad, m.ConstFloat(m.TypeOf(x), math.NaN()), v)
 }
 
 func factorial(n int) float64 {
