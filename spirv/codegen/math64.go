@@ -19,7 +19,7 @@ func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	case hlo.OpExp:
 		return k.exp64(x), nil
 	case hlo.OpLog:
-		return k.log64(x), nil
+		return k.log(x), nil
 	case hlo.OpExpm1:
 		return k.expm1(x), nil
 	case hlo.OpLog1p:
@@ -71,29 +71,16 @@ func (k *kernel) exp64(x spirv.ID) spirv.ID {
 	return f.Select(f.IsNan(x), x, y)
 }
 
-// log64: x = mant·2^e with mant in [√½, √2), log(mant) = 2·atanh(s) with
-// s = (mant-1)/(mant+1), |s| <= 0.172, by 13 terms of its series.
-func (k *kernel) log64(x spirv.ID) spirv.ID {
-	f, m := k.f, k.m
-	c := func(v float64) spirv.ID { return k.fc(x, v) }
-	t := m.TypeOf(x)
-	fr := f.ExtInst(m.TypeStruct(t, m.TypeI32()), spirv.GLSLFrexpStruct, x)
-	mant, e := f.CompositeExtract(fr, 0), f.CompositeExtract(fr, 1)
-	low := f.Less(mant, c(math.Sqrt2/2))
-	mant = f.Select(low, f.FMul(mant, c(2)), mant)
-	e = f.Select(low, f.ISub(e, m.I32(1)), e)
-	s := f.FDiv(f.FSub(mant, c(1)), f.FAdd(mant, c(1)))
+// log64Reduced is log(mant) for mant in [√½, √2): 2·atanh(s) with s =
+// (mant-1)/(mant+1), |s| <= 0.172, by 13 terms of its series (log splits x).
+func (k *kernel) log64Reduced(mant spirv.ID) spirv.ID {
+	f := k.f
+	s := f.FDiv(f.FSub(mant, k.fc(mant, 1)), f.FAdd(mant, k.fc(mant, 1)))
 	coef := make([]float64, 13)
 	for i := range coef {
 		coef[i] = 2 / float64(2*i+1)
 	}
-	lm := f.FMul(s, k.horner(f.FMul(s, s), coef))
-	fe := f.Convert(t, e)
-	y := f.FAdd(f.FMul(fe, c(ln2Hi)), f.FAdd(f.FMul(fe, c(ln2Lo)), lm))
-	y = f.Select(f.Equal(x, c(0)), c(math.Inf(-1)), y)
-	y = f.Select(f.IsInf(x), x, y)
-	nan := f.LogicalOr(f.IsNan(x), f.Less(x, c(0)))
-	return f.Select(nan, m.ConstFloat(t, math.NaN()), y)
+	return f.FMul(s, k.horner(f.FMul(s, s), coef))
 }
 
 func factorial(n int) float64 {

@@ -7,27 +7,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// gaussLegendrePi computes π by the Gauss–Legendre iteration, independently of the
-// Machin series the constants come from.
-func gaussLegendrePi(prec uint) *big.Float {
-	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
-	a := nf().SetInt64(1)
-	b := nf().Sqrt(nf().SetFloat64(0.5))
-	t := nf().SetFloat64(0.25)
-	p := nf().SetInt64(1)
-	for range 14 { // doubles the correct digits each time: 2^14 > prec
-		an := nf().Quo(nf().Add(a, b), nf().SetInt64(2))
-		b = nf().Sqrt(nf().Mul(a, b))
-		d := nf().Sub(a, an)
-		t.Sub(t, nf().Mul(p, nf().Mul(d, d)))
-		a = an
-		p.Mul(p, nf().SetInt64(2))
-	}
-	s := nf().Add(a, b)
-	return nf().Quo(nf().Mul(s, s), nf().Mul(nf().SetInt64(4), t))
-}
+	"github.com/vkxla/vkxla/internal/bigref"
+)
 
 func TestTwoOverPiTable(t *testing.T) {
 	c := trigConstants()
@@ -37,9 +19,9 @@ func TestTwoOverPiTable(t *testing.T) {
 	}
 	// The first bits of 2/π = 0.A2F9836E 4E441529 FC2757D1… (hex).
 	assert.Equal(t, []uint32{0xA2F9836E, 0x4E441529, 0xFC2757D1}, c.twoOverPi[trigPadWords:trigPadWords+3])
-	// Every word against 2/π from an independent computation of π.
+	// Every word against 2/π from an independent computation of π (Gauss–Legendre).
 	const prec = piPrec + 64
-	twoOverPi := new(big.Float).SetPrec(prec).Quo(big.NewFloat(2), gaussLegendrePi(prec))
+	twoOverPi := new(big.Float).SetPrec(prec).Quo(big.NewFloat(2), bigref.Pi(prec))
 	for i := trigPadWords; i < trigTableWords; i++ {
 		twoOverPi.Mul(twoOverPi, big.NewFloat(1<<32))
 		w, _ := twoOverPi.Uint64()
@@ -64,7 +46,7 @@ func TestPio2Parts(t *testing.T) {
 			}
 			sum.Add(sum, new(big.Float).SetFloat64(p))
 		}
-		diff := new(big.Float).Sub(sum, new(big.Float).Quo(gaussLegendrePi(piPrec), big.NewFloat(2)))
+		diff := new(big.Float).Sub(sum, new(big.Float).Quo(bigref.Pi(piPrec), big.NewFloat(2)))
 		d, _ := diff.Float64()
 		// The sum carries π/2 to parts·bits bits plus the rounded remainder's 53.
 		assert.Less(t, math.Abs(d), math.Ldexp(1, -int(bits)*tf.parts-50), "π/2 − Σ parts")
