@@ -126,7 +126,9 @@ var f64Deviations = []cpurefDeviation{
 	// math.Log of a subnormal is log of 2^-1022-ish (−709.09 for 2^-1074, not −744.44).
 	{hlo.OpLog, func(x, _ float64) bool { return isSubnormal64(x) && x > 0 }, func(x, _ float64) float64 { return logScaled(x) }},
 	// math.Pow of a positive subnormal base goes through the same log.
-	{hlo.OpPower, func(x, y float64) bool { return isSubnormal64(x) && x > 0 && !math.IsInf(y, 0) && !math.IsNaN(y) && y != 0 },
+	{hlo.OpPower, func(x, y float64) bool {
+		return isSubnormal64(x) && x > 0 && !math.IsInf(y, 0) && !math.IsNaN(y) && y != 0
+	},
 		func(x, y float64) float64 { return math.Exp(y * logScaled(x)) }},
 	// math.Atan2(y, x) for negative y and x whose quotient underflows returns +π, not −π.
 	{hlo.OpAtan2, func(y, x float64) bool { return y < 0 && x < 0 && !math.IsInf(x, 0) && y/x == 0 },
