@@ -72,12 +72,21 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 	f.Store(qV, q)
 	ax := f.GLSL(spirv.GLSLFAbs, x)
 	big := f.LogicalAnd(f.GreaterEqual(ax, k.fc(x, math.Ldexp(1, int(tf.fastBits)))), f.LogicalNot(f.IsInf(x)))
-	f.If(big, func() {
-		h, l, q := k.trigReduceExact(x, tf)
-		f.Store(hiV, h)
-		f.Store(loV, l)
-		f.Store(qV, q)
-	}, nil)
+	// The exact path runs in a loop of at most one iteration rather than an if:
+	// lavapipe executes both arms of an if under a lane mask whether or not any lane
+	// takes it, but leaves a loop as soon as no lane continues, so there the exact
+	// path costs nothing when no element needs it. Other drivers branch either way.
+	pending := f.Var(m.TypeBool(), "trig_exact_pending")
+	f.Store(pending, big)
+	k.countLoop(1, func() {
+		f.While(func() spirv.ID { return f.Load(pending) }, func() {
+			h, l, q := k.trigReduceExact(x, tf)
+			f.Store(hiV, h)
+			f.Store(loV, l)
+			f.Store(qV, q)
+			f.Store(pending, m.ConstBool(false))
+		})
+	})
 	v := k.sinCosPoly(f.Load(hiV), f.Load(loV), f.Load(qV), cos, tf)
 	tiny := f.Less(k.absBits(x), k.absBits(k.fc(x, math.Ldexp(1, tf.tiny))))
 	small := x
@@ -213,8 +222,7 @@ func (k *kernel) funnelLeft(a, b, s spirv.ID) spirv.ID {
 	return f.Or(f.Shl(a, s), f.ShrL(f.ShrL(b, k.u32(1)), f.ISub(k.u32(31), s)))
 }
 
-// twoOverPiTable is a Function array holding twoOverPiWords, stored where it is
-// made (the exact path's branch, so the common case pays nothing).
+// twoOverPiTable is a Private array holding twoOverPi, declared once per module.
 func (k *kernel) twoOverPiTable() spirv.ID {
 	m := k.m
 	words := trigConstants().twoOverPi
@@ -223,7 +231,16 @@ func (k *kernel) twoOverPiTable() spirv.ID {
 		parts[i] = k.u32(w)
 	}
 	t := m.TypeArray(m.TypeU32(), uint32(len(words)))
-	return k.variable(t, m.ConstComposite(t, parts...), "two_over_pi")
+	init := m.ConstComposite(t, parts...)
+	if k.tables == nil {
+		k.tables = map[spirv.ID]spirv.ID{}
+	}
+	if v, ok := k.tables[init]; ok {
+		return v
+	}
+	v := m.PrivateTable(t, init, "two_over_pi")
+	k.tables[init] = v
+	return v
 }
 
 // mulWords is the low n words of the product of multiword unsigned integers a and b
