@@ -137,6 +137,8 @@ func opTolerance(op hlo.Opcode) ErrorSpec {
 		return ErrorSpec{Abs: 1e-6, Rel: 1e-6}
 	case hlo.OpSin, hlo.OpCos:
 		return ErrorSpec{ULP: 2}
+	case hlo.OpAtan2:
+		return ErrorSpec{ULP: 4}
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter:
 		return ErrorSpec{Abs: 1e-4, Rel: 1e-4}
 	case hlo.OpPower:

@@ -91,10 +91,11 @@ func factorial(n int) float64 {
 	return r
 }
 
-// atan2x64 is atan2 for finite, non-zero arguments (atan2 handles the rest): atan of
-// a = min/max of |x|, |y| in [0, 1], reduced twice (by π/4 and a half-angle step) to
-// |t| < 0.2 where 14 series terms suffice, then mapped to the quadrant.
-func (k *kernel) atan2x64(y, x spirv.ID) spirv.ID {
+// atan2Finite is atan2 for finite, non-zero arguments (atan2 handles the rest): atan
+// of a = min/max of |x|, |y| in [0, 1], reduced twice (by π/4 and a half-angle
+// step) to |t| < 0.2 where 14 series terms suffice for f64 and 6 for f32, then
+// mapped to the quadrant.
+func (k *kernel) atan2Finite(y, x spirv.ID) spirv.ID {
 	f := k.f
 	c := func(v float64) spirv.ID { return k.fc(x, v) }
 	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
@@ -107,7 +108,11 @@ func (k *kernel) atan2x64(y, x spirv.ID) spirv.ID {
 	t := f.Select(shift, f.FDiv(f.FSub(a, c(1)), f.FAdd(a, c(1))), a)
 	// atan(t) = 2·atan(t/(1+√(1+t²))).
 	t = f.FDiv(t, f.FAdd(c(1), f.GLSL(spirv.GLSLSqrt, f.FAdd(c(1), f.FMul(t, t)))))
-	coef := make([]float64, 14)
+	terms := 6
+	if k.m.Width(k.m.TypeOf(x)) == 64 {
+		terms = 14
+	}
+	coef := make([]float64, terms)
 	for i := range coef {
 		coef[i] = math.Pow(-1, float64(i)) / float64(2*i+1)
 	}
