@@ -331,3 +331,58 @@ func TestIEEEDefinitions(t *testing.T) {
 		})
 	}
 }
+
+// TestSinCosNearMultiplesOfPiOver2 runs sine and cosine where argument reduction is
+// hardest, against the definition (bigref): the floats nearest n·π/2 and their
+// neighbours, for every n of the f32 fast path (|x| < 2^12) and a spread of n
+// beyond it, and the floats around the fast path's bound.
+func TestSinCosNearMultiplesOfPiOver2(t *testing.T) {
+	rt := newRuntime(t)
+	pio2 := new(big.Float).Quo(bigref.Pi(1200), big.NewFloat(2))
+	nearest := func(n float64) float64 {
+		v, _ := new(big.Float).SetPrec(1200).Mul(pio2, big.NewFloat(n)).Float64()
+		return v
+	}
+	rng := rnd(41)
+	for _, dt := range []hlo.DType{hlo.F32, hlo.F64} {
+		var xs []float64
+		add := func(v float64) {
+			if dt == hlo.F32 {
+				f := float32(v)
+				xs = append(xs, float64(math.Nextafter32(f, 0)), float64(f), float64(math.Nextafter32(f, float32(math.Inf(1)))))
+				return
+			}
+			xs = append(xs, math.Nextafter(v, 0), v, math.Nextafter(v, math.Inf(1)))
+		}
+		for n := 1.0; n <= 2700; n++ {
+			add(nearest(n))
+		}
+		for range 1000 {
+			add(nearest(math.Round(math.Exp2(12 + 40*rng.Float64()))))
+		}
+		add(0x1p12)
+		add(0x1p20)
+		for _, x := range slices.Clone(xs) {
+			xs = append(xs, -x)
+		}
+		in := specialLiteral(dt, xs)
+		sin, cos := hlo.NewLiteral(in.Shape()), hlo.NewLiteral(in.Shape())
+		for i := range in.NumElements() {
+			s, c := bigref.SinCos(in.Float64(i))
+			sin.SetFloat64(i, s)
+			cos.SetFloat64(i, c)
+		}
+		for op, want := range map[hlo.Opcode]*hlo.Literal{hlo.OpSin: sin, hlo.OpCos: cos} {
+			t.Run(fmt.Sprintf("%v/%v", op, dt), func(t *testing.T) {
+				b := hlo.NewBuilder("trig")
+				exe, err := rt.Compile(context.Background(), mustBuild(t, b, b.Unary(op, b.Parameter(in.Shape(), "x"))))
+				require.NoError(t, err)
+				defer func() { require.NoError(t, exe.Close()) }()
+				got, err := exe.Run(context.Background(), in)
+				require.NoError(t, err)
+				spec := vkxla.Tolerance(op, dt)
+				require.NoError(t, spec.Check(got[0], want), "tolerance %+v", spec)
+			})
+		}
+	}
+}

@@ -7,6 +7,7 @@ package bigref
 import (
 	"math"
 	"math/big"
+	"sync"
 )
 
 // Pi is π to prec bits, by the Gauss–Legendre iteration.
@@ -35,7 +36,7 @@ func SinCos(x float64) (sin, cos float64) {
 	_, e := math.Frexp(x)
 	prec := uint(max(e, 0)) + 320
 	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
-	pio2 := nf().Quo(Pi(prec), nf().SetInt64(2))
+	pio2 := nf().Quo(pi(), nf().SetInt64(2))
 	X := nf().SetFloat64(x)
 	qf := nf().Quo(X, pio2)
 	// q = round(x/(π/2)); the remainder r = x − q·π/2 lies in [−π/4, π/4].
@@ -60,6 +61,9 @@ func SinCos(x float64) (sin, cos float64) {
 	cos, _ = c.Float64()
 	return sin, cos
 }
+
+// pi is π to enough bits for SinCos of any float64, computed once.
+var pi = sync.OnceValue(func() *big.Float { return Pi(1024 + 400) })
 
 // taylor sums sin(r) and cos(r) for |r| <= π/4 until the terms vanish at prec bits:
 // the n-th term r^n/n! goes to sin (odd n) or cos (even n), negative when ⌊n/2⌋ is odd.
