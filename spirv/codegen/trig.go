@@ -38,16 +38,18 @@ type trigFormat struct {
 	parts    int  // exact parts of π/2 in the fast path, before a rounded remainder
 	window   int  // words of 2/π in the exact path: the fraction keeps ≥ 2·mant+26 bits after the worst cancellation
 	tiny     int  // below 2^tiny, sin(x) rounds to x and cos(x) to 1
-	terms    int  // Taylor terms of sin(r)/r and cos(r) in r² beyond the first
+	// Taylor terms of sin(r)/r and cos(r) in r² beyond the first: the first term
+	// left out is below 2^-(mant+4) of the result for |r| <= π/4.
+	sinTerms, cosTerms int
 }
 
 var (
 	// f32: the closest an f32 comes to a multiple of π/2 leaves ~30 fraction bits
 	// to cancel; 4×12-bit parts and a remainder carry π/2 to 72 bits.
-	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 12, parts: 4, window: 3, tiny: -12, terms: 6}
+	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 12, parts: 4, window: 3, tiny: -12, sinTerms: 4, cosTerms: 5}
 	// f64: the worst case cancels 61 bits (Kahan–McDonald); 3×33-bit parts carry
 	// 152 bits, the 6-word window leaves 125 bits after the worst cancellation.
-	trigF64 = trigFormat{mant: 53, bias: 1023, fastBits: 20, parts: 3, window: 6, tiny: -27, terms: 11}
+	trigF64 = trigFormat{mant: 53, bias: 1023, fastBits: 20, parts: 3, window: 6, tiny: -27, sinTerms: 10, cosTerms: 11}
 )
 
 func (k *kernel) trigFormat(t spirv.ID) trigFormat {
@@ -336,7 +338,8 @@ func (k *kernel) fixedTimesPio2(frac []spirv.ID, t spirv.ID, tf trigFormat) (hi,
 func (k *kernel) sinCosPoly(hi, lo, q spirv.ID, cos bool, tf trigFormat) spirv.ID {
 	f := k.f
 	one := k.fc(hi, 1)
-	sinC, cosC := taylorSinCos(tf.terms)
+	sinC, _ := taylorSinCos(tf.sinTerms)
+	_, cosC := taylorSinCos(tf.cosTerms)
 	z := k.fmul(hi, hi)
 	// sin(hi+lo) ≈ hi + (hi·z·S(z) + lo·(1 − z/2)).
 	s := k.fadd(hi, k.fadd(k.fmul(k.fmul(hi, z), k.horner(z, sinC)), k.fmul(lo, k.fsub(one, k.fmul(z, k.fc(hi, 0.5))))))
