@@ -276,11 +276,7 @@ func TestCodegenDifferentialSpecialValues(t *testing.T) {
 			if op.Info().Kind != hlo.KindUnary || !op.Info().Types.Allows(dt) {
 				continue
 			}
-			vals := specialValues
-			if op == hlo.OpSin || op == hlo.OpCos {
-				vals = vals[:len(vals)-4] // GLSL sin/cos are not accurate for huge arguments
-			}
-			in := specialLiteral(dt, vals)
+			in := specialLiteral(dt, specialValues)
 			spec := vkxla.Tolerance(op, dt)
 			if dt == hlo.F64 && !spec.Exact() {
 				spec = vkxla.ErrorSpec{Abs: 1e-12, Rel: 1e-12}
