@@ -74,21 +74,31 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 	f.Store(qV, q)
 	ax := f.GLSL(spirv.GLSLFAbs, x)
 	big := f.LogicalAnd(f.GreaterEqual(ax, k.fc(x, math.Ldexp(1, int(tf.fastBits)))), f.LogicalNot(f.IsInf(x)))
-	// The exact path runs in a loop of at most one iteration rather than an if:
-	// lavapipe executes both arms of an if under a lane mask whether or not any lane
-	// takes it, but leaves a loop as soon as no lane continues, so there the exact
-	// path costs nothing when no element needs it. Other drivers branch either way.
-	pending := f.Var(m.TypeBool(), "trig_exact_pending")
-	f.Store(pending, big)
-	k.countLoop(1, func() {
-		f.While(func() spirv.ID { return f.Load(pending) }, func() {
-			h, l, q := k.trigReduceExact(x, tf)
-			f.Store(hiV, h)
-			f.Store(loV, l)
-			f.Store(qV, q)
-			f.Store(pending, m.ConstBool(false))
+	exactPath := func() {
+		h, l, q := k.trigReduceExact(x, tf)
+		f.Store(hiV, h)
+		f.Store(loV, l)
+		f.Store(qV, q)
+	}
+	if k.iterScale > 1 {
+		// Inside a loop (a fused reduction, say) a loop here would add an iteration
+		// per enclosing one to lavapipe's budget: branch.
+		f.If(big, exactPath, nil)
+	} else {
+		// Per output element, the exact path runs in a loop of at most one iteration
+		// rather than an if: lavapipe executes both arms of an if under a lane mask
+		// whether or not any lane takes it, but leaves a loop as soon as no lane
+		// continues, so there the exact path costs nothing when no element needs it.
+		// Other drivers branch either way.
+		pending := f.Var(m.TypeBool(), "trig_exact_pending")
+		f.Store(pending, big)
+		k.countLoop(1, func() {
+			f.While(func() spirv.ID { return f.Load(pending) }, func() {
+				exactPath()
+				f.Store(pending, m.ConstBool(false))
+			})
 		})
-	})
+	}
 	v := k.sinCosPoly(f.Load(hiV), f.Load(loV), f.Load(qV), cos, tf)
 	tiny := f.Less(k.absBits(x), k.absBits(k.fc(x, math.Ldexp(1, tf.tiny))))
 	small := x
