@@ -2,6 +2,7 @@ package vkxla_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -81,4 +82,55 @@ func bestGPUTime(b *testing.B, rt *vkxla.Runtime, op hlo.Opcode, in *hlo.Literal
 		}
 	}
 	return best
+}
+
+// BenchmarkSinCosF32Exhaustive checks sine and cosine of every f32 in [2^-12, 2^14)
+// (218M values: the whole fast path above the tiny-argument cutoff and the exact
+// path's first binades) and 16M random finite f32 against float32(math.Sin(float64))
+// (cpuref's definition), reporting the largest distance as max-ulp; it fails beyond
+// the tolerance table's bound. About 100 s on lavapipe, so a benchmark, not a test:
+//
+//	VKXLA_VALIDATION=0 go test -run '^$' -bench SinCosF32Exhaustive -benchtime 1x .
+func BenchmarkSinCosF32Exhaustive(b *testing.B) {
+	rt := newRuntime(b)
+	const chunk = 1 << 24
+	shape := hlo.MakeShape(hlo.F32, chunk)
+	lo, hi := uint32(0x39800000), uint32(0x46800000) // the encodings of 2^-12 and 2^14
+	rng := rand.New(rand.NewPCG(5, 8))
+	random := func(int) uint32 {
+		for {
+			if v := rng.Uint32(); v&0x7f800000 != 0x7f800000 {
+				return v
+			}
+		}
+	}
+	for b.Loop() {
+		for _, op := range []hlo.Opcode{hlo.OpSin, hlo.OpCos} {
+			ref := map[hlo.Opcode]func(float64) float64{hlo.OpSin: math.Sin, hlo.OpCos: math.Cos}[op]
+			bl := hlo.NewBuilder(op.String())
+			exe, err := rt.Compile(context.Background(), mustBuild(b, bl, bl.Unary(op, bl.Parameter(shape, "x"))))
+			require.NoError(b, err)
+			worst := 0.0
+			check := func(n int, gen func(i int) uint32) {
+				for start := 0; start < n; start += chunk {
+					in := hlo.NewLiteral(shape)
+					for i := range chunk {
+						in.SetBits(i, uint64(gen(start+i)))
+					}
+					got, err := exe.Run(context.Background(), in)
+					require.NoError(b, err)
+					for i := range chunk {
+						x := math.Float32frombits(uint32(in.Bits(i)))
+						want := math.Float32bits(float32(ref(float64(x))))
+						worst = max(worst, vkxla.ULPDistance(hlo.F32, got[0].Bits(i), uint64(want)))
+					}
+				}
+			}
+			check(int(hi-lo), func(i int) uint32 { return min(lo+uint32(i), hi-1) })
+			check(chunk, random)
+			require.NoError(b, exe.Close())
+			b.ReportMetric(worst, op.String()+"-max-ulp")
+			require.LessOrEqual(b, worst, vkxla.Tolerance(op, hlo.F32).ULP, "%v", op)
+		}
+	}
 }
