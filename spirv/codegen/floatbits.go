@@ -148,3 +148,18 @@ func (k *kernel) scaleTinyPair(a, b spirv.ID) (spirv.ID, spirv.ID) {
 	}
 	return scale(a, aa), scale(b, ab)
 }
+
+// scaleDown32 is v·2^-s for a positive normal f32 v whose product is below 2^-126,
+// rounded to nearest even into the subnormal range on the encoding, where a float
+// multiply or ldexp may flush it: v = m·2^(E−150) (m with its implicit bit), so the
+// subnormal field m·2^(E−1−s) is m shifted right by s+1−E. A carry into bit 23
+// gives the smallest normal number, as the encoding does; shifts past 24 give 0.
+func (k *kernel) scaleDown32(v spirv.ID, s uint32) spirv.ID {
+	f := k.f
+	b := f.Bitcast(k.m.TypeU32(), v)
+	e := f.ShrL(b, k.u32(23))
+	m := f.Or(f.And(b, k.u32(0x7fffff)), k.u32(0x800000))
+	shift := f.ISub(k.u32(s+1), f.GLSL(spirv.GLSLUMin, e, k.u32(s)))
+	shift = f.GLSL(spirv.GLSLUMin, shift, k.u32(31))
+	return f.Bitcast(k.m.TypeOf(v), k.roundShift(m, shift))
+}

@@ -22,7 +22,7 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	c := func(v float64) spirv.ID { return k.m.F32(float32(v)) }
 	switch op {
 	case hlo.OpExp:
-		return f.GLSL(spirv.GLSLExp, x), nil
+		return k.exp(x), nil
 	case hlo.OpLog:
 		return k.log(x), nil
 	case hlo.OpExpm1:
@@ -32,7 +32,10 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	case hlo.OpTanh:
 		return k.tanh(x), nil
 	case hlo.OpLogistic:
-		return f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x)))), nil
+		// Below −20, 1/(1+e^−x) is e^x to f32 precision, and e^−x would overflow
+		// where the result is still a subnormal.
+		l := f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x))))
+		return f.Select(f.Less(x, c(-20)), k.exp(x), l), nil
 	case hlo.OpSin:
 		return k.sinCos(x, false), nil
 	case hlo.OpCos:
@@ -83,7 +86,12 @@ func (k *kernel) exp(x spirv.ID) spirv.ID {
 	if k.m.Width(k.m.TypeOf(x)) == 64 {
 		return k.exp64(x)
 	}
-	return k.f.GLSL(spirv.GLSLExp, x)
+	// GLSL's exp cannot return a subnormal (lavapipe's gives 0 below 2^-126): there
+	// exp(x) = exp(x + 32·ln 2)·2^-32, scaled on the encoding.
+	f := k.f
+	low := f.Less(x, k.fc(x, -87.33654475055310898657)) // ln 2^-126
+	scaled := k.scaleDown32(f.GLSL(spirv.GLSLExp, k.fadd(x, k.fc(x, 32*math.Ln2))), 32)
+	return f.Select(low, scaled, f.GLSL(spirv.GLSLExp, x))
 }
 
 // log is x = mant·2^e with mant in [√½, √2) (split on the encoding, so subnormals
@@ -258,7 +266,11 @@ func (k *kernel) pow32(x, y spirv.ID) spirv.ID {
 	n2 := clampRound(r1)
 	r2 := k.fsub(r1, n2)
 	n := f.GLSL(spirv.GLSLSClamp, f.IAdd(f.Convert(i32, n1), f.Convert(i32, n2)), m.I32(-400), m.I32(400))
-	split := f.ExtInst(t, spirv.GLSLLdexp, f.GLSL(spirv.GLSLExp2, r2), n)
+	e2 := f.GLSL(spirv.GLSLExp2, r2)
+	split := f.ExtInst(t, spirv.GLSLLdexp, e2, n)
+	// A subnormal result is rounded on the encoding (ldexp may flush it).
+	sub := k.scaleDown32(f.ExtInst(t, spirv.GLSLLdexp, e2, f.IAdd(f.GLSL(spirv.GLSLSMax, n, m.I32(-200)), m.I32(64))), 64)
+	split = f.Select(f.Less(n, m.I32(-126)), sub, split)
 	// Beyond |y·e| = 2^20 the result is 0 or inf whatever the rounding.
 	return f.Select(f.Greater(f.GLSL(spirv.GLSLFAbs, a), c(0x1p20)), f.GLSL(spirv.GLSLExp2, k.fadd(a, b)), split)
 }
