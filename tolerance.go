@@ -94,8 +94,8 @@ func mantissaBits(dt hlo.DType) uint {
 // exact, its result always representable; sine and cosine are within 2 ulp over the
 // whole finite range, atan2 within 4. f16 and bf16 compute in f32 and round once
 // per op, so they may differ by one unit of their own precision (within the ulp
-// bounds too). The absolute terms also cover subnormal results that a device
-// without denorm preservation flushes to zero (exp(-100) in f32).
+// bounds too). The absolute terms would also accept subnormal results flushed to
+// zero by a device without denorm preservation (lavapipe keeps them).
 // Accumulations (reduce, dot, convolution) add the reordering error of summing in
 // another order; the tests keep inputs in [-1, 1] and sizes moderate.
 func Tolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
