@@ -89,11 +89,7 @@ func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opt
 	wantLeaves := want.Leaves()
 	require.Len(t, got, len(wantLeaves))
 	for i := range got {
-		if spec.Exact() {
-			require.NoError(t, hlo.LiteralsEqual(got[i], wantLeaves[i]), "output %d of\n%s", i, hlo.Print(m))
-		} else {
-			require.NoError(t, hlo.LiteralsClose(got[i], wantLeaves[i], spec.Abs, spec.Rel), "output %d (tolerance %+v) of\n%s", i, spec, hlo.Print(m))
-		}
+		require.NoError(t, spec.Check(got[i], wantLeaves[i]), "output %d (tolerance %+v) of\n%s", i, spec, hlo.Print(m))
 	}
 }
 

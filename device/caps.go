@@ -181,7 +181,45 @@ type Caps struct {
 	ComputeFullSubgroups   bool
 	VulkanMemoryModel      bool
 
+	// FloatControls are the float behaviours the device guarantees on request.
+	FloatControls FloatControls
+
 	queueFamily uint32
+}
+
+// FloatControls are VkPhysicalDeviceFloatControlsProperties: which float behaviours
+// a shader may request with SPIR-V's float-controls execution modes (SPIR-V 1.4, or
+// VK_KHR_shader_float_controls). Code generation emits SPIR-V 1.3 without the
+// extension, so none is requested; the facts say what to expect where none is.
+// lavapipe preserves signed zeros, infinities and NaNs at every width but not
+// denormals at f32 and f64: float instructions there may flush subnormal operands
+// and results to zero, so the kernels handle subnormals on their encodings with
+// integer instructions wherever an op's answer depends on them (docs/codegen.md).
+type FloatControls struct {
+	Known                    bool        // the device reported them (Vulkan 1.2 or the extension)
+	DenormPreserve           FloatWidths // subnormals kept when DenormPreserve is requested
+	DenormFlushToZero        FloatWidths // subnormals flushed when DenormFlushToZero is requested
+	SignedZeroInfNanPreserve FloatWidths // ±0, ±inf and NaN honoured when requested
+	RoundingModeRTE          FloatWidths // round-to-nearest-even can be requested
+}
+
+// FloatWidths says, per float width, whether a float control holds.
+type FloatWidths struct{ F16, F32, F64 bool }
+
+func (w FloatWidths) String() string {
+	var names []string
+	for _, n := range []struct {
+		ok   bool
+		name string
+	}{{w.F16, "f16"}, {w.F32, "f32"}, {w.F64, "f64"}} {
+		if n.ok {
+			names = append(names, n.name)
+		}
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, "|")
 }
 
 func (c Caps) String() string {
@@ -271,6 +309,14 @@ func fillFeatures(caps *Caps, c *C.vkx_caps) {
 	caps.AtomicFloat32Add, caps.AtomicFloat64Add = b(c.f_atomic_float32_add), b(c.f_atomic_float64_add)
 	caps.SubgroupSizeControl, caps.ComputeFullSubgroups = b(c.f_subgroup_size_control), b(c.f_full_subgroups)
 	caps.VulkanMemoryModel = b(c.f_memory_model)
+	widths := func(v [3]C.uint32_t) FloatWidths { return FloatWidths{b(v[0]), b(v[1]), b(v[2])} }
+	caps.FloatControls = FloatControls{
+		Known:                    b(c.fc_known),
+		DenormPreserve:           widths(c.fc_denorm_preserve),
+		DenormFlushToZero:        widths(c.fc_denorm_ftz),
+		SignedZeroInfNanPreserve: widths(c.fc_szinp),
+		RoundingModeRTE:          widths(c.fc_rte),
+	}
 }
 
 // bufferTypes lists memory types for NewBuffer in order of preference: device-local

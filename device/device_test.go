@@ -89,6 +89,28 @@ func TestListAndCaps(t *testing.T) {
 	}
 	assert.Equal(t, c.Float16 && c.Int8, c.ShaderFloat16Int8)
 	assert.NotEmpty(t, c.Vendor.Name)
+	fc := c.FloatControls
+	t.Logf("float controls (known %v): denorm preserve %v, flush to zero %v, signed zero/inf/NaN preserve %v, RTE %v",
+		fc.Known, fc.DenormPreserve, fc.DenormFlushToZero, fc.SignedZeroInfNanPreserve, fc.RoundingModeRTE)
+	if c.APIVersion.Minor() >= 2 || c.APIVersion.Major() > 1 {
+		assert.True(t, fc.Known, "Vulkan 1.2 reports float controls")
+	}
+}
+
+// lavapipe's float controls (Mesa 22.3.6): signed zeros, infinities and NaNs are
+// preserved at every width, subnormals are not at f32 and f64 — the facts codegen's
+// integer handling of subnormals is for (docs/codegen.md).
+func TestLavapipeFloatControls(t *testing.T) {
+	d := devicetest.Open(t)
+	c := d.Caps()
+	if c.Driver.Name != "llvmpipe" {
+		t.Skipf("these are lavapipe's facts; the device is %s", c)
+	}
+	fc := c.FloatControls
+	require.True(t, fc.Known)
+	assert.Equal(t, device.FloatWidths{F16: true, F32: true, F64: true}, fc.SignedZeroInfNanPreserve)
+	assert.False(t, fc.DenormPreserve.F32, "shaderDenormPreserveFloat32")
+	assert.False(t, fc.DenormPreserve.F64, "shaderDenormPreserveFloat64")
 }
 
 func TestSelector(t *testing.T) {

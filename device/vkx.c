@@ -338,7 +338,7 @@ typedef struct {
 	VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
 	VkPhysicalDeviceSubgroupSizeControlFeatures ssc;
 	VkPhysicalDeviceVulkanMemoryModelFeatures mm;
-	int has_f16i8, has_s8, has_af, has_ssc, has_mm, has_driver_props;
+	int has_f16i8, has_s8, has_af, has_ssc, has_mm, has_driver_props, has_float_controls;
 	const char *exts[8]; // device extensions to enable for them
 	uint32_t next;
 } vkx_features;
@@ -400,6 +400,8 @@ static void query_features(vkx_instance *in, VkPhysicalDevice p, vkx_features *f
 	// Driver properties need the extension offered, not enabled: undo its record.
 	uint32_t keep = f->next;
 	f->has_driver_props = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+	// So do float-controls properties (the SPIR-V execution modes are not used).
+	f->has_float_controls = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 	f->next = keep;
 	// MoltenVK and other portability drivers require this extension to be enabled.
 	if (device_ext(in, p, "VK_KHR_portability_subset"))
@@ -443,6 +445,9 @@ static void query_properties(vkx_instance *in, VkPhysicalDevice p, vkx_features 
 		LINK(drv, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES);
 	if (f->has_ssc)
 		LINK(ssc, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES);
+	VkPhysicalDeviceFloatControlsProperties fc = {0};
+	if (f->has_float_controls)
+		LINK(fc, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES);
 	VkPhysicalDeviceProperties2 p2 = {VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
 	p2.pNext = head;
 	in->vkGetPhysicalDeviceProperties2(p, &p2);
@@ -478,6 +483,19 @@ static void query_properties(vkx_instance *in, VkPhysicalDevice p, vkx_features 
 	c->non_coherent_atom = l->nonCoherentAtomSize;
 	c->timestamp_period = l->timestampPeriod;
 	c->queue_family = queue_family(in, p, &c->timestamp_bits);
+	c->fc_known = f->has_float_controls;
+	c->fc_denorm_preserve[0] = fc.shaderDenormPreserveFloat16;
+	c->fc_denorm_preserve[1] = fc.shaderDenormPreserveFloat32;
+	c->fc_denorm_preserve[2] = fc.shaderDenormPreserveFloat64;
+	c->fc_denorm_ftz[0] = fc.shaderDenormFlushToZeroFloat16;
+	c->fc_denorm_ftz[1] = fc.shaderDenormFlushToZeroFloat32;
+	c->fc_denorm_ftz[2] = fc.shaderDenormFlushToZeroFloat64;
+	c->fc_szinp[0] = fc.shaderSignedZeroInfNanPreserveFloat16;
+	c->fc_szinp[1] = fc.shaderSignedZeroInfNanPreserveFloat32;
+	c->fc_szinp[2] = fc.shaderSignedZeroInfNanPreserveFloat64;
+	c->fc_rte[0] = fc.shaderRoundingModeRTEFloat16;
+	c->fc_rte[1] = fc.shaderRoundingModeRTEFloat32;
+	c->fc_rte[2] = fc.shaderRoundingModeRTEFloat64;
 }
 
 static void copy_features(const vkx_features *f, vkx_caps *c) {

@@ -54,6 +54,10 @@ typedef struct {
 	uint32_t f_atomic_float32_add, f_atomic_float64_add;
 	uint32_t f_subgroup_size_control, f_full_subgroups;
 	uint32_t f_memory_model;
+
+	// Float controls (VkPhysicalDeviceFloatControlsProperties), per width f16, f32, f64.
+	uint32_t fc_known;
+	uint32_t fc_denorm_preserve[3], fc_denorm_ftz[3], fc_szinp[3], fc_rte[3];
 } vkx_caps;
 
 // vkx_range is one storage-buffer binding of a dispatch. buf is a vkx_buffer* carried

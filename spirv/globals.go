@@ -22,6 +22,19 @@ func (m *Module) Variable(sc StorageClass, pointee ID, name string) ID {
 	return id
 }
 
+// PrivateTable declares a Private variable of type t initialised to the constant
+// init, for a table read with dynamic indices: drivers keep one copy in constant
+// memory rather than storing the table into every invocation's Function variable.
+func (m *Module) PrivateTable(t, init ID, name string) ID {
+	ptr := m.TypePointer(StorageClassPrivate, t)
+	id := m.NewID()
+	m.valueTypes[id] = ptr
+	m.globals.add(OpVariable, uint32(ptr), uint32(id), uint32(StorageClassPrivate), uint32(init))
+	m.globalVars = append(m.globalVars, id)
+	m.Name(id, name)
+	return id
+}
+
 // Access is a set of memory qualifiers for a buffer binding.
 type Access uint8
 

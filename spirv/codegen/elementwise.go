@@ -187,7 +187,7 @@ func (k *kernel) floatBinary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spirv.
 	case hlo.OpMinimum:
 		return k.floatMinMax(a, b, false), nil
 	case hlo.OpRemainder:
-		return k.fmod(a, b), nil
+		return k.fmod(a, b)
 	case hlo.OpPower:
 		return k.pow(dt, a, b)
 	case hlo.OpAtan2:

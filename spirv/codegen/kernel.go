@@ -38,6 +38,8 @@ type kernel struct {
 	// iters estimates the loop iterations one invocation runs; iterScale is the
 	// trip count of the loops enclosing the point of emission.
 	iters, iterScale int64
+	// tables holds the Private constant tables declared so far, by initialiser.
+	tables map[spirv.ID]spirv.ID
 }
 
 // newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects

@@ -22,7 +22,7 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	c := func(v float64) spirv.ID { return k.m.F32(float32(v)) }
 	switch op {
 	case hlo.OpExp:
-		return f.GLSL(spirv.GLSLExp, x), nil
+		return k.exp(x), nil
 	case hlo.OpLog:
 		return k.log(x), nil
 	case hlo.OpExpm1:
@@ -32,11 +32,14 @@ func (k *kernel) transcendental(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.
 	case hlo.OpTanh:
 		return k.tanh(x), nil
 	case hlo.OpLogistic:
-		return f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x)))), nil
+		// Below −20, 1/(1+e^−x) is e^x to f32 precision, and e^−x would overflow
+		// where the result is still a subnormal.
+		l := f.FDiv(c(1), f.FAdd(c(1), f.GLSL(spirv.GLSLExp, f.FNegate(x))))
+		return f.Select(f.Less(x, c(-20)), k.exp(x), l), nil
 	case hlo.OpSin:
-		return k.nanIfInf(x, f.GLSL(spirv.GLSLSin, x)), nil
+		return k.sinCos(x, false), nil
 	case hlo.OpCos:
-		return k.nanIfInf(x, f.GLSL(spirv.GLSLCos, x)), nil
+		return k.sinCos(x, true), nil
 	case hlo.OpCbrt:
 		return k.cbrt(x), nil
 	}
@@ -48,10 +51,9 @@ func (k *kernel) fc(x spirv.ID, v float64) spirv.ID { return k.m.ConstFloat(k.m.
 
 // horner evaluates c[0] + x*(c[1] + x*(c[2] + …)).
 func (k *kernel) horner(x spirv.ID, c []float64) spirv.ID {
-	f := k.f
 	acc := k.fc(x, c[len(c)-1])
 	for i := len(c) - 2; i >= 0; i-- {
-		acc = f.FAdd(f.FMul(acc, x), k.fc(x, c[i]))
+		acc = k.fadd(k.fmul(acc, x), k.fc(x, c[i]))
 	}
 	return acc
 }
@@ -84,24 +86,35 @@ func (k *kernel) exp(x spirv.ID) spirv.ID {
 	if k.m.Width(k.m.TypeOf(x)) == 64 {
 		return k.exp64(x)
 	}
-	return k.f.GLSL(spirv.GLSLExp, x)
-}
-
-// log pins GLSL's undefined cases: log(±0) = -inf, log(x<0) = NaN, log(inf) = inf.
-func (k *kernel) log(x spirv.ID) spirv.ID {
-	if k.m.Width(k.m.TypeOf(x)) == 64 {
-		return k.log64(x)
-	}
+	// GLSL's exp cannot return a subnormal (lavapipe's gives 0 below 2^-126): there
+	// exp(x) = exp(x + 32·ln 2)·2^-32, scaled on the encoding.
 	f := k.f
-	r := f.GLSL(spirv.GLSLLog, x)
-	r = f.Select(f.Equal(x, k.fc(x, 0)), k.fc(x, math.Inf(-1)), r)
-	r = f.Select(f.Equal(x, k.fc(x, math.Inf(1))), x, r)
-	return f.Select(f.Less(x, k.fc(x, 0)), k.m.ConstFloat(k.m.TypeOf(x), math.NaN()), r)
+	low := f.Less(x, k.fc(x, -87.33654475055310898657)) // ln 2^-126
+	scaled := k.scaleDown32(f.GLSL(spirv.GLSLExp, k.fadd(x, k.fc(x, 32*math.Ln2))), 32)
+	return f.Select(low, scaled, f.GLSL(spirv.GLSLExp, x))
 }
 
-// nanIfInf is r, or NaN where x is infinite (sin and cos of ±inf).
-func (k *kernel) nanIfInf(x, r spirv.ID) spirv.ID {
-	return k.f.Select(k.f.IsInf(x), k.m.ConstFloat(k.m.TypeOf(x), math.NaN()), r)
+// log is x = mant·2^e with mant in [√½, √2) (split on the encoding, so subnormals
+// count), log(mant) + e·ln 2, with log(mant) from GLSL (f32) or log64's series.
+// log(±0) = -inf, log(x<0) = NaN, log(inf) = inf.
+func (k *kernel) log(x spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	t := m.TypeOf(x)
+	mant, e := k.splitFloat(x)
+	low := f.Less(mant, k.fc(x, math.Sqrt2))
+	mant = f.Select(low, mant, k.fmul(mant, k.fc(x, 0.5)))
+	fe := f.Convert(t, f.Select(low, e, f.IAdd(e, m.I32(1))))
+	var y spirv.ID
+	if m.Width(t) == 64 {
+		y = k.fadd(k.fmul(fe, k.fc(x, ln2Hi)), k.fadd(k.fmul(fe, k.fc(x, ln2Lo)), k.log64Reduced(mant)))
+	} else {
+		y = k.fadd(f.GLSL(spirv.GLSLLog, mant), k.fmul(fe, k.fc(x, math.Ln2)))
+	}
+	a := k.absBits(x)
+	y = f.Select(f.Equal(a, k.absBits(k.fc(x, 0))), k.fc(x, math.Inf(-1)), y)
+	y = f.Select(f.IsInf(x), x, y)
+	nan := f.LogicalOr(f.IsNan(x), f.LogicalAnd(k.signBit(x), f.NotEqual(a, k.absBits(k.fc(x, 0)))))
+	return f.Select(nan, m.ConstFloat(t, math.NaN()), y)
 }
 
 // log1p is log(1+x): for |x| < 0.5 the series 2·atanh(s) = 2(s + s³/3 + s⁵/5 + …)
@@ -134,69 +147,33 @@ func (k *kernel) tanh(x spirv.ID) spirv.ID {
 	return k.copySign(t, x) // NaN stays NaN (|NaN| > 20 is false)
 }
 
-// cbrt is sign(x)·|x|^(1/3), refined by one Newton step; 0, ±inf and NaN pass through.
+// cbrt: |x| = mant·2^(3q+r) (split on the encoding: subnormals count) with mant in
+// [1, 2) and r in {0, 1, 2}, so cbrt(|x|) = cbrt(mant·2^r)·2^q with the root of a
+// value in [1, 8), where the Newton steps cannot overflow (cbrt of the largest
+// floats stays finite); 0, ±inf and NaN pass through.
 func (k *kernel) cbrt(x spirv.ID) spirv.ID {
-	f := k.f
-	ax := f.GLSL(spirv.GLSLFAbs, x)
-	safe := f.Select(f.Equal(ax, k.fc(x, 0)), k.fc(x, 1), ax)
+	f, m := k.f, k.m
+	t := m.TypeOf(x)
+	mant, e := k.splitFloat(x)
+	const off = 3 * 1100 // makes e+off positive for every exponent, subnormal f64 included
+	eo := f.Bitcast(m.TypeU32(), f.IAdd(e, m.I32(off)))
+	q := f.ISub(f.Bitcast(m.TypeI32(), f.Div(eo, k.u32(3))), m.I32(off/3))
+	a := f.ExtInst(t, spirv.GLSLLdexp, mant, f.Bitcast(m.TypeI32(), f.Rem(eo, k.u32(3))))
 	var y spirv.ID
 	steps := 1
-	if k.m.Width(k.m.TypeOf(x)) == 64 {
-		y = k.exp64(f.FDiv(k.log64(safe), k.fc(x, 3)))
+	if m.Width(t) == 64 {
+		y = k.exp64(f.FDiv(k.log(a), k.fc(x, 3)))
 		steps = 2
 	} else {
-		y = f.GLSL(spirv.GLSLPow, safe, k.fc(x, 1.0/3))
+		y = f.GLSL(spirv.GLSLPow, a, k.fc(x, 1.0/3))
 	}
 	for range steps {
 		y2 := f.FMul(y, y)
-		y = f.FSub(y, f.FDiv(f.FSub(f.FMul(y2, y), ax), f.FMul(k.fc(x, 3), y2)))
+		y = f.FSub(y, f.FDiv(f.FSub(f.FMul(y2, y), a), f.FMul(k.fc(x, 3), y2)))
 	}
-	special := f.LogicalOr(f.Equal(ax, k.fc(x, 0)), f.LogicalOr(f.IsInf(x), f.IsNan(x)))
+	y = f.ExtInst(t, spirv.GLSLLdexp, y, q)
+	special := f.LogicalOr(f.Equal(k.absBits(x), k.absBits(k.fc(x, 0))), f.LogicalOr(f.IsInf(x), f.IsNan(x)))
 	return f.Select(special, x, k.copySign(y, x))
-}
-
-// fmod is C's fmod (the sign of x, exact): |x| is reduced by |y|·2^k for falling k,
-// each subtraction exact (Sterbenz), so the result carries no rounding error even
-// when x/y is huge. x%0, inf%y and NaN operands give NaN; x%inf = x.
-func (k *kernel) fmod(x, y spirv.ID) spirv.ID {
-	f, m := k.f, k.m
-	t := m.TypeOf(x)
-	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
-	finite := f.LogicalNot(f.LogicalOr(f.IsInf(ax), f.IsNan(ax)))
-	ok := f.LogicalAnd(finite, f.LogicalAnd(f.Greater(ay, k.fc(x, 0)), f.LogicalNot(f.IsInf(ay))))
-	ok = f.LogicalAnd(ok, f.LogicalNot(f.IsNan(y)))
-	r := k.variable(t, f.Select(ok, ax, k.fc(x, 0)), "fmod_r")
-	yy := f.Select(ok, ay, k.fc(x, 1))
-	// Each step lowers r's exponent, so the exponent range bounds the steps.
-	bound := int64(280)
-	if m.Width(t) == 64 {
-		bound = 2100
-	}
-	k.countLoop(bound, func() {
-		f.While(func() spirv.ID { return f.GreaterEqual(f.Load(r), yy) }, func() {
-			rv := f.Load(r)
-			// Scale y up to just below r: y·2^(er-ey), halved if that overshoots.
-			er := k.exponent(rv)
-			ey := k.exponent(yy)
-			s := f.ExtInst(t, spirv.GLSLLdexp, yy, f.ISub(er, ey))
-			s = f.Select(f.Greater(s, rv), f.FMul(s, k.fc(x, 0.5)), s)
-			f.Store(r, f.FSub(rv, s))
-		})
-	})
-	res := k.copySign(f.Load(r), x)
-	res = f.Select(f.IsInf(ay), x, res)
-	nan := m.ConstFloat(t, math.NaN())
-	bad := f.LogicalOr(f.LogicalOr(f.IsNan(x), f.IsNan(y)), f.LogicalOr(f.IsInf(ax), f.Equal(ay, k.fc(x, 0))))
-	return f.Select(bad, nan, res)
-}
-
-// exponent is frexp's exponent of a positive finite float, as an i32.
-func (k *kernel) exponent(x spirv.ID) spirv.ID {
-	m := k.m
-	t := m.TypeOf(x)
-	st := m.TypeStruct(t, m.TypeI32())
-	r := k.f.ExtInst(st, spirv.GLSLFrexpStruct, x)
-	return k.f.CompositeExtract(r, 1)
 }
 
 // pow is C's pow (Go's math.Pow) for floats: GLSL's pow is defined only for x > 0,
@@ -215,14 +192,17 @@ func (k *kernel) pow(dt hlo.DType, x, y spirv.ID) (spirv.ID, error) {
 	yPos := f.Greater(y, c(0))
 	// |x|^y for finite non-zero |x| and finite y.
 	var mag spirv.ID
+	// A zero base is told from a subnormal one on the encoding (float compares may
+	// flush subnormals).
+	xZero := f.Equal(k.absBits(x), k.absBits(c(0)))
 	if dt == hlo.F64 {
-		mag = k.exp64(f.FMul(y, k.log64(f.Select(f.Equal(ax, c(0)), c(1), ax))))
+		mag = k.exp64(f.FMul(y, k.log(f.Select(xZero, c(1), ax))))
 	} else {
-		mag = f.GLSL(spirv.GLSLPow, f.Select(f.Equal(ax, c(0)), c(1), ax), y)
+		mag = k.pow32(x, y)
 	}
 	zeroOrInf := func(posInf spirv.ID) spirv.ID { return f.Select(posInf, inf, c(0)) }
 	// x = ±0: +0 for y > 0, +inf for y < 0; x = ±inf: the reverse.
-	mag = f.Select(f.Equal(ax, c(0)), zeroOrInf(f.LogicalNot(yPos)), mag)
+	mag = f.Select(xZero, zeroOrInf(f.LogicalNot(yPos)), mag)
 	mag = f.Select(f.IsInf(ax), zeroOrInf(yPos), mag)
 	// y = ±inf: 1 for |x| = 1, else 0 or inf by whether |x| > 1 agrees with y > 0.
 	big := f.Greater(ax, c(1))
@@ -237,18 +217,16 @@ func (k *kernel) pow(dt hlo.DType, x, y spirv.ID) (spirv.ID, error) {
 	return f.Select(f.LogicalOr(f.Equal(y, c(0)), f.Equal(x, c(1))), c(1), r), nil
 }
 
-// atan2 is C's atan2: GLSL's is undefined at (0, 0) and imprecise for infinities,
-// which are given their limits here.
+// atan2 is C's atan2, computed by atan2Finite for every float type (GLSL's atan2,
+// 2·10^-5 relative error on lavapipe for small ratios, is not used), with the
+// zeros and infinities given their limits here. A pair of tiny operands is scaled
+// up first, so that subnormals count.
 func (k *kernel) atan2(dt hlo.DType, y, x spirv.ID) (spirv.ID, error) {
 	f, m := k.f, k.m
 	t := m.TypeOf(x)
 	c := func(v float64) spirv.ID { return m.ConstFloat(t, v) }
-	var r spirv.ID
-	if dt == hlo.F64 {
-		r = k.atan2x64(y, x)
-	} else {
-		r = f.GLSL(spirv.GLSLAtan2, y, x)
-	}
+	y, x = k.scaleTinyPair(y, x)
+	r := k.atan2Finite(y, x)
 	xNeg := k.signBit(x)
 	// y = ±0: ±0 for x >= +0, ±π for x <= -0.
 	zeroY := f.Select(xNeg, c(math.Pi), c(0))
@@ -263,4 +241,36 @@ func (k *kernel) atan2(dt hlo.DType, y, x spirv.ID) (spirv.ID, error) {
 	both := f.Select(xNeg, c(3*math.Pi/4), c(math.Pi/4))
 	r = f.Select(f.LogicalAnd(yInf, xInf), k.copySign(both, y), r)
 	return f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), m.ConstFloat(t, math.NaN()), r), nil
+}
+
+// pow32 is |x|^y for finite non-zero |x| and finite y in f32: 2^(y·e + y·log2 mant)
+// with |x| = mant·2^e split on the encoding (subnormals count, which GLSL's pow
+// drops) and mant in [√½, √2). The integer parts of y·e and of the rest are
+// gathered into one exponent applied by a single ldexp, so no intermediate
+// overflows: pow(FLT_MAX, 1) stays finite, where exp2(y·log2 x) rounds to 2^128.
+func (k *kernel) pow32(x, y spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	t, i32 := m.TypeOf(x), m.TypeI32()
+	c := func(v float64) spirv.ID { return k.fc(x, v) }
+	mant, e := k.splitFloat(x)
+	low := f.Less(mant, c(math.Sqrt2))
+	mant = f.Select(low, mant, k.fmul(mant, c(0.5)))
+	e = f.Select(low, e, f.IAdd(e, m.I32(1)))
+	a := k.fmul(y, f.Convert(t, e))
+	b := k.fmul(y, f.GLSL(spirv.GLSLLog2, mant))
+	clampRound := func(v spirv.ID) spirv.ID {
+		return f.GLSL(spirv.GLSLRoundEven, f.GLSL(spirv.GLSLFClamp, v, c(-4096), c(4096)))
+	}
+	n1 := clampRound(a)
+	r1 := k.fadd(k.fsub(a, n1), b)
+	n2 := clampRound(r1)
+	r2 := k.fsub(r1, n2)
+	n := f.GLSL(spirv.GLSLSClamp, f.IAdd(f.Convert(i32, n1), f.Convert(i32, n2)), m.I32(-400), m.I32(400))
+	e2 := f.GLSL(spirv.GLSLExp2, r2)
+	split := f.ExtInst(t, spirv.GLSLLdexp, e2, n)
+	// A subnormal result is rounded on the encoding (ldexp may flush it).
+	sub := k.scaleDown32(f.ExtInst(t, spirv.GLSLLdexp, e2, f.IAdd(f.GLSL(spirv.GLSLSMax, n, m.I32(-200)), m.I32(64))), 64)
+	split = f.Select(f.Less(n, m.I32(-126)), sub, split)
+	// Beyond |y·e| = 2^20 the result is 0 or inf whatever the rounding.
+	return f.Select(f.Greater(f.GLSL(spirv.GLSLFAbs, a), c(0x1p20)), f.GLSL(spirv.GLSLExp2, k.fadd(a, b)), split)
 }

@@ -11,8 +11,7 @@ import (
 // 64-bit transcendental functions. GLSL.std.450 has no f64 exp, log, sin, cos or
 // atan, so they are built here from f64 arithmetic, Frexp and Ldexp: argument
 // reduction (Cody–Waite with a split constant) and a series on the reduced range,
-// accurate to a few ulp. sin and cos reduce by π/2 with a three-part constant, exact
-// up to |x| ≈ 2^20·π/2; beyond that their error grows (no Payne–Hanek reduction).
+// accurate to a few ulp. sin and cos are trig.go's, shared with f32.
 
 func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	f := k.f
@@ -20,7 +19,7 @@ func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	case hlo.OpExp:
 		return k.exp64(x), nil
 	case hlo.OpLog:
-		return k.log64(x), nil
+		return k.log(x), nil
 	case hlo.OpExpm1:
 		return k.expm1(x), nil
 	case hlo.OpLog1p:
@@ -30,9 +29,9 @@ func (k *kernel) transcendental64(op hlo.Opcode, x spirv.ID) (spirv.ID, error) {
 	case hlo.OpLogistic:
 		return f.FDiv(k.fc(x, 1), f.FAdd(k.fc(x, 1), k.exp64(f.FNegate(x)))), nil
 	case hlo.OpSin:
-		return k.sincos64(x, false), nil
+		return k.sinCos(x, false), nil
 	case hlo.OpCos:
-		return k.sincos64(x, true), nil
+		return k.sinCos(x, true), nil
 	case hlo.OpCbrt:
 		return k.cbrt(x), nil
 	}
@@ -72,65 +71,16 @@ func (k *kernel) exp64(x spirv.ID) spirv.ID {
 	return f.Select(f.IsNan(x), x, y)
 }
 
-// log64: x = mant·2^e with mant in [√½, √2), log(mant) = 2·atanh(s) with
-// s = (mant-1)/(mant+1), |s| <= 0.172, by 13 terms of its series.
-func (k *kernel) log64(x spirv.ID) spirv.ID {
-	f, m := k.f, k.m
-	c := func(v float64) spirv.ID { return k.fc(x, v) }
-	t := m.TypeOf(x)
-	fr := f.ExtInst(m.TypeStruct(t, m.TypeI32()), spirv.GLSLFrexpStruct, x)
-	mant, e := f.CompositeExtract(fr, 0), f.CompositeExtract(fr, 1)
-	low := f.Less(mant, c(math.Sqrt2/2))
-	mant = f.Select(low, f.FMul(mant, c(2)), mant)
-	e = f.Select(low, f.ISub(e, m.I32(1)), e)
-	s := f.FDiv(f.FSub(mant, c(1)), f.FAdd(mant, c(1)))
+// log64Reduced is log(mant) for mant in [√½, √2): 2·atanh(s) with s =
+// (mant-1)/(mant+1), |s| <= 0.172, by 13 terms of its series (log splits x).
+func (k *kernel) log64Reduced(mant spirv.ID) spirv.ID {
+	f := k.f
+	s := f.FDiv(f.FSub(mant, k.fc(mant, 1)), f.FAdd(mant, k.fc(mant, 1)))
 	coef := make([]float64, 13)
 	for i := range coef {
 		coef[i] = 2 / float64(2*i+1)
 	}
-	lm := f.FMul(s, k.horner(f.FMul(s, s), coef))
-	fe := f.Convert(t, e)
-	y := f.FAdd(f.FMul(fe, c(ln2Hi)), f.FAdd(f.FMul(fe, c(ln2Lo)), lm))
-	y = f.Select(f.Equal(x, c(0)), c(math.Inf(-1)), y)
-	y = f.Select(f.IsInf(x), x, y)
-	nan := f.LogicalOr(f.IsNan(x), f.Less(x, c(0)))
-	return f.Select(nan, m.ConstFloat(t, math.NaN()), y)
-}
-
-const (
-	pio2a = 1.57079632673412561417e+00 // fdlibm's three-part split of π/2
-	pio2b = 6.07710050630396597660e-11
-	pio2c = 2.02226624871116645580e-21
-)
-
-// sincos64: x = n·π/2 + r with |r| <= π/4, then sin or cos of r by Taylor series
-// chosen by the quadrant n mod 4.
-func (k *kernel) sincos64(x spirv.ID, cos bool) spirv.ID {
-	f, m := k.f, k.m
-	c := func(v float64) spirv.ID { return k.fc(x, v) }
-	n := f.GLSL(spirv.GLSLRoundEven, f.FMul(x, c(2/math.Pi)))
-	r := f.FSub(f.FSub(f.FSub(x, f.FMul(n, c(pio2a))), f.FMul(n, c(pio2b))), f.FMul(n, c(pio2c)))
-	r2 := f.FMul(r, r)
-	sinC, cosC := make([]float64, 11), make([]float64, 11)
-	for i := range sinC {
-		sinC[i] = math.Pow(-1, float64(i)) / factorial(2*i+1)
-		cosC[i] = math.Pow(-1, float64(i)) / factorial(2*i)
-	}
-	s := f.FMul(r, k.horner(r2, sinC))
-	co := k.horner(r2, cosC)
-	// Quadrant from n mod 4 (n is an exact integer; the clamp keeps the conversion
-	// defined for huge or infinite x, whose result is NaN or meaningless anyway).
-	// Only n mod 4 matters, so n is first reduced mod 4 as a float (exact).
-	n4 := f.FSub(n, f.FMul(c(4), f.GLSL(spirv.GLSLFloor, f.FMul(n, c(0.25)))))
-	q := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n4, c(0), c(3)))
-	if cos {
-		q = f.And(f.IAdd(q, m.I32(1)), m.I32(3))
-	}
-	odd := f.Equal(f.And(q, m.I32(1)), m.I32(1))
-	v := f.Select(odd, co, s)
-	v = f.Select(f.GreaterEqual(q, m.I32(2)), f.FNegate(v), v)
-	bad := f.LogicalOr(f.IsInf(x), f.IsNan(x))
-	return f.Select(bad, m.ConstFloat(m.TypeOf(x), math.NaN()), v)
+	return f.FMul(s, k.horner(f.FMul(s, s), coef))
 }
 
 func factorial(n int) float64 {
@@ -141,10 +91,11 @@ func factorial(n int) float64 {
 	return r
 }
 
-// atan2x64 is atan2 for finite, non-zero arguments (atan2 handles the rest): atan of
-// a = min/max of |x|, |y| in [0, 1], reduced twice (by π/4 and a half-angle step) to
-// |t| < 0.2 where 14 series terms suffice, then mapped to the quadrant.
-func (k *kernel) atan2x64(y, x spirv.ID) spirv.ID {
+// atan2Finite is atan2 for finite, non-zero arguments (atan2 handles the rest): atan
+// of a = min/max of |x|, |y| in [0, 1], reduced twice (by π/4 and a half-angle
+// step) to |t| < 0.2 where 14 series terms suffice for f64 and 6 for f32, then
+// mapped to the quadrant.
+func (k *kernel) atan2Finite(y, x spirv.ID) spirv.ID {
 	f := k.f
 	c := func(v float64) spirv.ID { return k.fc(x, v) }
 	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
@@ -157,7 +108,11 @@ func (k *kernel) atan2x64(y, x spirv.ID) spirv.ID {
 	t := f.Select(shift, f.FDiv(f.FSub(a, c(1)), f.FAdd(a, c(1))), a)
 	// atan(t) = 2·atan(t/(1+√(1+t²))).
 	t = f.FDiv(t, f.FAdd(c(1), f.GLSL(spirv.GLSLSqrt, f.FAdd(c(1), f.FMul(t, t)))))
-	coef := make([]float64, 14)
+	terms := 6
+	if k.m.Width(k.m.TypeOf(x)) == 64 {
+		terms = 14
+	}
+	coef := make([]float64, terms)
 	for i := range coef {
 		coef[i] = math.Pow(-1, float64(i)) / float64(2*i+1)
 	}

@@ -1,0 +1,35 @@
+package bigref
+
+import (
+	"math"
+	"math/big"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestPi(t *testing.T) {
+	// π = 3.243F6A8885A308D313198A2E… in hex, and math.Pi is its float64 rounding.
+	p := Pi(200)
+	f, _ := p.Float64()
+	assert.Equal(t, math.Pi, f)
+	frac := new(big.Float).SetPrec(200).Sub(p, big.NewFloat(3))
+	digits, _ := frac.Mul(frac, new(big.Float).SetMantExp(big.NewFloat(1), 4*24)).Int(nil)
+	assert.Equal(t, "243f6a8885a308d313198a2e", digits.Text(16))
+}
+
+func TestSinCos(t *testing.T) {
+	// Known values: sin(π/6) = 1/2; x = float64(π): sin = π − x = 1.2246467991473532e-16;
+	// the classic sin(1e22) = −0.8522008497671888…
+	s, c := SinCos(math.Pi / 6)
+	assert.InDelta(t, 0.5, s, 1e-16)
+	assert.InDelta(t, math.Sqrt(3)/2, c, 2e-16)
+	s, c = SinCos(math.Pi)
+	assert.Equal(t, 1.2246467991473532e-16, s)
+	assert.Equal(t, -1.0, c)
+	s, _ = SinCos(1e22)
+	assert.Equal(t, -0.8522008497671888, s)
+	s, c = SinCos(-1e22)
+	assert.Equal(t, 0.8522008497671888, s)
+	assert.InDelta(t, 1, s*s+c*c, 1e-15)
+}
