@@ -304,3 +304,21 @@ func TestSubnormalLogAndPow(t *testing.T) {
 	assert.Equal(t, 0x1p-537, got.Float64(3), "pow(2^-1074, 0.5) is exact")
 	assert.Equal(t, 0.0, got.Float64(4), "pow(2^-1074, 1.5) underflows to 0")
 }
+
+// TestExpNearOverflow: f64 exp is finite up to the true threshold
+// ln(DBL_MAX) = 709.78271289338397 (Go's amd64 math.Exp gave +Inf from 709.4361 on),
+// and logistic of large negative x follows. Expected values are e^x worked out to
+// 40 digits from the f64 value of x (Python's decimal: Decimal(float(x)).exp()),
+// rounded to f64.
+func TestExpNearOverflow(t *testing.T) {
+	x := vec(709.436139303104, 709.5, 709.78, 709.7827, 708.0, 709.79)
+	want := []float64{1.271161006153651e308, 1.3549863193146328e308, 1.7928227943945155e308,
+		1.7976699566638014e308, 3.023383144276055e307}
+	got := evalUnaryOp(t, hlo.OpExp, x)
+	for i, w := range want {
+		assert.InEpsilon(t, w, got.Float64(i), 3e-16, "exp(%v)", x.Float64(i))
+	}
+	assert.True(t, math.IsInf(got.Float64(5), 1), "exp(709.79) overflows")
+	l := evalUnaryOp(t, hlo.OpLogistic, vec(-709.6))
+	assert.InEpsilon(t, 6.677834345173433e-309, l.Float64(0), 1e-13, "logistic(-709.6) = 1/(1+e^709.6)")
+}

@@ -123,7 +123,23 @@ func floatSign(x float64) float64 {
 }
 
 // logistic is XLA's 1/(1+exp(-x)); exp overflow gives 1/inf = 0 for large -x.
-func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+func logistic(x float64) float64 { return 1 / (1 + exp(-x)) }
+
+// Ln2 split so that k·ln2Hi is exact for |k| < 2^11 (fdlibm's split).
+const (
+	ln2Hi = 6.93147180369123816490e-01
+	ln2Lo = 1.90821492927058770002e-10
+)
+
+// exp is e^x. Go's amd64 math.Exp returns +Inf from x ≈ 709.4361 on, below the
+// true overflow threshold 709.78271289338397 (exp(709.5) is 1.3549863193146328e308);
+// there the result is 2^1023 · e^(x − 1023·ln2), reduced exactly in two parts.
+func exp(x float64) float64 {
+	if x < 709 || x > 710 {
+		return math.Exp(x)
+	}
+	return math.Ldexp(math.Exp((x-1023*ln2Hi)-1023*ln2Lo), 1023)
+}
 
 func rsqrt(x float64) float64 { return 1 / math.Sqrt(x) }
 

@@ -16,7 +16,7 @@ var floatUnaryMath = map[hlo.Opcode]func(float64) float64{
 	hlo.OpNegate:           negate,
 	hlo.OpAbs:              math.Abs,
 	hlo.OpSign:             floatSign,
-	hlo.OpExp:              math.Exp,
+	hlo.OpExp:              exp,
 	hlo.OpExpm1:            math.Expm1,
 	hlo.OpLog:              log,
 	hlo.OpLog1p:            math.Log1p,
