@@ -1,4 +1,4 @@
-package arena
+package alloc
 
 import (
 	"errors"
@@ -68,7 +68,7 @@ func (r *heapRun) step(op byte, arg uint16) error {
 // alloc checks one allocation: the right error for a bad request, else a chunk
 // of the requested size taken from a best-fitting free extent.
 func (r *heapRun) alloc(size int64, dedicated bool) error {
-	need := alignUp(size, fuzzLimits.Alignment)
+	need := AlignUp(size, fuzzLimits.Alignment)
 	best := r.h.free.bestFit(need)
 	fits := best != nil
 	var c Chunk

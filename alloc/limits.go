@@ -1,11 +1,9 @@
-package arena
+package alloc
 
 import (
 	"errors"
 	"fmt"
 	"math/bits"
-
-	"github.com/vkxla/vkxla/device"
 )
 
 // Errors that callers can test with errors.Is. Every error the package returns
@@ -26,9 +24,6 @@ var (
 	ErrOutOfMemory = errors.New("arena: memory limit reached")
 	// ErrBadFree: a double free, a stale or foreign allocation.
 	ErrBadFree = errors.New("arena: free of an allocation that is not live here")
-	// ErrClosed: the arena was closed. It wraps device.ErrClosed, so that one test
-	// (errors.Is(err, device.ErrClosed)) catches a closed arena and a closed device.
-	ErrClosed = fmt.Errorf("arena: closed (%w)", device.ErrClosed)
 )
 
 // Limits are the device facts that allocation and binding obey. They are a plain
@@ -63,8 +58,8 @@ func (l Limits) Validate() error {
 	return nil
 }
 
-// alignUp rounds n up to a multiple of the power of two a.
-func alignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
+// AlignUp rounds n up to a multiple of the power of two a.
+func AlignUp(n, a int64) int64 { return (n + a - 1) &^ (a - 1) }
 
 // Span is a byte range [Offset, Offset+Size) inside one memory block.
 type Span struct {

@@ -1,4 +1,4 @@
-package arena
+package alloc
 
 import (
 	"errors"
@@ -83,7 +83,7 @@ func NewHeap(l Limits, o HeapOptions) (*Heap, error) {
 	if o.BlockSize == 0 {
 		o.BlockSize = DefaultBlockSize
 	}
-	o.BlockSize = min(alignUp(o.BlockSize, l.Alignment), l.maxBlock())
+	o.BlockSize = min(AlignUp(o.BlockSize, l.Alignment), l.maxBlock())
 	h := &Heap{lim: l, opts: o, id: heapIDs.Add(1)}
 	h.stats.BytesLimit = o.Limit
 	return h, nil
@@ -145,7 +145,7 @@ func (h *Heap) rounded(size int64) (int64, error) {
 		return 0, fmt.Errorf("%w: a request of %d bytes is larger than the largest block the device allows (%d bytes, maxMemoryAllocationSize)",
 			ErrBlockTooLarge, size, h.lim.maxBlock())
 	}
-	return alignUp(size, h.lim.Alignment), nil
+	return AlignUp(size, h.lim.Alignment), nil
 }
 
 // grow adds a block for a request of need bytes: BlockSize when the budget allows,
@@ -255,8 +255,8 @@ func (h *Heap) Trim() (int64, error) {
 	return freed, errors.Join(errs...)
 }
 
-// releaseAll drops every block, live allocations or not: what Close does.
-func (h *Heap) releaseAll() error {
+// ReleaseAll drops every block, live allocations or not: what the arena's Close does.
+func (h *Heap) ReleaseAll() error {
 	var errs []error
 	for b, blk := range h.blocks {
 		if blk.size == 0 {

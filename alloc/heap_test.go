@@ -1,4 +1,4 @@
-package arena
+package alloc
 
 import (
 	"math/rand/v2"
@@ -168,7 +168,7 @@ func TestHeapTrimAndPeak(t *testing.T) {
 	assert.Equal(t, 1, c.Block(), "best fit in the remaining block; released indices are not reused")
 	require.NoError(t, h.Free(b))
 	require.NoError(t, h.Free(c))
-	require.NoError(t, h.releaseAll())
+	require.NoError(t, h.ReleaseAll())
 	assert.Equal(t, []int{0, 1}, released)
 	assert.Equal(t, int64(0), h.Stats().BytesReserved)
 }

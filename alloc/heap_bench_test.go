@@ -1,4 +1,4 @@
-package arena
+package alloc
 
 import (
 	"math/rand/v2"
