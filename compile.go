@@ -9,7 +9,7 @@ import (
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/passes"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // CompileOption configures Compile.
@@ -117,31 +117,30 @@ func (rt *Runtime) compile(ctx context.Context, m *hlo.Module, cfg compileConfig
 func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
 	d := rt.newDumper(m.Name)
 	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	lw, err := rt.lowerWithinBudget(ctx, m, cfg, d)
+	p, err := plan.Build(m, rt.planTarget(), rt.planOptions(ctx, cfg, d))
 	if err != nil {
 		return nil, err
 	}
-	l := lw.l
-	d.write("05-kernels.hlo", l.lowered.String)
-	d.writeKernels(l.kernels)
+	d.write("05-kernels.hlo", p.Lowered)
+	d.writeKernels(p.Kernels())
 	if rt.validateSPIRV {
-		if err := validateKernels(l.kernels); err != nil {
+		if err := validateKernels(p.Kernels()); err != nil {
 			return nil, err
 		}
 	}
-	d.write("10-plan.txt", func() string { return planText(l) })
+	d.write("10-plan.txt", p.String)
 	if err := d.err(); err != nil {
 		return nil, err
 	}
-	if err := rt.checkPlanFits(l); err != nil {
+	if err := rt.checkPlanFits(p); err != nil {
 		return nil, err
 	}
 	if err := rt.stageErr(ctx); err != nil {
 		return nil, err
 	}
-	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
-		livePeak: livePeak(l), refs: 1}
-	if err := c.build(ctx, l, cfg.profile); err != nil {
+	c := &compiled{rt: rt, module: m, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
+		livePeak: p.LiveAtPeak, refs: 1}
+	if err := c.build(ctx, p, cfg.profile); err != nil {
 		return nil, errors.Join(err, c.release())
 	}
 	// Close waits for this compile, so the runtime is still open unless Close began
@@ -152,82 +151,24 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	return c, nil
 }
 
-// lowered is a module lowered to blocks over a placed plan.
-type lowered struct {
-	l      *lowering
-	params []value
-	main   *block
-	root   value
-	stats  MemoryStats
+// planTarget is the runtime's device as the planner sees it: plain data.
+func (rt *Runtime) planTarget() plan.Target {
+	caps := rt.dev.Caps()
+	return plan.Target{Codegen: rt.target, Limits: arena.LimitsFromCaps(caps), MaxFusionParams: maxFusionParams(caps)}
 }
 
-// budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
-const budgetAttempts = 4
-
-// lowerWithinBudget optimises and lowers m. Under a memory budget the remat pass
-// aims at the budget in its own memory model; when the real plan (in-place outputs,
-// alignment, resident constants) still exceeds it, the pass aims lower by the
-// excess and the module is lowered again, a few times at most.
-func (rt *Runtime) lowerWithinBudget(ctx context.Context, m *hlo.Module, cfg compileConfig, d *dumper) (*lowered, error) {
-	aim := cfg.budget
-	for attempt := 1; ; attempt++ {
-		lw, err := rt.lowerModule(ctx, m, cfg, aim, d)
-		if err != nil {
-			return nil, err
-		}
-		st := lw.stats
-		if cfg.budget <= 0 || st.PeakBytes <= cfg.budget {
-			return lw, nil
-		}
-		aim -= st.PeakBytes - cfg.budget
-		if attempt == budgetAttempts || aim <= 0 {
-			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
-				ErrOverBudget, st.PeakBytes, cfg.budget, st, largest(livePeak(lw.l), 4))
-		}
-	}
-}
-
-// lowerModule runs the passes (remat aiming at aim bytes) and lowers the result.
-func (rt *Runtime) lowerModule(ctx context.Context, m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*lowered, error) {
-	opt, err := rt.optimize(m, cfg, aim, d)
-	if err != nil {
-		return nil, err
-	}
-	if err := rt.stageErr(ctx); err != nil {
-		return nil, err
-	}
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on(),
-		stop: func() error { return rt.stageErr(ctx) }}
-	params := make([]value, len(opt.Entry.Params))
-	for i, p := range opt.Entry.Params {
-		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
-	}
-	main, root, err := l.lowerComputation(opt.Entry, params)
-	if err != nil {
-		return nil, err
-	}
-	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
-	tl := l.buildTimeline(main, root)
-	l.shareInPlace(tl)
-	l.place(tl)
-	l.dropSelfCopies(main)
-	return &lowered{l: l, params: params, main: main, root: root, stats: memoryStats(l)}, nil
-}
-
-// optimize runs the pass pipeline on a copy of m (m stays as it was: under a
-// budget it is optimised again), dumping the module after every pass that changed it.
-func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*hlo.Module, error) {
-	opt := m.Clone()
-	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps()), MemoryBudget: aim}
+// planOptions are cfg's planning options; the planner stops between stages when
+// ctx ends or the runtime closes, and dumps the module after every pass that
+// changed it.
+func (rt *Runtime) planOptions(ctx context.Context, cfg compileConfig, d *dumper) plan.Options {
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(),
+		Stop: func() error { return rt.stageErr(ctx) }}
 	if d.on() {
-		pc.AfterPass = func(i int, name string, m *hlo.Module) {
+		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })
 		}
 	}
-	if err := passes.Run(opt, pc); err != nil {
-		return nil, err
-	}
-	return opt, nil
+	return o
 }
 
 // maxFusionParams leaves room among the device's storage-buffer bindings for a
@@ -237,38 +178,21 @@ func maxFusionParams(c device.Caps) int {
 	return min(c.MaxStorageBuffersPerStage-4, 64)
 }
 
-// ownOutputs makes sure no output leaf is a parameter or constant range (an entry
-// that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run; such leaves are copied into output ranges.
-func (l *lowering) ownOutputs(b *block, name string, root value) value {
-	out := value{shape: root.shape}
-	for _, r := range root.leaves {
-		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
-			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
-			b.steps = append(b.steps, step{kind: stepCopy, name: name, src: r, dst: dst})
-			r = dst
-		}
-		l.kinds[r] = rangeOutput
-		out.leaves = append(out.leaves, r)
-	}
-	return out
-}
-
 // build places the plan, uploads constants, creates kernels and records segments,
 // stopping before the recording when the compile is cancelled or the runtime closes.
-func (c *compiled) build(ctx context.Context, l *lowering, timed bool) error {
-	a, err := arena.NewPlanned(c.rt.dev, &l.plan, arena.Options{})
+func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
+	a, err := arena.NewPlanned(c.rt.dev, p.Arena(), arena.Options{})
 	if err != nil {
 		return err
 	}
 	c.arena = a
-	for _, cu := range l.constants {
-		if err := a.Upload(ctx, a.PlanRange(cu.rng), cu.lit.Bytes()); err != nil {
+	for _, cu := range p.Constants() {
+		if err := a.Upload(ctx, a.PlanRange(cu.Range), cu.Literal.Bytes()); err != nil {
 			return fmt.Errorf("constant upload: %w", err)
 		}
 	}
-	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed}
-	if err := c.rec.createKernels(l.kernels); err != nil {
+	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed, segments: map[*plan.Block][]segment{}}
+	if err := c.rec.createKernels(p.Kernels()); err != nil {
 		return err
 	}
 	if err := c.rt.stageErr(ctx); err != nil {

@@ -1,4 +1,4 @@
-package vkxla
+package plan
 
 import (
 	"slices"
@@ -17,25 +17,25 @@ import (
 // inPlaceCandidate is a program's last dispatch (a block and step) and the (input
 // range, output range) pairs its program allows to share memory.
 type inPlaceCandidate struct {
-	block *block
+	block *Block
 	step  int
 	pairs [][2]int
 }
 
 // noteInPlace records the pairs a program allows: an input marked InPlace and an
 // output of the same element size and count. An input whose buffer is also bound
-// to a slot the program reads elsewhere (the same value passed twice) is left out.
+// to a slot the program reads elsewhere (the same Value passed twice) is left out.
 // The candidate's step is the program's last dispatch, where every input is bound
 // for the last time.
-func (l *lowering) noteInPlace(b *block, prog *codegen.Program, ops []value, out value) {
+func (l *lowering) noteInPlace(b *Block, prog *codegen.Program, ops []Value, out Value) {
 	if prog.InPlace == nil || len(prog.Dispatches) == 0 {
 		return
 	}
-	c := inPlaceCandidate{block: b, step: len(b.steps) - 1}
+	c := inPlaceCandidate{block: b, step: len(b.Steps) - 1}
 	for j, os := range prog.Outputs {
 		for i, is := range prog.Inputs {
 			if prog.InPlace[i] && sameFootprint(is, os) && !readElsewhere(prog, ops, i) {
-				c.pairs = append(c.pairs, [2]int{ops[i].leaves[0], out.leaves[j]})
+				c.pairs = append(c.pairs, [2]int{ops[i].Leaves[0], out.Leaves[j]})
 			}
 		}
 	}
@@ -46,9 +46,9 @@ func (l *lowering) noteInPlace(b *block, prog *codegen.Program, ops []value, out
 
 // readElsewhere reports another input slot, not read in place, bound to input i's
 // buffer.
-func readElsewhere(prog *codegen.Program, ops []value, i int) bool {
+func readElsewhere(prog *codegen.Program, ops []Value, i int) bool {
 	for k := range prog.Inputs {
-		if k != i && !prog.InPlace[k] && ops[k].leaves[0] == ops[i].leaves[0] {
+		if k != i && !prog.InPlace[k] && ops[k].Leaves[0] == ops[i].Leaves[0] {
 			return true
 		}
 	}
@@ -90,10 +90,10 @@ func (l *lowering) shareInPlace(tl *timeline) {
 // every iteration.
 type loopCarry struct {
 	state, next int
-	body        *block
+	body        *Block
 }
 
-// updatesState reports whether out, computed at position at, is the next value of
+// updatesState reports whether out, computed at position at, is the next Value of
 // loop-state leaf state and at is the iteration's last read of the state leaf
 // (the copy of out into it aside): then out may be written over the state, which
 // makes the end-of-iteration copy a no-op (dropSelfCopies). A training loop
@@ -109,8 +109,8 @@ func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
 		}
 		first, last := pos[0], pos[len(pos)-1]
 		copyAt := -1
-		for i, st := range c.body.steps {
-			if st.kind == stepCopy && st.src == out && st.dst == state {
+		for i, st := range c.body.Steps {
+			if st.Kind == StepCopy && st.Src == out && st.Dst == state {
 				copyAt = pos[i]
 			}
 		}
@@ -128,23 +128,23 @@ func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
 // dropSelfCopies removes copies whose source and destination share memory (a loop
 // state updated in place; a scatter's or dynamic-update-slice's operand copy), in
 // every block.
-func (l *lowering) dropSelfCopies(b *block) {
-	kept := b.steps[:0]
-	for _, st := range b.steps {
-		if st.kind == stepCopy && l.owner(st.src) == l.owner(st.dst) {
+func (l *lowering) dropSelfCopies(b *Block) {
+	kept := b.Steps[:0]
+	for _, st := range b.Steps {
+		if st.Kind == StepCopy && l.owner(st.Src) == l.owner(st.Dst) {
 			continue
 		}
-		if st.kind == stepDispatch && st.copies && l.owner(st.src) == l.owner(st.dst) {
+		if st.Kind == StepDispatch && st.Copies && l.owner(st.Src) == l.owner(st.Dst) {
 			continue
 		}
-		for _, nested := range append([]*block{st.cond, st.body}, st.branches...) {
+		for _, nested := range append([]*Block{st.Cond, st.Body}, st.Branches...) {
 			if nested != nil {
 				l.dropSelfCopies(nested)
 			}
 		}
 		kept = append(kept, st)
 	}
-	b.steps = kept
+	b.Steps = kept
 }
 
 // owner is the range whose memory r uses.

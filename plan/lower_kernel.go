@@ -1,4 +1,4 @@
-package vkxla
+package plan
 
 import (
 	"crypto/sha256"
@@ -9,21 +9,21 @@ import (
 	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
-// kernelRef is a generated kernel, created on the device when the executable is
+// KernelRef is a generated kernel, created on the device when the executable is
 // built; identical kernels (same SPIR-V and interface) are shared.
-type kernelRef struct {
-	kernel *codegen.Kernel
+type KernelRef struct {
+	Kernel *codegen.Kernel
 }
 
 // kernelSet de-duplicates generated kernels within one executable.
 type kernelSet struct {
-	byKey map[[32]byte]*kernelRef
-	all   []*kernelRef
+	byKey map[[32]byte]*KernelRef
+	all   []*KernelRef
 }
 
-func newKernelSet() *kernelSet { return &kernelSet{byKey: map[[32]byte]*kernelRef{}} }
+func newKernelSet() *kernelSet { return &kernelSet{byKey: map[[32]byte]*KernelRef{}} }
 
-func (s *kernelSet) add(k *codegen.Kernel) *kernelRef {
+func (s *kernelSet) add(k *codegen.Kernel) *KernelRef {
 	h := sha256.New()
 	h.Write(k.SPIRV)
 	fmt.Fprintf(h, "|%s|%d|%d", k.EntryPoint, k.Bindings, k.PushConstantSize)
@@ -32,7 +32,7 @@ func (s *kernelSet) add(k *codegen.Kernel) *kernelRef {
 	if r, ok := s.byKey[key]; ok {
 		return r
 	}
-	r := &kernelRef{kernel: k}
+	r := &KernelRef{Kernel: k}
 	s.byKey[key] = r
 	s.all = append(s.all, r)
 	return r
@@ -69,10 +69,10 @@ func fusedKernel(in *hlo.Instruction) *hlo.Computation {
 }
 
 // lowerKernel generates the kernels of one instruction and appends their dispatches.
-func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (value, error) {
+func (l *lowering) lowerKernel(b *Block, in *hlo.Instruction, ops []Value) (Value, error) {
 	for _, op := range ops {
-		if op.shape.IsTuple() {
-			return value{}, fmt.Errorf("%w: %s takes a tuple operand %v", ErrUnsupported, in.Op, op.shape)
+		if op.Shape.IsTuple() {
+			return Value{}, fmt.Errorf("%w: %s takes a tuple operand %v", ErrUnsupported, in.Op, op.Shape)
 		}
 	}
 	kc := kernelComputation(in)
@@ -81,11 +81,11 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 	}
 	prog, err := codegen.Lower(kc, l.target)
 	if err != nil {
-		return value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return Value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
 	if l.stop != nil {
 		if err := l.stop(); err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 	}
 	l.noteLowered(kc, prog)
@@ -94,29 +94,29 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 	for i, size := range prog.Scratch {
 		scratch[i] = l.newRange(fmt.Sprintf("%s.scratch%d", in.Name, i), size, rangeTemp)
 	}
-	if out.shape.ByteSize() == 0 && !in.Shape.IsTuple() {
+	if out.Shape.ByteSize() == 0 && !in.Shape.IsTuple() {
 		return out, nil // nothing to compute
 	}
 	for _, d := range prog.Dispatches {
-		st := step{kind: stepDispatch, name: in.Name, kernel: l.kernels.add(d.Kernel), groups: d.Groups, push: d.Push}
+		st := Step{Kind: StepDispatch, Name: in.Name, Kernel: l.kernels.add(d.Kernel), Groups: d.Groups, Push: d.Push}
 		if d.CopiesInPlaceInput {
-			st.copies, st.src, st.dst = true, ops[slices.Index(prog.InPlace, true)].leaves[0], out.leaves[0]
+			st.Copies, st.Src, st.Dst = true, ops[slices.Index(prog.InPlace, true)].Leaves[0], out.Leaves[0]
 		}
 		for _, a := range d.Args {
-			st.args = append(st.args, argRange(a, ops, out, scratch))
+			st.Args = append(st.Args, argRange(a, ops, out, scratch))
 		}
-		b.steps = append(b.steps, st)
+		b.Steps = append(b.Steps, st)
 	}
 	l.noteInPlace(b, prog, ops, out)
 	return out, nil
 }
 
-func argRange(a codegen.Arg, ops []value, out value, scratch []int) int {
+func argRange(a codegen.Arg, ops []Value, out Value, scratch []int) int {
 	switch a.Kind {
 	case codegen.ArgInput:
-		return ops[a.Index].leaves[0]
+		return ops[a.Index].Leaves[0]
 	case codegen.ArgOutput:
-		return out.leaves[a.Index]
+		return out.Leaves[a.Index]
 	}
 	return scratch[a.Index]
 }

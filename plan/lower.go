@@ -1,69 +1,73 @@
-package vkxla
+package plan
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/alloc"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
-// value is where an instruction's result lives: one plan range per array leaf of its
+// Value is where an instruction's result lives: one plan range per array leaf of its
 // shape, in flattened tuple order.
-type value struct {
-	shape  hlo.Shape
-	leaves []int
+type Value struct {
+	Shape  hlo.Shape
+	Leaves []int
 }
 
 // tupleElement returns the leaves of element i of a tuple value.
-func (v value) tupleElement(i int) value {
+func (v Value) tupleElement(i int) Value {
 	start := 0
-	for _, e := range v.shape.Elems[:i] {
+	for _, e := range v.Shape.Elems[:i] {
 		start += len(e.Leaves())
 	}
-	elem := v.shape.Elems[i]
-	return value{shape: elem, leaves: v.leaves[start : start+len(elem.Leaves())]}
+	elem := v.Shape.Elems[i]
+	return Value{Shape: elem, Leaves: v.Leaves[start : start+len(elem.Leaves())]}
 }
 
-// stepKind says what a step of a block does.
-type stepKind uint8
+// StepKind says what a step of a block does.
+type StepKind uint8
 
+// The step kinds.
 const (
-	stepDispatch stepKind = iota
-	stepCopy
-	stepWhile
-	stepConditional
+	StepDispatch StepKind = iota
+	StepCopy
+	StepWhile
+	StepConditional
 )
 
-// step is one action of a compiled computation, in execution order.
-type step struct {
-	kind stepKind
-	name string // the HLO instruction it comes from
-	// stepDispatch
-	kernel *kernelRef
-	args   []int // plan ranges bound to the kernel's bindings
-	groups [3]uint32
-	push   []byte
-	// copies says the dispatch only copies range src to range dst (codegen's
+func (k StepKind) String() string { return [...]string{"dispatch", "copy", "while", "conditional"}[k] }
+
+// Step is one action of a compiled computation, in execution order.
+type Step struct {
+	Kind StepKind
+	Name string // the HLO instruction it comes from
+	// StepDispatch
+	Kernel *KernelRef
+	Args   []int // plan ranges bound to the kernel's bindings
+	Groups [3]uint32
+	Push   []byte
+	// Copies says the dispatch only copies range Src to range Dst (codegen's
 	// CopiesInPlaceInput): it is dropped when they share memory.
-	copies bool
-	// stepCopy (and a dispatch that copies): bytes from range src to range dst
-	src, dst int
-	// stepWhile: run cond; while its pred leaf is true, run body.
-	cond, body *block
-	pred       int
-	// stepConditional: run branches[index] (pred: false → 1, true → 0, as XLA).
-	index     int
-	indexType hlo.DType
-	branches  []*block
+	Copies bool
+	// StepCopy (and a dispatch that copies): bytes from range Src to range Dst
+	Src, Dst int
+	// StepWhile: run Cond; while its Pred leaf is true, run Body.
+	Cond, Body *Block
+	Pred       int
+	// StepConditional: run Branches[Index] (pred: false → 1, true → 0, as XLA).
+	Index     int
+	IndexType hlo.DType
+	Branches  []*Block
+	// at is the step's position on the timeline (timeline.go), for the plan text.
+	at int
 }
 
-// block is a compiled computation: its steps, and (after recording) the command
-// buffer segments and control steps that execute them.
-type block struct {
-	steps    []step
-	segments []segment
+// Block is a compiled computation: its steps. The root records each block's
+// steps into command buffer segments and control steps.
+type Block struct {
+	Steps []Step
 }
 
 // lowering compiles one module into blocks over one arena plan. Outputs are
@@ -71,8 +75,8 @@ type block struct {
 // buffers whose lifetimes do not overlap share addresses (place).
 type lowering struct {
 	target    codegen.Target
-	limits    arena.Limits
-	plan      arena.Plan
+	limits    alloc.Limits
+	plan      alloc.Plan
 	kernels   *kernelSet
 	constants []constantUpload
 	kinds     []rangeKind
@@ -87,12 +91,15 @@ type lowering struct {
 	// cur is the block being lowered; home[r] the block range r was made for
 	// (nil: made by Compile itself), which decides whether a buffer is remade by
 	// every loop iteration (timeline.go).
-	cur  *block
-	home []*block
+	cur  *Block
+	home []*Block
 	// liveBound is the memory lower bound for this step order, livePeak the
 	// buffers (owners) live when it is reached (place).
 	liveBound int64
 	livePeak  []int
+	// lives is every range's lifetime on the timeline (an owner's covers the
+	// ranges written in place over it).
+	lives []lifetime
 	// lowered lists every kernel computation with the dispatches it became, kept
 	// only when dumping (VKXLA_DUMP).
 	dumping bool
@@ -126,7 +133,7 @@ type constantUpload struct {
 // buffers still get one aligned word, so every binding has a positive range.
 func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	size = max(size, 4)
-	l.plan.Ranges = append(l.plan.Ranges, arena.PlanRange{Name: name, Size: size})
+	l.plan.Ranges = append(l.plan.Ranges, alloc.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
 	l.shares = append(l.shares, -1)
 	l.home = append(l.home, l.cur)
@@ -134,25 +141,25 @@ func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 }
 
 // newValue places every leaf of shape.
-func (l *lowering) newValue(name string, shape hlo.Shape, kind rangeKind) value {
-	v := value{shape: shape}
+func (l *lowering) newValue(name string, shape hlo.Shape, kind rangeKind) Value {
+	v := Value{Shape: shape}
 	for i, leaf := range shape.Leaves() {
 		n := name
 		if shape.IsTuple() {
 			n = fmt.Sprintf("%s.%d", name, i)
 		}
-		v.leaves = append(v.leaves, l.newRange(n, leaf.ByteSize(), kind))
+		v.Leaves = append(v.Leaves, l.newRange(n, leaf.ByteSize(), kind))
 	}
 	return v
 }
 
 // lowerComputation compiles c with its parameters already placed at params.
-func (l *lowering) lowerComputation(c *hlo.Computation, params []value) (*block, value, error) {
-	b := &block{}
+func (l *lowering) lowerComputation(c *hlo.Computation, params []Value) (*Block, Value, error) {
+	b := &Block{}
 	outer := l.cur
 	l.cur = b
 	defer func() { l.cur = outer }()
-	vals := make(map[*hlo.Instruction]value, len(c.Instructions))
+	vals := make(map[*hlo.Instruction]Value, len(c.Instructions))
 	for i, p := range c.Params {
 		vals[p] = params[i]
 	}
@@ -162,15 +169,15 @@ func (l *lowering) lowerComputation(c *hlo.Computation, params []value) (*block,
 		}
 		v, err := l.lowerInstruction(b, in, vals)
 		if err != nil {
-			return nil, value{}, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
+			return nil, Value{}, fmt.Errorf("computation %s, instruction %s: %w", c.Name, in.Name, err)
 		}
 		vals[in] = v
 	}
 	return b, vals[c.Root], nil
 }
 
-func operandValues(in *hlo.Instruction, vals map[*hlo.Instruction]value) []value {
-	out := make([]value, len(in.Operands))
+func operandValues(in *hlo.Instruction, vals map[*hlo.Instruction]Value) []Value {
+	out := make([]Value, len(in.Operands))
 	for i, op := range in.Operands {
 		out[i] = vals[op]
 	}
@@ -178,19 +185,19 @@ func operandValues(in *hlo.Instruction, vals map[*hlo.Instruction]value) []value
 }
 
 // lowerInstruction places in's result and appends the steps that compute it.
-func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo.Instruction]value) (value, error) {
+func (l *lowering) lowerInstruction(b *Block, in *hlo.Instruction, vals map[*hlo.Instruction]Value) (Value, error) {
 	ops := operandValues(in, vals)
 	switch in.Op {
 	case hlo.OpConstant:
 		v := l.newValue(in.Name, in.Shape, rangeConstant)
 		for i, leaf := range in.Attrs.Literal.Leaves() {
-			l.constants = append(l.constants, constantUpload{rng: v.leaves[i], lit: leaf})
+			l.constants = append(l.constants, constantUpload{rng: v.Leaves[i], lit: leaf})
 		}
 		return v, nil
 	case hlo.OpTuple:
-		v := value{shape: in.Shape}
+		v := Value{Shape: in.Shape}
 		for _, op := range ops {
-			v.leaves = append(v.leaves, op.leaves...)
+			v.Leaves = append(v.Leaves, op.Leaves...)
 		}
 		return v, nil
 	case hlo.OpGetTupleElement:
@@ -198,10 +205,10 @@ func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo
 	case hlo.OpCall:
 		blk, v, err := l.lowerComputation(in.Called[0], ops)
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
-		l.rehome(blk, b, len(b.steps))
-		b.steps = append(b.steps, blk.steps...)
+		l.rehome(blk, b, len(b.Steps))
+		b.Steps = append(b.Steps, blk.Steps...)
 		return v, nil
 	case hlo.OpWhile:
 		return l.lowerWhile(b, in, ops[0])
@@ -213,7 +220,7 @@ func (l *lowering) lowerInstruction(b *block, in *hlo.Instruction, vals map[*hlo
 
 // rehome moves the ranges and in-place candidates of block from to block to, where
 // from's steps are inlined starting at step offset (a call).
-func (l *lowering) rehome(from, to *block, offset int) {
+func (l *lowering) rehome(from, to *Block, offset int) {
 	for r, h := range l.home {
 		if h == from {
 			l.home[r] = to
@@ -227,69 +234,69 @@ func (l *lowering) rehome(from, to *block, offset int) {
 }
 
 // copyValue appends copies of every leaf of src into dst (skipping aliases).
-func (l *lowering) copyValue(b *block, name string, src, dst value) {
-	for i := range src.leaves {
-		if src.leaves[i] != dst.leaves[i] {
-			b.steps = append(b.steps, step{kind: stepCopy, name: name, src: src.leaves[i], dst: dst.leaves[i]})
+func (l *lowering) copyValue(b *Block, name string, src, dst Value) {
+	for i := range src.Leaves {
+		if src.Leaves[i] != dst.Leaves[i] {
+			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: src.Leaves[i], Dst: dst.Leaves[i]})
 		}
 	}
 }
 
-// lowerWhile gives the loop state ranges of its own: the initial value is copied in,
+// lowerWhile gives the loop state ranges of its own: the initial Value is copied in,
 // condition and body read the state in place, and the body's result is copied back
 // at the end of each iteration.
-func (l *lowering) lowerWhile(b *block, in *hlo.Instruction, init value) (value, error) {
+func (l *lowering) lowerWhile(b *Block, in *hlo.Instruction, init Value) (Value, error) {
 	state := l.newValue(in.Name+".state", in.Shape, rangeTemp)
 	l.copyValue(b, in.Name, init, state)
-	cond, pred, err := l.lowerComputation(in.Called[0], []value{state})
+	cond, pred, err := l.lowerComputation(in.Called[0], []Value{state})
 	if err != nil {
-		return value{}, err
+		return Value{}, err
 	}
-	body, next, err := l.lowerComputation(in.Called[1], []value{state})
+	body, next, err := l.lowerComputation(in.Called[1], []Value{state})
 	if err != nil {
-		return value{}, err
+		return Value{}, err
 	}
 	l.copyBack(body, in.Name, next, state)
-	for i, r := range next.leaves {
-		if l.home[r] == body && r != state.leaves[i] {
-			l.carries = append(l.carries, loopCarry{state: state.leaves[i], next: r, body: body})
+	for i, r := range next.Leaves {
+		if l.home[r] == body && r != state.Leaves[i] {
+			l.carries = append(l.carries, loopCarry{state: state.Leaves[i], next: r, body: body})
 		}
 	}
-	b.steps = append(b.steps, step{kind: stepWhile, name: in.Name, cond: cond, body: body, pred: pred.leaves[0]})
+	b.Steps = append(b.Steps, Step{Kind: StepWhile, Name: in.Name, Cond: cond, Body: body, Pred: pred.Leaves[0]})
 	return state, nil
 }
 
 // lowerConditional compiles every branch with its operand in place; the host reads
 // the branch index and runs one branch, which copies its result into the output.
-func (l *lowering) lowerConditional(b *block, in *hlo.Instruction, ops []value) (value, error) {
+func (l *lowering) lowerConditional(b *Block, in *hlo.Instruction, ops []Value) (Value, error) {
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
-	st := step{kind: stepConditional, name: in.Name, index: ops[0].leaves[0], indexType: ops[0].shape.DType}
+	st := Step{Kind: StepConditional, Name: in.Name, Index: ops[0].Leaves[0], IndexType: ops[0].Shape.DType}
 	for i, comp := range in.Called {
-		blk, res, err := l.lowerComputation(comp, []value{ops[i+1]})
+		blk, res, err := l.lowerComputation(comp, []Value{ops[i+1]})
 		if err != nil {
-			return value{}, err
+			return Value{}, err
 		}
 		l.copyValue(blk, in.Name, res, out)
-		st.branches = append(st.branches, blk)
+		st.Branches = append(st.Branches, blk)
 	}
-	b.steps = append(b.steps, st)
+	b.Steps = append(b.Steps, st)
 	return out, nil
 }
 
 // copyBack copies a loop body's result into the loop state. A result leaf that is
 // another state leaf (a body that swaps tuple elements) goes through a temporary
 // first, so no copy reads a leaf an earlier copy already overwrote.
-func (l *lowering) copyBack(b *block, name string, next, state value) {
-	src := value{shape: next.shape, leaves: append([]int(nil), next.leaves...)}
-	position := make(map[int]int, len(state.leaves))
-	for i, r := range state.leaves {
+func (l *lowering) copyBack(b *Block, name string, next, state Value) {
+	src := Value{Shape: next.Shape, Leaves: append([]int(nil), next.Leaves...)}
+	position := make(map[int]int, len(state.Leaves))
+	for i, r := range state.Leaves {
 		position[r] = i
 	}
-	for i, r := range src.leaves {
+	for i, r := range src.Leaves {
 		if j, ok := position[r]; ok && j != i {
 			tmp := l.newRange(name+".swap", l.plan.Ranges[r].Size, rangeTemp)
-			b.steps = append(b.steps, step{kind: stepCopy, name: name, src: r, dst: tmp})
-			src.leaves[i] = tmp
+			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: tmp})
+			src.Leaves[i] = tmp
 		}
 	}
 	l.copyValue(b, name, src, state)

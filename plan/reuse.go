@@ -1,4 +1,4 @@
-package vkxla
+package plan
 
 import (
 	"cmp"
@@ -61,6 +61,7 @@ func (l *lowering) place(tl *timeline) {
 			l.plan.Ranges[r].Block, l.plan.Ranges[r].Offset = l.plan.Ranges[o].Block, l.plan.Ranges[o].Offset
 		}
 	}
+	l.lives = lt
 	l.liveBound, l.livePeak = liveBound(l, lt)
 }
 

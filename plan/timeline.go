@@ -1,4 +1,4 @@
-package vkxla
+package plan
 
 import "math"
 
@@ -21,7 +21,7 @@ import "math"
 
 // timeline holds the positions and the lifetimes of one lowering.
 type timeline struct {
-	pos         map[*block][]int // position of each step of each block
+	pos         map[*Block][]int // position of each step of each block
 	first, last []int            // per range; -1 is before the first step
 	end         int              // the position after the last step
 	refs        map[int][]int    // positions of every range's references
@@ -30,7 +30,7 @@ type timeline struct {
 // loopSpan is the positions of one while step, and the blocks lowered inside it.
 type loopSpan struct {
 	start, end int
-	inner      map[*block]bool
+	inner      map[*Block]bool
 }
 
 // timelineBuilder walks the blocks.
@@ -39,10 +39,10 @@ type timelineBuilder struct {
 	tl    *timeline
 	next  int
 	loops []*loopSpan            // enclosing loops of the block being walked
-	chain map[*block][]*loopSpan // each block's enclosing loops
+	chain map[*Block][]*loopSpan // each block's enclosing loops
 	refs  []struct {
 		r, at int
-		b     *block
+		b     *Block
 	} // every reference, for the loop rule
 	preds []struct {
 		r    int
@@ -51,10 +51,10 @@ type timelineBuilder struct {
 }
 
 // buildTimeline numbers the steps and computes every range's lifetime.
-func (l *lowering) buildTimeline(main *block, root value) *timeline {
+func (l *lowering) buildTimeline(main *Block, root Value) *timeline {
 	n := len(l.plan.Ranges)
-	tb := &timelineBuilder{l: l, tl: &timeline{pos: map[*block][]int{}, first: make([]int, n), last: make([]int, n),
-		refs: map[int][]int{}}, chain: map[*block][]*loopSpan{}}
+	tb := &timelineBuilder{l: l, tl: &timeline{pos: map[*Block][]int{}, first: make([]int, n), last: make([]int, n),
+		refs: map[int][]int{}}, chain: map[*Block][]*loopSpan{}}
 	for r := range n {
 		tb.tl.first[r], tb.tl.last[r] = math.MaxInt, math.MinInt
 	}
@@ -65,58 +65,59 @@ func (l *lowering) buildTimeline(main *block, root value) *timeline {
 	return tb.tl
 }
 
-func (tb *timelineBuilder) walk(b *block) {
+func (tb *timelineBuilder) walk(b *Block) {
 	tb.chain[b] = append([]*loopSpan(nil), tb.loops...)
 	for _, loop := range tb.loops {
 		loop.inner[b] = true
 	}
-	pos := make([]int, len(b.steps))
-	for i := range b.steps {
-		pos[i] = tb.walkStep(b, &b.steps[i])
+	pos := make([]int, len(b.Steps))
+	for i := range b.Steps {
+		pos[i] = tb.walkStep(b, &b.Steps[i])
 	}
 	tb.tl.pos[b] = pos
 }
 
 // walkStep gives a step its position(s) and records its references.
-func (tb *timelineBuilder) walkStep(b *block, st *step) int {
+func (tb *timelineBuilder) walkStep(b *Block, st *Step) int {
 	at := tb.next
 	tb.next++
-	switch st.kind {
-	case stepDispatch:
-		for _, r := range st.args {
+	st.at = at
+	switch st.Kind {
+	case StepDispatch:
+		for _, r := range st.Args {
 			tb.ref(r, at, b)
 		}
-	case stepCopy:
-		tb.ref(st.src, at, b)
-		tb.ref(st.dst, at, b)
-	case stepWhile:
-		loop := &loopSpan{start: at, inner: map[*block]bool{}}
+	case StepCopy:
+		tb.ref(st.Src, at, b)
+		tb.ref(st.Dst, at, b)
+	case StepWhile:
+		loop := &loopSpan{start: at, inner: map[*Block]bool{}}
 		tb.loops = append(tb.loops, loop)
-		tb.walk(st.cond)
-		tb.walk(st.body)
+		tb.walk(st.Cond)
+		tb.walk(st.Body)
 		tb.loops = tb.loops[:len(tb.loops)-1]
 		loop.end = tb.next // the back edge
 		tb.next++
-		tb.ref(st.pred, at, b)
+		tb.ref(st.Pred, at, b)
 		tb.preds = append(tb.preds, struct {
 			r    int
 			loop *loopSpan
-		}{st.pred, loop})
-	case stepConditional:
-		tb.ref(st.index, at, b)
-		for _, br := range st.branches {
+		}{st.Pred, loop})
+	case StepConditional:
+		tb.ref(st.Index, at, b)
+		for _, br := range st.Branches {
 			tb.walk(br)
 		}
 	}
 	return at
 }
 
-func (tb *timelineBuilder) ref(r, at int, b *block) {
+func (tb *timelineBuilder) ref(r, at int, b *Block) {
 	tb.extend(r, at, at)
 	tb.tl.refs[r] = append(tb.tl.refs[r], at)
 	tb.refs = append(tb.refs, struct {
 		r, at int
-		b     *block
+		b     *Block
 	}{r, at, b})
 }
 
@@ -143,9 +144,9 @@ func (tb *timelineBuilder) applyLoopRule() {
 
 // applyKinds applies the rules for parameters, constants, outputs and buffers no
 // step refers to.
-func (tb *timelineBuilder) applyKinds(root value) {
+func (tb *timelineBuilder) applyKinds(root Value) {
 	tl := tb.tl
-	for _, r := range root.leaves {
+	for _, r := range root.Leaves {
 		tb.extend(r, tl.end, tl.end)
 	}
 	for r := range tl.first {

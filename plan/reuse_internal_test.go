@@ -1,30 +1,30 @@
-package vkxla
+package plan
 
 import (
 	"testing"
 
-	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/alloc"
 	"github.com/vkxla/vkxla/hlo"
 )
 
 // planOf lowers a synthetic main block: each step is a dispatch over the given
 // ranges, so lifetimes follow from the step indices alone.
-func planOf(t *testing.T, limits arena.Limits, sizes []int64, kinds []rangeKind, steps [][]int, root []int) *lowering {
+func planOf(t *testing.T, limits alloc.Limits, sizes []int64, kinds []rangeKind, steps [][]int, root []int) *lowering {
 	t.Helper()
 	l := &lowering{limits: limits}
 	for i, size := range sizes {
 		l.newRange("", size, kinds[i])
 	}
-	main := &block{}
+	main := &Block{}
 	for _, args := range steps {
-		main.steps = append(main.steps, step{kind: stepDispatch, args: args})
+		main.Steps = append(main.Steps, Step{Kind: StepDispatch, Args: args})
 	}
-	l.place(l.buildTimeline(main, value{shape: hlo.Scalar(hlo.F32), leaves: root}))
+	l.place(l.buildTimeline(main, Value{Shape: hlo.Scalar(hlo.F32), Leaves: root}))
 	return l
 }
 
 func TestPlaceByLifetime(t *testing.T) {
-	lim := arena.Limits{Alignment: 16, MaxBindingRange: 1 << 20, MaxBlockSize: 1 << 20}
+	lim := alloc.Limits{Alignment: 16, MaxBindingRange: 1 << 20, MaxBlockSize: 1 << 20}
 	// 0 param (40 B) → 1 temp (100 B) → 2 temp (100 B) → 3 output (40 B)
 	l := planOf(t, lim, []int64{40, 100, 100, 40}, []rangeKind{rangeParam, rangeTemp, rangeTemp, rangeOutput},
 		[][]int{{0, 1}, {1, 2}, {2, 3}}, []int{3})
@@ -44,7 +44,7 @@ func TestPlaceByLifetime(t *testing.T) {
 func TestPlaceKeepsConstantsAndCrossesBlocks(t *testing.T) {
 	// Blocks of 256 B: three 200-byte buffers live at once need three blocks; a
 	// constant is never reused even after its last read.
-	lim := arena.Limits{Alignment: 16, MaxBindingRange: 256, MaxBlockSize: 256}
+	lim := alloc.Limits{Alignment: 16, MaxBindingRange: 256, MaxBlockSize: 256}
 	l := planOf(t, lim, []int64{200, 200, 200, 48, 48}, []rangeKind{rangeParam, rangeParam, rangeOutput, rangeConstant, rangeTemp},
 		[][]int{{0, 1, 2, 3}, {2, 4}}, []int{2})
 	blocks := map[int]bool{}
@@ -68,17 +68,17 @@ func TestPlaceKeepsConstantsAndCrossesBlocks(t *testing.T) {
 // may write one output over its dying input, never both (they would be stored to
 // the same bytes by one invocation).
 func TestInPlaceOneOutputPerInput(t *testing.T) {
-	l := &lowering{limits: arena.Limits{Alignment: 16, MaxBindingRange: 1 << 20, MaxBlockSize: 1 << 20}}
+	l := &lowering{limits: alloc.Limits{Alignment: 16, MaxBindingRange: 1 << 20, MaxBlockSize: 1 << 20}}
 	in := l.newRange("x", 64, rangeParam)
 	out1 := l.newRange("a", 64, rangeTemp)
 	out2 := l.newRange("b", 64, rangeTemp)
 	res := l.newRange("r", 64, rangeOutput)
-	main := &block{steps: []step{
-		{kind: stepDispatch, args: []int{in, out1, out2}},
-		{kind: stepDispatch, args: []int{out2, res}},
+	main := &Block{Steps: []Step{
+		{Kind: StepDispatch, Args: []int{in, out1, out2}},
+		{Kind: StepDispatch, Args: []int{out2, res}},
 	}}
 	l.inPlace = []inPlaceCandidate{{block: main, step: 0, pairs: [][2]int{{in, out1}, {in, out2}}}}
-	tl := l.buildTimeline(main, value{shape: hlo.MakeShape(hlo.F32, 16), leaves: []int{res}})
+	tl := l.buildTimeline(main, Value{Shape: hlo.MakeShape(hlo.F32, 16), Leaves: []int{res}})
 	l.shareInPlace(tl)
 	if l.shares[out1] == in && l.shares[out2] == in {
 		t.Fatalf("both outputs share x: %v", l.shares)

@@ -1,4 +1,4 @@
-package vkxla
+package plan
 
 import (
 	"cmp"
@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vkxla/vkxla/arena"
+	"github.com/vkxla/vkxla/alloc"
 )
 
 // MemoryStats is the device memory an executable holds, fixed at compile time: the
@@ -61,7 +61,7 @@ func memoryStats(l *lowering) MemoryStats {
 
 // alignedTotal is what the arena allocates for the plan: each block rounded up to
 // the alignment.
-func alignedTotal(p arena.Plan, l arena.Limits) int64 {
+func alignedTotal(p alloc.Plan, l alloc.Limits) int64 {
 	var total int64
 	for _, size := range alignedBlocks(p, l) {
 		total += size
@@ -70,7 +70,7 @@ func alignedTotal(p arena.Plan, l arena.Limits) int64 {
 }
 
 // alignedBlocks is the size of each device allocation the arena makes for the plan.
-func alignedBlocks(p arena.Plan, l arena.Limits) []int64 {
+func alignedBlocks(p alloc.Plan, l alloc.Limits) []int64 {
 	sizes := p.BlockSizes()
 	for i, size := range sizes {
 		sizes[i] = (size + l.Alignment - 1) / l.Alignment * l.Alignment
@@ -78,27 +78,9 @@ func alignedBlocks(p arena.Plan, l arena.Limits) []int64 {
 	return sizes
 }
 
-// planText lists the plan for VKXLA_DUMP.
-func planText(l *lowering) string {
-	var sb strings.Builder
-	for i, r := range l.plan.Ranges {
-		fmt.Fprintf(&sb, "%4d %-10s %v", i, l.kinds[i], r)
-		if l.shares[i] >= 0 {
-			fmt.Fprintf(&sb, " in place over %d", l.shares[i])
-		}
-		sb.WriteString("\n")
-	}
-	fmt.Fprintf(&sb, "%v\n", memoryStats(l))
-	sb.WriteString("live at the peak:\n")
-	for _, b := range livePeak(l) {
-		fmt.Fprintf(&sb, "  %v\n", b)
-	}
-	return sb.String()
-}
-
 // LiveBuffer is a buffer live when the executable's live bytes peak.
 type LiveBuffer struct {
-	// Name is the instruction (or parameter) whose value the buffer holds; a loop's
+	// Name is the instruction (or parameter) whose Value the buffer holds; a loop's
 	// state is "<while>.state", a kernel's scratch "<instruction>.scratch<i>".
 	Name  string
 	Bytes int64
@@ -140,36 +122,4 @@ func largest(bs []LiveBuffer, n int) string {
 		parts = append(parts, b.String())
 	}
 	return strings.Join(parts, "; ")
-}
-
-// RuntimeMemoryStats is the device memory a runtime holds, as jax's
-// Device.memory_stats() reports it: the planned arenas of its live executables
-// (cached ones included) and its pool of device tensors.
-type RuntimeMemoryStats struct {
-	Executables     int
-	ExecutableBytes int64
-	// Tensors is the DeviceTensor pool's allocator statistics (bytes in use,
-	// reserved, peaks, the largest free extent).
-	Tensors arena.Stats
-}
-
-// TotalBytes is all the device memory the runtime holds now.
-func (s RuntimeMemoryStats) TotalBytes() int64 { return s.ExecutableBytes + s.Tensors.BytesReserved }
-
-func (s RuntimeMemoryStats) String() string {
-	return fmt.Sprintf("%d B in all: %d executables %d B, tensors %d B in use of %d B reserved",
-		s.TotalBytes(), s.Executables, s.ExecutableBytes, s.Tensors.BytesInUse, s.Tensors.BytesReserved)
-}
-
-// MemoryStats returns the device memory the runtime holds now: its executables'
-// plans (each allocated whole at Compile) and its tensor pool.
-func (rt *Runtime) MemoryStats() RuntimeMemoryStats {
-	rt.mu.Lock()
-	s := RuntimeMemoryStats{Executables: len(rt.live)}
-	for c := range rt.live {
-		s.ExecutableBytes += c.stats.PeakBytes
-	}
-	rt.mu.Unlock()
-	s.Tensors = rt.pool.Stats()
-	return s
 }
