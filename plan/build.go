@@ -1,12 +1,47 @@
+// Package plan is vkxla's planner: it turns a module and a target description
+// (plain data) into the executable's plan — the pass pipeline, kernel steps,
+// lifetimes on the timeline, in-place decisions, buffer offsets, statistics, live
+// at the peak — without a device. The root records a Plan onto the device as it is.
+// The memory model (package heapsim) is the one the schedule and remat passes
+// decide with; code generation is memoised per kernel computation, so the passes'
+// questions and the final lowering share it.
 package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/vkxla/vkxla/alloc"
+	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/passes"
 	"github.com/vkxla/vkxla/spirv/codegen"
+)
+
+// The plan's parts are the memory model's (package heapsim).
+type (
+	Value       = heapsim.Value
+	Step        = heapsim.Step
+	StepKind    = heapsim.StepKind
+	Block       = heapsim.Block
+	KernelRef   = heapsim.KernelRef
+	Constant    = heapsim.Constant
+	MemoryStats = heapsim.MemoryStats
+	LiveBuffer  = heapsim.LiveBuffer
+)
+
+// The step kinds.
+const (
+	StepDispatch    = heapsim.StepDispatch
+	StepCopy        = heapsim.StepCopy
+	StepWhile       = heapsim.StepWhile
+	StepConditional = heapsim.StepConditional
+)
+
+// Sentinel errors (heapsim's and the planner's).
+var (
+	ErrUnsupported = heapsim.ErrUnsupported
+	ErrOverBudget  = heapsim.ErrOverBudget
 )
 
 // Target is what planning needs to know about the device, as plain data: the code
@@ -33,94 +68,33 @@ type Options struct {
 	// (Plan.Lowered), for VKXLA_DUMP.
 	KeepLowered bool
 	// Stop reports why planning must stop (a context ended, a runtime closing); it
-	// is asked after the passes and after every kernel. nil: never.
+	// is asked after the passes and after every kernel of the final lowering.
+	// nil: never.
 	Stop func() error
 }
 
-// Plan is an executable's plan: its kernels and steps, every buffer's place and
-// lifetime, and its memory statistics. The root records it onto the device as it
-// is; nothing in it needs a device.
+// Plan is an executable's plan: the module after the passes and the memory model
+// of it that the root records (steps, kernels, every buffer's place and lifetime,
+// statistics).
 type Plan struct {
-	// Module is the module after the passes.
 	Module *hlo.Module
-	// Params are the entry parameters' buffers, Root the outputs'.
-	Params []Value
-	Root   Value
-	// Main is the entry's steps.
-	Main *Block
-	// Stats is the memory the plan needs; LiveAtPeak the buffers live at its peak,
-	// largest first.
-	Stats      MemoryStats
-	LiveAtPeak []LiveBuffer
-	l          *lowering
+	*heapsim.Model
+	lowered string
 }
-
-// Constant is a constant leaf uploaded once into its buffer.
-type Constant struct {
-	Range   int
-	Literal *hlo.Literal
-}
-
-// Kernels are the plan's distinct kernels, in first-use order.
-func (p *Plan) Kernels() []*KernelRef { return p.l.kernels.all }
-
-// Constants are the constant uploads.
-func (p *Plan) Constants() []Constant {
-	out := make([]Constant, len(p.l.constants))
-	for i, c := range p.l.constants {
-		out[i] = Constant{Range: c.rng, Literal: c.lit}
-	}
-	return out
-}
-
-// Arena is the buffer assignment: every buffer's block, offset and size.
-func (p *Plan) Arena() *alloc.Plan { return &p.l.plan }
-
-// Limits are the allocation limits the plan was placed under.
-func (p *Plan) Limits() alloc.Limits { return p.l.limits }
-
-// BlockSizes is the size of each device allocation the plan needs (aligned).
-func (p *Plan) BlockSizes() []int64 { return alignedBlocks(p.l.plan, p.l.limits) }
 
 // Lowered is every kernel computation and the dispatches it became (only with
 // Options.KeepLowered).
-func (p *Plan) Lowered() string { return p.l.lowered.String() }
+func (p *Plan) Lowered() string { return p.lowered }
 
-// String prints the plan: the steps, every buffer, the statistics and what is live
-// at the peak.
-func (p *Plan) String() string { return planText(p.l, p.Main) }
-
-// budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
-const budgetAttempts = 4
-
-// Build runs the pass pipeline on a copy of m and plans the result for t. Under a
-// memory budget the remat pass aims at the budget in its own memory model; when
-// the real plan (in-place outputs, alignment, resident constants) still exceeds
-// it, the pass aims lower by the excess and the module is planned again, a few
-// times at most.
+// Build runs the pass pipeline on a copy of m and plans the result for t. The
+// schedule and remat passes decide with the same model (heapsim, with this
+// target's kernels and limits) that places the buffers, so a budget the remat pass
+// meets is met by the plan; one it cannot meet fails with ErrOverBudget.
 func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
-	aim := o.MemoryBudget
-	for attempt := 1; ; attempt++ {
-		p, err := buildOnce(m, t, o, aim)
-		if err != nil {
-			return nil, err
-		}
-		st := p.Stats
-		if o.MemoryBudget <= 0 || st.PeakBytes <= o.MemoryBudget {
-			return p, nil
-		}
-		aim -= st.PeakBytes - o.MemoryBudget
-		if attempt == budgetAttempts || aim <= 0 {
-			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
-				ErrOverBudget, st.PeakBytes, o.MemoryBudget, st, largest(p.LiveAtPeak, 4))
-		}
-	}
-}
-
-// buildOnce runs the passes (remat aiming at aim bytes) and lowers the result.
-func buildOnce(m *hlo.Module, t Target, o Options, aim int64) (*Plan, error) {
+	memo := codegen.NewMemo(t.Codegen)
 	opt := m.Clone()
-	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, MemoryBudget: aim, AfterPass: o.AfterPass}
+	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, MemoryBudget: o.MemoryBudget,
+		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Lower, Limits: t.Limits}}
 	if err := passes.Run(opt, pc); err != nil {
 		return nil, err
 	}
@@ -129,44 +103,57 @@ func buildOnce(m *hlo.Module, t Target, o Options, aim int64) (*Plan, error) {
 			return nil, err
 		}
 	}
-	return Lower(opt, t, o)
+	p, err := lower(opt, t, o, memo)
+	if err != nil {
+		return nil, err
+	}
+	if st := p.Stats; o.MemoryBudget > 0 && st.PeakBytes > o.MemoryBudget {
+		return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
+			ErrOverBudget, st.PeakBytes, o.MemoryBudget, st, heapsim.Largest(p.LiveAtPeak, 4))
+	}
+	return p, nil
 }
 
 // Lower plans an optimised module as it is (no passes).
 func Lower(opt *hlo.Module, t Target, o Options) (*Plan, error) {
+	return lower(opt, t, o, codegen.NewMemo(t.Codegen))
+}
+
+func lower(opt *hlo.Module, t Target, o Options, memo *codegen.Memo) (*Plan, error) {
 	if err := t.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
 	}
-	l := &lowering{target: t.Codegen, limits: t.Limits, kernels: newKernelSet(), dumping: o.KeepLowered, stop: o.Stop}
-	params := make([]Value, len(opt.Entry.Params))
-	for i, p := range opt.Entry.Params {
-		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
+	var lowered strings.Builder
+	kernels := func(kc *hlo.Computation) (*codegen.Program, error) {
+		prog, err := memo.Lower(kc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		}
+		if o.Stop != nil {
+			if err := o.Stop(); err != nil {
+				return nil, err
+			}
+		}
+		if o.KeepLowered {
+			noteLowered(&lowered, kc, prog)
+		}
+		return prog, nil
 	}
-	main, root, err := l.lowerComputation(opt.Entry, params)
+	model, err := heapsim.Simulate(opt, heapsim.Config{Kernels: kernels, Limits: t.Limits})
 	if err != nil {
 		return nil, err
 	}
-	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
-	tl := l.buildTimeline(main, root)
-	l.shareInPlace(tl)
-	l.place(tl)
-	l.dropSelfCopies(main)
-	return &Plan{Module: opt, Params: params, Root: root, Main: main, Stats: memoryStats(l), LiveAtPeak: livePeak(l), l: l}, nil
+	return &Plan{Module: opt, Model: model, lowered: lowered.String()}, nil
 }
 
-// ownOutputs makes sure no output leaf is a parameter or constant range (an entry
-// that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run; such leaves are copied into output ranges.
-func (l *lowering) ownOutputs(b *Block, name string, root Value) Value {
-	out := Value{Shape: root.Shape}
-	for _, r := range root.Leaves {
-		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
-			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
-			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
-			r = dst
-		}
-		l.kinds[r] = rangeOutput
-		out.Leaves = append(out.Leaves, r)
+// noteLowered records a kernel computation and its dispatches for VKXLA_DUMP.
+func noteLowered(sb *strings.Builder, c *hlo.Computation, p *codegen.Program) {
+	sb.WriteString(c.String())
+	for _, d := range p.Dispatches {
+		fmt.Fprintf(sb, "  // dispatch %s: local size %v, groups %v, args %v\n", d.Kernel.Name, d.Kernel.LocalSize, d.Groups, d.Args)
 	}
-	return out
+	if len(p.Scratch) > 0 {
+		fmt.Fprintf(sb, "  // scratch bytes %v\n", p.Scratch)
+	}
+	sb.WriteString("\n")
 }

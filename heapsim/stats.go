@@ -1,4 +1,4 @@
-package plan
+package heapsim
 
 import (
 	"cmp"
@@ -115,8 +115,8 @@ func livePeak(l *lowering) []LiveBuffer {
 	return out
 }
 
-// largest describes the first n buffers of a list, for messages.
-func largest(bs []LiveBuffer, n int) string {
+// Largest describes the first n buffers of a list, for messages.
+func Largest(bs []LiveBuffer, n int) string {
 	var parts []string
 	for _, b := range bs[:min(n, len(bs))] {
 		parts = append(parts, b.String())

@@ -1,4 +1,4 @@
-package plan
+package heapsim
 
 import (
 	"crypto/sha256"
@@ -79,16 +79,10 @@ func (l *lowering) lowerKernel(b *Block, in *hlo.Instruction, ops []Value) (Valu
 	if in.Op == hlo.OpFusion {
 		kc = fusedKernel(in)
 	}
-	prog, err := codegen.Lower(kc, l.target)
+	prog, err := l.kernelsOf(kc)
 	if err != nil {
-		return Value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
+		return Value{}, err
 	}
-	if l.stop != nil {
-		if err := l.stop(); err != nil {
-			return Value{}, err
-		}
-	}
-	l.noteLowered(kc, prog)
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
 	scratch := make([]int, len(prog.Scratch))
 	for i, size := range prog.Scratch {
@@ -119,19 +113,4 @@ func argRange(a codegen.Arg, ops []Value, out Value, scratch []int) int {
 		return out.Leaves[a.Index]
 	}
 	return scratch[a.Index]
-}
-
-// noteLowered records a kernel computation and its dispatches for VKXLA_DUMP.
-func (l *lowering) noteLowered(c *hlo.Computation, p *codegen.Program) {
-	if !l.dumping {
-		return
-	}
-	l.lowered.WriteString(c.String())
-	for _, d := range p.Dispatches {
-		fmt.Fprintf(&l.lowered, "  // dispatch %s: local size %v, groups %v, args %v\n", d.Kernel.Name, d.Kernel.LocalSize, d.Groups, d.Args)
-	}
-	if len(p.Scratch) > 0 {
-		fmt.Fprintf(&l.lowered, "  // scratch bytes %v\n", p.Scratch)
-	}
-	l.lowered.WriteString("\n")
 }

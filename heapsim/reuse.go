@@ -1,4 +1,4 @@
-package plan
+package heapsim
 
 import (
 	"cmp"
@@ -62,7 +62,7 @@ func (l *lowering) place(tl *timeline) {
 		}
 	}
 	l.lives = lt
-	l.liveBound, l.livePeak = liveBound(l, lt)
+	l.liveBound, l.livePeak, l.peakAt = liveBound(l, lt)
 }
 
 // placementOrders are the orders in which buffers are placed; place keeps the one
@@ -164,9 +164,9 @@ func (l *lowering) assignBlocks(owners []int, addr []int64) {
 }
 
 // liveBound is the largest sum of aligned owner sizes live at one moment (no
-// placement of these buffers in this step order can use less), and the owners
-// live then.
-func liveBound(l *lowering, lt []lifetime) (int64, []int) {
+// placement of these buffers in this step order can use less), the owners live
+// then, and the moment (a timeline position).
+func liveBound(l *lowering, lt []lifetime) (int64, []int, int) {
 	var events []int
 	for r := range lt {
 		if l.shares[r] < 0 {
@@ -191,5 +191,5 @@ func liveBound(l *lowering, lt []lifetime) (int64, []int) {
 			live = append(live, r)
 		}
 	}
-	return best, live
+	return best, live, at
 }

@@ -1,12 +1,10 @@
-package plan
+package heapsim
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/vkxla/vkxla/alloc"
 	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 // Value is where an instruction's result lives: one plan range per array leaf of its
@@ -74,7 +72,7 @@ type Block struct {
 // written in place over inputs that die at their kernel (shareInPlace), and
 // buffers whose lifetimes do not overlap share addresses (place).
 type lowering struct {
-	target    codegen.Target
+	kernelsOf Kernels
 	limits    alloc.Limits
 	plan      alloc.Plan
 	kernels   *kernelSet
@@ -97,16 +95,10 @@ type lowering struct {
 	// buffers (owners) live when it is reached (place).
 	liveBound int64
 	livePeak  []int
+	peakAt    int
 	// lives is every range's lifetime on the timeline (an owner's covers the
 	// ranges written in place over it).
 	lives []lifetime
-	// lowered lists every kernel computation with the dispatches it became, kept
-	// only when dumping (VKXLA_DUMP).
-	dumping bool
-	lowered strings.Builder
-	// stop reports why the compile must stop (its context ended, the runtime is
-	// closing); it is asked after every kernel. nil: never.
-	stop func() error
 }
 
 // rangeKind classifies plan ranges for MemoryStats.
