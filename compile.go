@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/vkxla/vkxla/arena"
-	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/plan"
 )
@@ -152,10 +151,7 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 }
 
 // planTarget is the runtime's device as the planner sees it: plain data.
-func (rt *Runtime) planTarget() plan.Target {
-	caps := rt.dev.Caps()
-	return plan.Target{Codegen: rt.target, Limits: arena.LimitsFromCaps(caps), MaxFusionParams: maxFusionParams(caps)}
-}
+func (rt *Runtime) planTarget() plan.Target { return deviceTarget(rt.dev.Caps()).Plan() }
 
 // planOptions are cfg's planning options; the planner stops between stages when
 // ctx ends or the runtime closes, and dumps the module after every pass that
@@ -169,13 +165,6 @@ func (rt *Runtime) planOptions(ctx context.Context, cfg compileConfig, d *dumper
 		}
 	}
 	return o
-}
-
-// maxFusionParams leaves room among the device's storage-buffer bindings for a
-// kernel's outputs and scratch buffers, and keeps fused kernels to a size whose
-// compile time stays small.
-func maxFusionParams(c device.Caps) int {
-	return min(c.MaxStorageBuffersPerStage-4, 64)
 }
 
 // build places the plan, uploads constants, creates kernels and records segments,

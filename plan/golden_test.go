@@ -1,4 +1,4 @@
-package plan
+package plan_test
 
 import (
 	"flag"
@@ -8,19 +8,20 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vkxla/vkxla/alloc"
 	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/spirv/codegen"
+	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/targets"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden plan files")
 
-// testTarget is lavapipe's facts (codegen.LavapipeTarget, 16-byte alignment,
-// 128 MiB bindings, 2 GiB blocks, 32 storage buffers per stage).
-func testTarget() Target {
-	return Target{Codegen: codegen.LavapipeTarget(),
-		Limits:          alloc.Limits{Alignment: 16, MaxBindingRange: 128 << 20, MaxBlockSize: 2 << 30},
-		MaxFusionParams: 28}
+// testTarget is the built-in lavapipe profile's (the CI device's) facts.
+func testTarget(t *testing.T) plan.Target {
+	d, err := targets.Builtin("lavapipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Plan()
 }
 
 // budgetOf reads a "// budget: BYTES" line from a test module (0: none).
@@ -56,7 +57,7 @@ func TestGoldenPlans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := Build(m, testTarget(), Options{MemoryBudget: budgetOf(t, string(src))})
+			p, err := plan.Build(m, testTarget(t), plan.Options{MemoryBudget: budgetOf(t, string(src))})
 			if err != nil {
 				t.Fatal(err)
 			}
