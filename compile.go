@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/targets"
 )
 
 // CompileOption configures Compile.
@@ -114,21 +116,9 @@ func (rt *Runtime) compile(ctx context.Context, m *hlo.Module, cfg compileConfig
 }
 
 func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
-	d := rt.newDumper(m.Name)
-	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	p, err := plan.Build(m, rt.planTarget(), rt.planOptions(ctx, cfg, d))
+	stop := func() error { return rt.stageErr(ctx) }
+	p, err := planModule(m, deviceTarget(rt.dev.Caps()).Plan(), cfg, rt.newDumper(m.Name), rt.validateSPIRV, stop)
 	if err != nil {
-		return nil, err
-	}
-	d.write("05-kernels.hlo", p.Lowered)
-	d.writeKernels(p.Kernels())
-	if rt.validateSPIRV {
-		if err := validateKernels(p.Kernels()); err != nil {
-			return nil, err
-		}
-	}
-	d.write("10-plan.txt", p.String)
-	if err := d.err(); err != nil {
 		return nil, err
 	}
 	if err := rt.checkPlanFits(p); err != nil {
@@ -150,15 +140,70 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	return c, nil
 }
 
-// planTarget is the runtime's device as the planner sees it: plain data.
-func (rt *Runtime) planTarget() plan.Target { return deviceTarget(rt.dev.Caps()).Plan() }
+// planModule is Compile's device-free half: the passes and the plan for t, each
+// kernel's SPIR-V validated when asked, every stage dumped when d is on. stop is
+// asked between stages.
+func planModule(m *hlo.Module, t plan.Target, cfg compileConfig, d *dumper, validate bool, stop func() error) (*plan.Plan, error) {
+	d.write("00-input.hlo", func() string { return hlo.Print(m) })
+	p, err := plan.Build(m, t, planOptions(cfg, d, stop))
+	if err != nil {
+		return nil, err
+	}
+	d.write("05-kernels.hlo", p.Lowered)
+	d.writeKernels(p.Kernels())
+	if validate {
+		if err := validateKernels(p.Kernels()); err != nil {
+			return nil, err
+		}
+	}
+	d.write("10-plan.txt", p.String)
+	d.write("11-memory.svg", func() string { return string(p.SVG()) })
+	return p, d.err()
+}
+
+// PlanFor plans m for a device described as data (package targets: a built-in
+// profile, or what `vulkaninfo --json` prints for a device), without a device:
+// what Compile with these options would allocate and run on it — the module after
+// the passes, the kernels (each validated by SPIRV-Tools), every buffer's offset,
+// size and lifetime, MemoryStats — ahead of time, as XLA's memory_analysis(). With
+// dumpDir set it writes what VKXLA_DUMP writes, under dumpDir/<module>.
+// WithProfiling and WithoutCache change nothing here.
+func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir string, opts ...CompileOption) (*plan.Plan, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("vkxla: PlanFor: %w: nil context", ErrInvalidArgument)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("vkxla: PlanFor: %w: nil module", ErrInvalidArgument)
+	}
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+	}
+	if cfg.budget < 0 {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
+	}
+	var d *dumper
+	if dumpDir != "" {
+		if err := checkDumpDir(dumpDir); err != nil {
+			return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+		}
+		d = &dumper{dir: filepath.Join(dumpDir, dumpName(m.Name))}
+	}
+	p, err := planModule(m.Clone(), t.Plan(), cfg, d, true, ctx.Err)
+	if err != nil {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+	}
+	return p, nil
+}
 
 // planOptions are cfg's planning options; the planner stops between stages when
-// ctx ends or the runtime closes, and dumps the module after every pass that
-// changed it.
-func (rt *Runtime) planOptions(ctx context.Context, cfg compileConfig, d *dumper) plan.Options {
-	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(),
-		Stop: func() error { return rt.stageErr(ctx) }}
+// stop says so (ctx ended, the runtime closing), and dumps the module after every
+// pass that changed it.
+func planOptions(cfg compileConfig, d *dumper, stop func() error) plan.Options {
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop}
 	if d.on() {
 		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })

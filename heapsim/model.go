@@ -164,3 +164,46 @@ func (l *lowering) ownOutputs(b *Block, name string, root Value) Value {
 	}
 	return out
 }
+
+// Point is the live bytes (aligned, buffers with memory of their own) while one
+// step runs.
+type Point struct {
+	At    int    // timeline position
+	Step  string // the instruction the step comes from
+	Kind  StepKind
+	Bytes int64
+}
+
+// LiveBytes is the live bytes before the first step (the inputs staged) and at
+// every step, loop bodies and branches included, in timeline order: the memory
+// timeline whose largest value is Stats.LowerBoundBytes.
+func (m *Model) LiveBytes() []Point {
+	pts := []Point{{At: -1, Step: "(inputs)", Bytes: m.l.liveAt(-1)}}
+	var walk func(b *Block)
+	walk = func(b *Block) {
+		for _, st := range b.Steps {
+			pts = append(pts, Point{At: st.at, Step: st.Name, Kind: st.Kind, Bytes: m.l.liveAt(st.at)})
+			for _, nested := range append([]*Block{st.Cond, st.Body}, st.Branches...) {
+				if nested != nil {
+					walk(nested)
+				}
+			}
+		}
+	}
+	walk(m.Main)
+	return pts
+}
+
+// PeakAt is the timeline position where the live bytes peak.
+func (m *Model) PeakAt() int { return m.l.peakAt }
+
+// liveAt sums the aligned sizes of the owners live at position t.
+func (l *lowering) liveAt(t int) int64 {
+	var sum int64
+	for r, lt := range l.lives {
+		if l.shares[r] < 0 && lt.first <= t && t <= lt.last {
+			sum += l.align(l.plan.Ranges[r].Size)
+		}
+	}
+	return sum
+}
