@@ -11,9 +11,11 @@ import (
 // Schedule orders the instructions of every sequential computation (see Fusion) so
 // that fewer bytes are live at once, as XLA's list scheduler does: the runtime
 // runs instructions in their order, and buffers live from the instruction that
-// makes them to their last user. A greedy list schedule, which at each step runs
-// the ready instruction that frees the most bytes net of what it allocates (ties in
-// the original order), replaces the original order only when the memory model
+// makes them to their last user. Two candidate orders — a greedy list schedule,
+// which at each step runs the ready instruction that frees the most bytes net of
+// what it allocates (ties in the original order), and a beam search over the memory
+// model's step costs (heapsim.BeamSchedule, for straight-line kernel code) — are
+// tried; the best replaces the original order only when the memory model
 // (heapsim, with Config.Memory's kernels and limits: the model the planner places
 // buffers with) says its plan needs fewer bytes, so the pass never makes memory
 // worse and leaves well-ordered code alone.
@@ -33,23 +35,36 @@ func Schedule(m *hlo.Module, cfg Config) (bool, error) {
 }
 
 // scheduleComputation reorders c when the model's plan of m needs fewer bytes with
-// the list schedule. A module the model cannot lower is left as it is (the
-// planner reports why).
+// one of the candidate orders: the greedy list schedule and, where c is
+// straight-line code of single-dispatch kernels, heapsim's beam search over the
+// model's own step costs (in-place writes included). The best candidate by the
+// model's PeakBytes replaces the original order only when it is lower. A module
+// the model cannot lower is left as it is (the planner reports why).
 func scheduleComputation(m *hlo.Module, c *hlo.Computation, mc heapsim.Config) bool {
-	order := newMemoryModel(c).listSchedule()
-	if slices.Equal(order, c.Instructions) {
-		return false
+	orders := [][]*hlo.Instruction{newMemoryModel(c).listSchedule()}
+	if beam, err := heapsim.BeamSchedule(c, mc, heapsim.ScheduleBeamWidth); err == nil {
+		orders = append(orders, beam)
 	}
-	before, ok := modelPeak(m, mc)
+	orig := c.Instructions
+	best, ok := modelPeak(m, mc)
 	if !ok {
 		return false
 	}
-	orig := c.Instructions
-	c.Instructions = order
-	if after, ok := modelPeak(m, mc); !ok || after >= before {
+	var chosen []*hlo.Instruction
+	for _, order := range orders {
+		if slices.Equal(order, orig) {
+			continue
+		}
+		c.Instructions = order
+		if peak, ok := modelPeak(m, mc); ok && peak < best {
+			best, chosen = peak, order
+		}
+	}
+	if chosen == nil {
 		c.Instructions = orig
 		return false
 	}
+	c.Instructions = chosen
 	c.Renumber()
 	return true
 }
