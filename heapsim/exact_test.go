@@ -220,4 +220,3 @@ func BenchmarkExactVsHeuristic(b *testing.B) {
 		}
 	}
 }
-
