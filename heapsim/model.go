@@ -120,9 +120,6 @@ func (m *Model) Constants() []Constant {
 // Arena is the buffer assignment: every buffer's block, offset and size.
 func (m *Model) Arena() *alloc.Plan { return &m.l.plan }
 
-// Limits are the allocation limits the buffers were placed under.
-func (m *Model) Limits() alloc.Limits { return m.l.limits }
-
 // BlockSizes is the size of each device allocation the plan needs (aligned).
 func (m *Model) BlockSizes() []int64 { return alignedBlocks(m.l.plan, m.l.limits) }
 

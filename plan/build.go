@@ -114,11 +114,6 @@ func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 	return p, nil
 }
 
-// Lower plans an optimised module as it is (no passes).
-func Lower(opt *hlo.Module, t Target, o Options) (*Plan, error) {
-	return lower(opt, t, o, codegen.NewMemo(t.Codegen))
-}
-
 func lower(opt *hlo.Module, t Target, o Options, memo *codegen.Memo) (*Plan, error) {
 	if err := t.Limits.Validate(); err != nil {
 		return nil, fmt.Errorf("target: %w", err)
