@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/vkxla/vkxla/arena"
-	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/passes"
+	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/targets"
 )
 
 // CompileOption configures Compile.
@@ -115,33 +116,20 @@ func (rt *Runtime) compile(ctx context.Context, m *hlo.Module, cfg compileConfig
 }
 
 func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
-	d := rt.newDumper(m.Name)
-	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	lw, err := rt.lowerWithinBudget(ctx, m, cfg, d)
+	stop := func() error { return rt.stageErr(ctx) }
+	p, err := planModule(m, deviceTarget(rt.dev.Caps()).Plan(), cfg, rt.newDumper(m.Name), rt.validateSPIRV, stop)
 	if err != nil {
 		return nil, err
 	}
-	l := lw.l
-	d.write("05-kernels.hlo", l.lowered.String)
-	d.writeKernels(l.kernels)
-	if rt.validateSPIRV {
-		if err := validateKernels(l.kernels); err != nil {
-			return nil, err
-		}
-	}
-	d.write("10-plan.txt", func() string { return planText(l) })
-	if err := d.err(); err != nil {
-		return nil, err
-	}
-	if err := rt.checkPlanFits(l); err != nil {
+	if err := rt.checkPlanFits(p); err != nil {
 		return nil, err
 	}
 	if err := rt.stageErr(ctx); err != nil {
 		return nil, err
 	}
-	c := &compiled{rt: rt, module: m, optimized: lw.optimized, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
-		livePeak: livePeak(l), refs: 1}
-	if err := c.build(ctx, l, cfg.profile); err != nil {
+	c := &compiled{rt: rt, module: m, optimized: p.Module, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
+		livePeak: p.LiveAtPeak, refs: 1}
+	if err := c.build(ctx, p, cfg.profile); err != nil {
 		return nil, errors.Join(err, c.release())
 	}
 	// Close waits for this compile, so the runtime is still open unless Close began
@@ -152,124 +140,93 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	return c, nil
 }
 
-// lowered is a module lowered to blocks over a placed plan.
-type lowered struct {
-	l         *lowering
-	optimized *hlo.Module // the module after the passes: what the kernels compute
-	params    []value
-	main      *block
-	root      value
-	stats     MemoryStats
-}
-
-// budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
-const budgetAttempts = 4
-
-// lowerWithinBudget optimises and lowers m. Under a memory budget the remat pass
-// aims at the budget in its own memory model; when the real plan (in-place outputs,
-// alignment, resident constants) still exceeds it, the pass aims lower by the
-// excess and the module is lowered again, a few times at most.
-func (rt *Runtime) lowerWithinBudget(ctx context.Context, m *hlo.Module, cfg compileConfig, d *dumper) (*lowered, error) {
-	aim := cfg.budget
-	for attempt := 1; ; attempt++ {
-		lw, err := rt.lowerModule(ctx, m, cfg, aim, d)
-		if err != nil {
+// planModule is Compile's device-free half: the passes and the plan for t, each
+// kernel's SPIR-V validated when asked, every stage dumped when d is on. stop is
+// asked between stages.
+func planModule(m *hlo.Module, t plan.Target, cfg compileConfig, d *dumper, validate bool, stop func() error) (*plan.Plan, error) {
+	d.write("00-input.hlo", func() string { return hlo.Print(m) })
+	p, err := plan.Build(m, t, planOptions(cfg, d, stop))
+	if err != nil {
+		return nil, err
+	}
+	d.write("05-kernels.hlo", p.Lowered)
+	d.writeKernels(p.Kernels())
+	if validate {
+		if err := validateKernels(p.Kernels()); err != nil {
 			return nil, err
 		}
-		st := lw.stats
-		if cfg.budget <= 0 || st.PeakBytes <= cfg.budget {
-			return lw, nil
-		}
-		aim -= st.PeakBytes - cfg.budget
-		if attempt == budgetAttempts || aim <= 0 {
-			return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
-				ErrOverBudget, st.PeakBytes, cfg.budget, st, largest(livePeak(lw.l), 4))
-		}
 	}
+	d.write("10-plan.txt", p.String)
+	d.write("11-memory.svg", func() string { return string(p.SVG()) })
+	return p, d.err()
 }
 
-// lowerModule runs the passes (remat aiming at aim bytes) and lowers the result.
-func (rt *Runtime) lowerModule(ctx context.Context, m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*lowered, error) {
-	opt, err := rt.optimize(m, cfg, aim, d)
+// PlanFor plans m for a device described as data (package targets: a built-in
+// profile, or what `vulkaninfo --json` prints for a device), without a device:
+// what Compile with these options would allocate and run on it — the module after
+// the passes, the kernels (each validated by SPIRV-Tools), every buffer's offset,
+// size and lifetime, MemoryStats — ahead of time, as XLA's memory_analysis(). With
+// dumpDir set it writes what VKXLA_DUMP writes, under dumpDir/<module>.
+// WithProfiling and WithoutCache change nothing here.
+func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir string, opts ...CompileOption) (*plan.Plan, error) {
+	if ctx == nil {
+		return nil, fmt.Errorf("vkxla: PlanFor: %w: nil context", ErrInvalidArgument)
+	}
+	if m == nil {
+		return nil, fmt.Errorf("vkxla: PlanFor: %w: nil module", ErrInvalidArgument)
+	}
+	var cfg compileConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+	}
+	if cfg.budget < 0 {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
+	}
+	var d *dumper
+	if dumpDir != "" {
+		if err := checkDumpDir(dumpDir); err != nil {
+			return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+		}
+		d = &dumper{dir: filepath.Join(dumpDir, dumpName(m.Name))}
+	}
+	p, err := planModule(m.Clone(), t.Plan(), cfg, d, true, ctx.Err)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
 	}
-	if err := rt.stageErr(ctx); err != nil {
-		return nil, err
-	}
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on(),
-		stop: func() error { return rt.stageErr(ctx) }}
-	params := make([]value, len(opt.Entry.Params))
-	for i, p := range opt.Entry.Params {
-		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
-	}
-	main, root, err := l.lowerComputation(opt.Entry, params)
-	if err != nil {
-		return nil, err
-	}
-	root = l.ownOutputs(main, opt.Entry.Root.Name, root)
-	tl := l.buildTimeline(main, root)
-	l.shareInPlace(tl)
-	l.place(tl)
-	l.dropSelfCopies(main)
-	return &lowered{l: l, optimized: opt, params: params, main: main, root: root, stats: memoryStats(l)}, nil
+	return p, nil
 }
 
-// optimize runs the pass pipeline on a copy of m (m stays as it was: under a
-// budget it is optimised again), dumping the module after every pass that changed it.
-func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*hlo.Module, error) {
-	opt := m.Clone()
-	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps()), MemoryBudget: aim}
+// planOptions are cfg's planning options; the planner stops between stages when
+// stop says so (ctx ended, the runtime closing), and dumps the module after every
+// pass that changed it.
+func planOptions(cfg compileConfig, d *dumper, stop func() error) plan.Options {
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop}
 	if d.on() {
-		pc.AfterPass = func(i int, name string, m *hlo.Module) {
+		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })
 		}
 	}
-	if err := passes.Run(opt, pc); err != nil {
-		return nil, err
-	}
-	return opt, nil
-}
-
-// maxFusionParams leaves room among the device's storage-buffer bindings for a
-// kernel's outputs and scratch buffers, and keeps fused kernels to a size whose
-// compile time stays small.
-func maxFusionParams(c device.Caps) int {
-	return min(c.MaxStorageBuffersPerStage-4, 64)
-}
-
-// ownOutputs makes sure no output leaf is a parameter or constant range (an entry
-// that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run; such leaves are copied into output ranges.
-func (l *lowering) ownOutputs(b *block, name string, root value) value {
-	out := value{shape: root.shape}
-	for _, r := range root.leaves {
-		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
-			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
-			b.steps = append(b.steps, step{kind: stepCopy, name: name, src: r, dst: dst})
-			r = dst
-		}
-		l.kinds[r] = rangeOutput
-		out.leaves = append(out.leaves, r)
-	}
-	return out
+	return o
 }
 
 // build places the plan, uploads constants, creates kernels and records segments,
 // stopping before the recording when the compile is cancelled or the runtime closes.
-func (c *compiled) build(ctx context.Context, l *lowering, timed bool) error {
-	a, err := arena.NewPlanned(c.rt.dev, &l.plan, arena.Options{})
+func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
+	a, err := arena.NewPlanned(c.rt.dev, p.Arena(), arena.Options{})
 	if err != nil {
 		return err
 	}
 	c.arena = a
-	for _, cu := range l.constants {
-		if err := a.Upload(ctx, a.PlanRange(cu.rng), cu.lit.Bytes()); err != nil {
+	for _, cu := range p.Constants() {
+		if err := a.Upload(ctx, a.PlanRange(cu.Range), cu.Literal.Bytes()); err != nil {
 			return fmt.Errorf("constant upload: %w", err)
 		}
 	}
-	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed}
-	if err := c.rec.createKernels(l.kernels); err != nil {
+	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed, segments: map[*plan.Block][]segment{}}
+	if err := c.rec.createKernels(p.Kernels()); err != nil {
 		return err
 	}
 	if err := c.rt.stageErr(ctx); err != nil {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+
+	"github.com/vkxla/vkxla/plan"
 )
 
 // dumper writes a module's stages and kernels under VKXLA_DUMP (or WithDumpDir):
@@ -93,12 +95,12 @@ func (d *dumper) writeBytes(name string, data []byte) {
 }
 
 // writeKernels dumps every generated kernel as SPIR-V and its disassembly.
-func (d *dumper) writeKernels(set *kernelSet) {
+func (d *dumper) writeKernels(refs []*plan.KernelRef) {
 	if !d.on() {
 		return
 	}
-	for i, ref := range set.all {
-		k := ref.kernel
+	for i, ref := range refs {
+		k := ref.Kernel
 		base := fmt.Sprintf("kernels/%03d-%s", i, dumpName(k.Name))
 		d.writeBytes(base+".spv", k.SPIRV)
 		text, err := disassemble(k.SPIRV)

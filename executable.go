@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
 )
 
 var bg = context.Background()
@@ -18,10 +19,10 @@ var bg = context.Background()
 type compiled struct {
 	rt        *Runtime
 	module    *hlo.Module
-	optimized *hlo.Module
-	params    []value
-	root      value
-	main      *block
+	optimized *hlo.Module // after the passes: what the kernels compute
+	params    []plan.Value
+	root      plan.Value
+	main      *plan.Block
 	stats     MemoryStats
 	livePeak  []LiveBuffer
 	arena     *arena.Arena
@@ -193,9 +194,10 @@ func (c *compiled) checkInputs(inputs []any) error {
 }
 
 // execBlock runs a block's segments in order.
-func (c *compiled) execBlock(ctx context.Context, b *block) error {
-	for i := range b.segments {
-		seg := &b.segments[i]
+func (c *compiled) execBlock(ctx context.Context, b *plan.Block) error {
+	segs := c.rec.segments[b]
+	for i := range segs {
+		seg := &segs[i]
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -215,15 +217,15 @@ func (c *compiled) execBlock(ctx context.Context, b *block) error {
 	return nil
 }
 
-func (c *compiled) execControl(ctx context.Context, st *step) error {
-	if st.kind == stepWhile {
+func (c *compiled) execControl(ctx context.Context, st *plan.Step) error {
+	if st.Kind == plan.StepWhile {
 		return c.execWhile(ctx, st)
 	}
-	i, err := c.readInt(ctx, st.index, st.indexType)
+	i, err := c.readInt(ctx, st.Index, st.IndexType)
 	if err != nil {
-		return fmt.Errorf("%s: %w", st.name, err)
+		return fmt.Errorf("%s: %w", st.Name, err)
 	}
-	return c.execBlock(ctx, st.branches[branchIndex(i, st.indexType, len(st.branches))])
+	return c.execBlock(ctx, st.Branches[branchIndex(i, st.IndexType, len(st.Branches))])
 }
 
 // branchIndex maps a conditional's selector to a branch as XLA does: a pred picks
@@ -241,19 +243,19 @@ func branchIndex(v int64, dt hlo.DType, n int) int {
 	return int(v)
 }
 
-func (c *compiled) execWhile(ctx context.Context, st *step) error {
+func (c *compiled) execWhile(ctx context.Context, st *plan.Step) error {
 	for {
-		if err := c.execBlock(ctx, st.cond); err != nil {
+		if err := c.execBlock(ctx, st.Cond); err != nil {
 			return err
 		}
-		p, err := c.readInt(ctx, st.pred, hlo.Pred)
+		p, err := c.readInt(ctx, st.Pred, hlo.Pred)
 		if err != nil {
-			return fmt.Errorf("%s: %w", st.name, err)
+			return fmt.Errorf("%s: %w", st.Name, err)
 		}
 		if p == 0 {
 			return nil
 		}
-		if err := c.execBlock(ctx, st.body); err != nil {
+		if err := c.execBlock(ctx, st.Body); err != nil {
 			return err
 		}
 	}
@@ -270,14 +272,14 @@ func (c *compiled) readInt(ctx context.Context, rng int, dt hlo.DType) (int64, e
 
 // downloadOutputs reads every output leaf into a new literal.
 func (c *compiled) downloadOutputs(ctx context.Context) ([]*hlo.Literal, error) {
-	shapes := c.root.shape.Leaves()
+	shapes := c.root.Shape.Leaves()
 	outs := make([]*hlo.Literal, len(shapes))
 	for i, s := range shapes {
 		outs[i] = hlo.NewLiteral(s)
 		if s.ByteSize() == 0 {
 			continue
 		}
-		if err := c.arena.Download(ctx, c.arena.PlanRange(c.root.leaves[i]), outs[i].Bytes()); err != nil {
+		if err := c.arena.Download(ctx, c.arena.PlanRange(c.root.Leaves[i]), outs[i].Bytes()); err != nil {
 			return nil, fmt.Errorf("output %d: %w", i, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // deviceMemory is what a device offers a new executable's plan.
@@ -55,8 +56,8 @@ func checkPlanFits(blocks []int64, ranges []arena.PlanRange, mem deviceMemory) e
 // first) when the plan would not fit beside them. Compiles running at the same time
 // do not see each other's plans: the check catches plans that cannot fit, not every
 // race for the last bytes.
-func (rt *Runtime) checkPlanFits(l *lowering) error {
-	blocks := alignedBlocks(l.plan, l.limits)
+func (rt *Runtime) checkPlanFits(p *plan.Plan) error {
+	blocks := p.BlockSizes()
 	mem := rt.deviceMemory()
 	var total int64
 	for _, size := range blocks {
@@ -68,7 +69,7 @@ func (rt *Runtime) checkPlanFits(l *lowering) error {
 		}
 		mem = rt.deviceMemory()
 	}
-	return checkPlanFits(blocks, l.plan.Ranges, mem)
+	return checkPlanFits(blocks, p.Arena().Ranges, mem)
 }
 
 // deviceMemory is the runtime's device's limits and what the runtime holds now.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // segment is a unit of execution: a pre-recorded command buffer of consecutive
@@ -13,7 +14,7 @@ import (
 type segment struct {
 	cb         *device.CommandBuffer
 	dispatches []string // the instruction of each timed dispatch, for Profile
-	control    *step
+	control    *plan.Step
 	timed      bool // timestamps around each dispatch
 	// repeated segments may run several times in one Run (inside a while loop), so
 	// their timestamps are read after every submission, not once when asked for.
@@ -24,15 +25,17 @@ type segment struct {
 type recorder struct {
 	dev     *device.Device
 	arena   *arena.Arena
-	kernels map[*kernelRef]*device.Kernel
+	kernels map[*plan.KernelRef]*device.Kernel
 	cbs     []*device.CommandBuffer
 	timed   bool
+	// segments are each block's recorded command buffers and control steps.
+	segments map[*plan.Block][]segment
 }
 
-func (r *recorder) createKernels(set *kernelSet) error {
-	r.kernels = make(map[*kernelRef]*device.Kernel, len(set.all))
-	for _, ref := range set.all {
-		k := ref.kernel
+func (r *recorder) createKernels(refs []*plan.KernelRef) error {
+	r.kernels = make(map[*plan.KernelRef]*device.Kernel, len(refs))
+	for _, ref := range refs {
+		k := ref.Kernel
 		dk, err := r.dev.NewKernel(k.SPIRV, device.KernelSpec{EntryPoint: k.EntryPoint, Bindings: k.Bindings, PushConstantSize: k.PushConstantSize})
 		if err != nil {
 			return fmt.Errorf("kernel %s: %w", k.Name, err)
@@ -44,21 +47,21 @@ func (r *recorder) createKernels(set *kernelSet) error {
 
 // recordBlock splits b's steps at control steps and records each run of dispatches
 // and copies into one command buffer. Control steps' own blocks are recorded too.
-func (r *recorder) recordBlock(b *block, repeated bool) error {
-	var run []step
+func (r *recorder) recordBlock(b *plan.Block, repeated bool) error {
+	var run []plan.Step
 	flush := func() error {
 		if len(run) == 0 {
 			return nil
 		}
 		seg, err := r.recordSegment(run)
 		seg.repeated = repeated
-		b.segments = append(b.segments, seg)
+		r.segments[b] = append(r.segments[b], seg)
 		run = nil
 		return err
 	}
-	for i := range b.steps {
-		st := &b.steps[i]
-		if st.kind == stepDispatch || st.kind == stepCopy {
+	for i := range b.Steps {
+		st := &b.Steps[i]
+		if st.Kind == plan.StepDispatch || st.Kind == plan.StepCopy {
 			run = append(run, *st)
 			continue
 		}
@@ -68,14 +71,14 @@ func (r *recorder) recordBlock(b *block, repeated bool) error {
 		if err := r.recordControl(st, repeated); err != nil {
 			return err
 		}
-		b.segments = append(b.segments, segment{control: st})
+		r.segments[b] = append(r.segments[b], segment{control: st})
 	}
 	return flush()
 }
 
-func (r *recorder) recordControl(st *step, repeated bool) error {
-	repeated = repeated || st.kind == stepWhile
-	for _, sub := range append([]*block{st.cond, st.body}, st.branches...) {
+func (r *recorder) recordControl(st *plan.Step, repeated bool) error {
+	repeated = repeated || st.Kind == plan.StepWhile
+	for _, sub := range append([]*plan.Block{st.Cond, st.Body}, st.Branches...) {
 		if sub == nil {
 			continue
 		}
@@ -88,7 +91,7 @@ func (r *recorder) recordControl(st *step, repeated bool) error {
 
 // recordSegment records steps with a full barrier between consecutive ones (each
 // step may read what the previous wrote) and timestamps around every dispatch.
-func (r *recorder) recordSegment(steps []step) (segment, error) {
+func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 	cb, err := r.dev.NewCommandBuffer()
 	if err != nil {
 		return segment{}, err
@@ -110,29 +113,29 @@ func (r *recorder) recordSegment(steps []step) (segment, error) {
 			}
 		}
 		if err := r.recordStep(cb, &seg, st); err != nil {
-			return seg, fmt.Errorf("%s: %w", st.name, err)
+			return seg, fmt.Errorf("%s: %w", st.Name, err)
 		}
 	}
 	return seg, cb.End()
 }
 
-func countDispatches(steps []step) int {
+func countDispatches(steps []plan.Step) int {
 	n := 0
 	for _, st := range steps {
-		if st.kind == stepDispatch {
+		if st.Kind == plan.StepDispatch {
 			n++
 		}
 	}
 	return n
 }
 
-func (r *recorder) recordStep(cb *device.CommandBuffer, seg *segment, st step) error {
-	if st.kind == stepCopy {
-		src, dst := r.arena.PlanRange(st.src), r.arena.PlanRange(st.dst)
+func (r *recorder) recordStep(cb *device.CommandBuffer, seg *segment, st plan.Step) error {
+	if st.Kind == plan.StepCopy {
+		src, dst := r.arena.PlanRange(st.Src), r.arena.PlanRange(st.Dst)
 		return cb.Copy(src.Buffer(), src.Offset(), dst.Buffer(), dst.Offset(), min(src.Size(), dst.Size()))
 	}
-	bindings := make([]device.BufferRange, len(st.args))
-	for i, a := range st.args {
+	bindings := make([]device.BufferRange, len(st.Args))
+	for i, a := range st.Args {
 		bindings[i] = r.arena.PlanRange(a).BufferRange()
 	}
 	n := len(seg.dispatches)
@@ -141,10 +144,10 @@ func (r *recorder) recordStep(cb *device.CommandBuffer, seg *segment, st step) e
 			return err
 		}
 	}
-	if err := cb.Dispatch(r.kernels[st.kernel], bindings, st.push, st.groups[0], st.groups[1], st.groups[2]); err != nil {
+	if err := cb.Dispatch(r.kernels[st.Kernel], bindings, st.Push, st.Groups[0], st.Groups[1], st.Groups[2]); err != nil {
 		return err
 	}
-	seg.dispatches = append(seg.dispatches, st.name)
+	seg.dispatches = append(seg.dispatches, st.Name)
 	if r.timed {
 		return cb.Timestamp(2*n + 1)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
-	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 // Runtime is an open Vulkan device with its compilation cache and a memory pool for
@@ -17,7 +16,6 @@ import (
 type Runtime struct {
 	dev     *device.Device
 	ownsDev bool
-	target  codegen.Target
 	pool    *arena.Arena // device-resident tensors
 	cache   *compileCache
 	dumpDir string
@@ -107,7 +105,6 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 		}
 		rt.dev, rt.ownsDev = d, true
 	}
-	rt.target = TargetFromCaps(rt.dev.Caps())
 	pool, err := arena.New(rt.dev, arena.Options{})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("vkxla: NewRuntime: %w", err), rt.closeDevice())

@@ -2,6 +2,7 @@ package vkxla
 
 import (
 	"fmt"
+	"github.com/vkxla/vkxla/plan"
 
 	"github.com/vkxla/vkxla/spirv"
 	"github.com/vkxla/vkxla/spirv/tools"
@@ -17,14 +18,14 @@ func disassemble(bin []byte) (string, error) {
 
 // validateKernels checks every generated kernel with SPIRV-Tools for Vulkan 1.1,
 // the oldest environment vkxla targets.
-func validateKernels(set *kernelSet) error {
-	for _, ref := range set.all {
-		words, err := spirv.Words(ref.kernel.SPIRV)
+func validateKernels(refs []*plan.KernelRef) error {
+	for _, ref := range refs {
+		words, err := spirv.Words(ref.Kernel.SPIRV)
 		if err == nil {
 			err = tools.Validate(words, tools.Vulkan1_1)
 		}
 		if err != nil {
-			return fmt.Errorf("generated kernel %s does not validate: %w", ref.kernel.Name, err)
+			return fmt.Errorf("generated kernel %s does not validate: %w", ref.Kernel.Name, err)
 		}
 	}
 	return nil

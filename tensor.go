@@ -8,6 +8,7 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // DeviceTensor is an array that lives in device memory (the runtime's tensor pool):
@@ -212,17 +213,17 @@ func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 				return fmt.Errorf("input %d: %w", i, err)
 			}
 		case *DeviceTensor:
-			copies = append(copies, poolCopy{pool: x.alloc.Range, plan: c.arena.PlanRange(c.params[i].leaves[0]), size: x.shape.ByteSize(), toPool: false})
+			copies = append(copies, poolCopy{pool: x.alloc.Range, plan: c.arena.PlanRange(c.params[i].Leaves[0]), size: x.shape.ByteSize(), toPool: false})
 		}
 	}
 	return c.rt.copyPool(ctx, copies)
 }
 
 // uploadLiteral writes a (possibly tuple) literal into a value's leaves.
-func (c *compiled) uploadLiteral(ctx context.Context, v value, lit *hlo.Literal) error {
+func (c *compiled) uploadLiteral(ctx context.Context, v plan.Value, lit *hlo.Literal) error {
 	leaves := lit.Leaves()
 	for j, leaf := range leaves {
-		if err := c.arena.Upload(ctx, c.arena.PlanRange(v.leaves[j]), leaf.Bytes()); err != nil {
+		if err := c.arena.Upload(ctx, c.arena.PlanRange(v.Leaves[j]), leaf.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -231,7 +232,7 @@ func (c *compiled) uploadLiteral(ctx context.Context, v value, lit *hlo.Literal)
 
 // copyOutputsToPool copies every output leaf into a new device tensor.
 func (c *compiled) copyOutputsToPool(ctx context.Context) ([]*DeviceTensor, error) {
-	shapes := c.root.shape.Leaves()
+	shapes := c.root.Shape.Leaves()
 	outs := make([]*DeviceTensor, 0, len(shapes))
 	var copies []poolCopy
 	for i, s := range shapes {
@@ -240,7 +241,7 @@ func (c *compiled) copyOutputsToPool(ctx context.Context) ([]*DeviceTensor, erro
 			return nil, errors.Join(err, closeTensors(outs))
 		}
 		outs = append(outs, t)
-		copies = append(copies, poolCopy{pool: t.alloc.Range, plan: c.arena.PlanRange(c.root.leaves[i]), size: s.ByteSize(), toPool: true})
+		copies = append(copies, poolCopy{pool: t.alloc.Range, plan: c.arena.PlanRange(c.root.Leaves[i]), size: s.ByteSize(), toPool: true})
 	}
 	if err := c.rt.copyPool(ctx, copies); err != nil {
 		return nil, errors.Join(err, closeTensors(outs))

@@ -15,6 +15,7 @@ import (
 	"errors"
 
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // Sentinel errors callers branch on with errors.Is. Device errors (out of device
@@ -27,10 +28,10 @@ var (
 	// ErrInvalidArgument: Run's inputs do not match the entry computation.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnsupported: the module uses something this device or compiler cannot run.
-	ErrUnsupported = errors.New("unsupported")
+	ErrUnsupported = plan.ErrUnsupported
 	// ErrOverBudget: Compile could not meet WithMemoryBudget; the error says what
 	// the plan needs.
-	ErrOverBudget = errors.New("over the memory budget")
+	ErrOverBudget = plan.ErrOverBudget
 	// ErrValidation: the Vulkan validation layer reported problems while the runtime
 	// was open (Close returns it, with the messages).
 	ErrValidation = errors.New("validation layer reported problems")

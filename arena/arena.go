@@ -195,7 +195,7 @@ func (a *Arena) Close() error {
 		return nil
 	}
 	a.closed = true
-	err := a.heap.releaseAll()
+	err := a.heap.ReleaseAll()
 	a.mu.Unlock()
 	// Not under a.mu: a transfer holds xfer.mu and may be waiting for a.mu in owns.
 	return errors.Join(err, a.xfer.close())

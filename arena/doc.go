@@ -8,6 +8,7 @@
 // bindings of at most maxStorageBufferRange (Limits.Bindings splits a larger range).
 // Statistics follow jax.Device.memory_stats().
 //
-// The pure parts (Limits, Plan, Heap, Stats) need no device; Arena puts device
+// The pure parts (Limits, Plan, Heap, Stats) live in package alloc and need no
+// device (the names here are aliases of alloc's); Arena puts device
 // buffers behind a Heap's blocks and moves data between host and device.
 package arena

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -214,19 +215,29 @@ func checkPipeline(t *testing.T, m *hlo.Module, cfg Config, inputs []*hlo.Litera
 	return st
 }
 
+// testModelPeak is the memory model's plan bytes for m (cfg.Memory's facts).
+func testModelPeak(t *testing.T, m *hlo.Module, cfg Config) int64 {
+	t.Helper()
+	model, err := heapsim.Simulate(m, cfg.Memory)
+	if err != nil {
+		t.Fatalf("memory model: %v\n%s", err, hlo.Print(m))
+	}
+	return model.Stats.PeakBytes
+}
+
 // checkRemat runs the pipeline again under a memory budget of three quarters of
 // the optimised entry's modelled peak: the result must verify, compute the same
 // bits, and never model a higher peak than without the budget.
 func checkRemat(t *testing.T, m, opt *hlo.Module, cfg Config, inputs []*hlo.Literal, want *hlo.Literal, fail func(string, ...any)) {
 	t.Helper()
-	peak := newMemoryModel(opt.Entry).peak(opt.Entry.Instructions)
+	peak := testModelPeak(t, opt, cfg)
 	cfg.MemoryBudget = max(1, peak*3/4)
 	rm := m.Clone()
 	if err := Run(rm, cfg); err != nil {
 		fail("Run with budget %d: %v", cfg.MemoryBudget, err)
 	}
 	text := hlo.Print(rm)
-	if got := newMemoryModel(rm.Entry).peak(rm.Entry.Instructions); got > peak {
+	if got := testModelPeak(t, rm, cfg); got > peak {
 		fail("remat raised the modelled peak from %d to %d (budget %d)\nafter:\n%s", peak, got, cfg.MemoryBudget, text)
 	}
 	got, err := cpuref.Eval(rm, inputs...)

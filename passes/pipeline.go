@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -41,8 +42,12 @@ type Config struct {
 	// storage-buffer bindings, outputs aside); 0 means DefaultMaxFusionParams.
 	MaxFusionParams int
 	// MemoryBudget, when positive, is the peak the remat pass aims for, in the
-	// schedule pass's memory model (bytes).
+	// memory model (bytes: heapsim's PeakBytes, what the plan allocates).
 	MemoryBudget int64
+	// Memory is the memory model's facts about the target (kernels, allocation
+	// limits) that the schedule and remat passes decide with; the planner passes
+	// its own, so the passes' model is the plan's. Zero: heapsim's coarse kernels.
+	Memory heapsim.Config
 	// AfterPass, when set, sees the module after every pass that changed it (for
 	// VKXLA_DUMP); index is the pass's position in Pipeline.
 	AfterPass func(index int, name string, m *hlo.Module)

@@ -5,22 +5,25 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
 )
 
 // Rematerialize trades compute for memory when Config.MemoryBudget is set, as XLA's
-// HloRematerialization and JAX's checkpointing do: while the entry's modelled peak
-// (the schedule pass's memory model) is over the budget, it picks a buffer that is
-// live at the peak but not read there, and recomputes it (with the producers of
-// its operands that are dead at the peak, up to maxChain instructions) just before
-// its next reader instead of keeping it: the original is freed after its last read
-// before the peak, and the copy lives from its recomputation on. Candidates are
-// ranked by their size less the values the copy keeps alive across the peak that
-// would otherwise be dead there; the best few are simulated on the model
-// (trialPeak) and the one that saves the most modelled peak bytes per unit of
-// recomputation is applied. The pass stops when the model is within the budget or no candidate
-// lowers the peak, so the peak only falls; the runtime measures the real plan and
-// reports a budget it cannot meet.
+// HloRematerialization and JAX's checkpointing do: while the memory model's plan
+// of the module (heapsim with Config.Memory: the model the planner places buffers
+// with, in-place outputs, scratch buffers and alignment included) needs more than
+// the budget, it picks a buffer that is live at the model's peak but not read
+// there, and recomputes it (with the producers of its operands that are dead at
+// the peak, up to maxChain instructions) just before its next reader instead of
+// keeping it: the original is freed after its last read before the peak, and the
+// copy lives from its recomputation on. Candidates are ranked by their size less
+// the values the copy keeps alive across the peak that would otherwise be dead
+// there; the best few are tried on a copy of the module in the model and the one
+// that saves the most plan bytes per unit of recomputation is applied. The pass
+// stops when the plan is within the budget or no candidate lowers it, so the
+// plan's bytes only fall; a budget the model meets is met by the plan, and the
+// planner reports one it cannot meet.
 //
 // Candidates are array-valued instructions whose recomputation is a kernel like
 // any other: not parameters, constants (the runtime keeps them resident anyway),
@@ -33,13 +36,18 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 	changed := false
 	last := int64(-1)
 	for range maxRemats {
-		mm := newMemoryModel(m.Entry)
-		at, live, peak := mm.peakPoint(m.Entry.Instructions)
+		model, err := heapsim.Simulate(m, cfg.Memory)
+		if err != nil {
+			break // the planner reports what the model cannot lower
+		}
+		peak := model.Stats.PeakBytes
+		at := peakIndex(m.Entry, model)
 		if peak <= cfg.MemoryBudget || at < 0 || (last >= 0 && peak >= last) {
 			break // within the budget, only parameters, or the last recomputation did not help
 		}
 		last = peak
-		b, next := bestRemat(m, mm, at, live, peak)
+		mm := newMemoryModel(m.Entry)
+		b, next := bestRemat(m, cfg.Memory, mm, at, mm.liveAt(m.Entry.Instructions, at), peak)
 		if b == nil {
 			break
 		}
@@ -49,79 +57,51 @@ func Rematerialize(m *hlo.Module, cfg Config) (bool, error) {
 	return changed, nil
 }
 
+// peakIndex is the position in c (the entry) of the instruction running when the
+// model's live bytes peak, or -1 when only parameters are live then.
+func peakIndex(c *hlo.Computation, model *heapsim.Model) int {
+	index := make(map[string]int, len(c.Instructions))
+	for i, in := range c.Instructions {
+		index[in.Name] = i
+	}
+	name := model.PeakStep(func(n string) bool { _, ok := index[n]; return ok })
+	if name == "" {
+		return -1
+	}
+	return index[name]
+}
+
 // candidatesTried bounds the candidates whose effect is simulated at each step.
 const candidatesTried = 8
 
-// bestRemat simulates the most promising candidates and returns the chain of the
-// one that saves the most modelled peak bytes per unit of recomputation, and the
-// position of its next reader; nil when none lowers the peak. Simulating the whole
-// order catches what the estimate misses: a peak that moves to where the copies
-// are made.
-func bestRemat(m *hlo.Module, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) ([]int, int) {
+// bestRemat tries the most promising candidates in the model and returns the chain
+// of the one that saves the most plan bytes per unit of recomputation, and the
+// position of its next reader; nil when none lowers the plan's bytes. Simulating
+// the whole module catches what the estimate misses: a peak that moves to where
+// the copies are made.
+func bestRemat(m *hlo.Module, mc heapsim.Config, mm *memoryModel, at int, live map[*hlo.Instruction]bool, peak int64) ([]int, int) {
 	var best []int
 	bestNext, bestScore := -1, 0.0
 	for _, cand := range candidates(mm, m.Entry.Instructions, at, live) {
-		saved := peak - mm.trialPeak(m.Entry.Instructions, cand.chain, cand.next)
-		if saved <= 0 {
+		trial, ok := trialPeak(m, mc, cand.chain, cand.next)
+		if !ok || trial >= peak {
 			continue
 		}
 		// Bytes saved per unit of recomputation, as XLA ranks candidates: a cheap
 		// transpose or broadcast goes before a product that saves as much.
-		if score := float64(saved) / float64(chainCost(m.Entry, cand.chain)); score > bestScore {
+		if score := float64(peak-trial) / float64(chainCost(m.Entry, cand.chain)); score > bestScore {
 			best, bestNext, bestScore = cand.chain, cand.next, score
 		}
 	}
 	return best, bestNext
 }
 
-// trialPeak is the modelled peak of order with chain recomputed before position
-// next, simulated without touching the module: the copies are stand-in
-// instructions that read what the chain reads (earlier copies for chain members),
-// and readers of the chain's last member from next on read its copy instead.
-func (mm *memoryModel) trialPeak(order []*hlo.Instruction, chain []int, next int) int64 {
-	t := &memoryModel{c: mm.c, size: maps.Clone(mm.size), readers: maps.Clone(mm.readers),
-		refs: maps.Clone(mm.refs), pinned: mm.pinned}
-	copies := map[*hlo.Instruction]*hlo.Instruction{}
-	var added []*hlo.Instruction
-	for _, pos := range chain {
-		x := order[pos]
-		c := &hlo.Instruction{Name: x.Name + ".trial", Op: x.Op, Shape: x.Shape}
-		var reads []*hlo.Instruction
-		for _, op := range distinct(x.Operands) {
-			if cp, ok := copies[op]; ok {
-				reads = appendNew(reads, cp)
-			} else {
-				reads = appendNew(reads, mm.sources[op]...)
-			}
-		}
-		for _, r := range reads {
-			t.refs[r]++
-		}
-		t.size[c], t.readers[c] = mm.size[x], reads
-		copies[x] = c
-		added = append(added, c)
-	}
-	// As recompute rewires them: instructions from next on whose operand is b, or
-	// a tuple or get-tuple-element made from next on that refers to b.
-	b, cb := order[chain[len(chain)-1]], copies[order[chain[len(chain)-1]]]
-	refersToB := map[*hlo.Instruction]bool{b: true}
-	for _, in := range order[next:] {
-		if !slices.ContainsFunc(in.Operands, func(op *hlo.Instruction) bool { return refersToB[op] }) {
-			continue
-		}
-		if in.Op == hlo.OpTuple || in.Op == hlo.OpGetTupleElement {
-			refersToB[in] = true
-		}
-		if i := slices.Index(t.readers[in], b); i >= 0 {
-			reads := slices.Clone(t.readers[in])
-			reads[i] = cb
-			t.readers[in] = reads
-			t.refs[b]--
-			t.refs[cb]++
-		}
-	}
-	trial := slices.Concat(order[:next], added, order[next:])
-	return t.peak(trial)
+// trialPeak is the model's plan bytes for m with chain recomputed before position
+// next, tried on a copy of m; false when the model cannot lower the copy.
+func trialPeak(m *hlo.Module, mc heapsim.Config, chain []int, next int) (int64, bool) {
+	t := m.Clone()
+	newRematerializer(t).recompute(chain, next)
+	return modelPeak(t, mc)
 }
 
 // chainCost estimates the work of recomputing a chain: the elements each member
@@ -240,17 +220,8 @@ func newRematerializer(m *hlo.Module) *rematerializer {
 	return &rematerializer{m: m, c: m.Entry, names: moduleNames(m)}
 }
 
-// peakPoint returns the position of the (first) peak, the buffers live there and
-// the peak bytes.
-func (mm *memoryModel) peakPoint(order []*hlo.Instruction) (int, map[*hlo.Instruction]bool, int64) {
-	at, peak := -1, int64(-1)
-	mm.simulate(order, nil, func(i int, bytes int64) {
-		if bytes > peak {
-			at, peak = i, bytes
-		}
-	})
-	// Run again to the peak, recording the live buffers there (once, not at every
-	// new maximum).
+// liveAt returns the buffers live while order[at] runs (its result included).
+func (mm *memoryModel) liveAt(order []*hlo.Instruction, at int) map[*hlo.Instruction]bool {
 	buffers := map[*hlo.Instruction]bool{}
 	var live map[*hlo.Instruction]bool
 	mm.simulate(order, buffers, func(i int, _ int64) {
@@ -258,7 +229,7 @@ func (mm *memoryModel) peakPoint(order []*hlo.Instruction) (int, map[*hlo.Instru
 			live = maps.Clone(buffers)
 		}
 	})
-	return at, live, peak
+	return live
 }
 
 // liveOrdered lists the live buffers in program order (deterministic choices).

@@ -63,7 +63,7 @@ func TestRematerializePeaks(t *testing.T) {
 		if err := hlo.Verify(m); err != nil {
 			t.Fatal(err)
 		}
-		if got := newMemoryModel(m.Entry).peak(m.Entry.Instructions); got != tc.want {
+		if got := testModelPeak(t, m, Config{}); got != tc.want {
 			t.Errorf("budget %d: model peak %d, want %d\n%s", tc.budget, got, tc.want, hlo.Print(m))
 		}
 	}

@@ -4,41 +4,79 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
 )
 
 // Schedule orders the instructions of every sequential computation (see Fusion) so
 // that fewer bytes are live at once, as XLA's list scheduler does: the runtime
 // runs instructions in their order, and buffers live from the instruction that
-// makes them to their last user. A greedy list schedule, which at each step runs
-// the ready instruction that frees the most bytes net of what it allocates (ties in
-// the original order), replaces the original order only when its peak is lower, so
-// the pass never makes memory worse and leaves well-ordered code alone.
+// makes them to their last user. Two candidate orders — a greedy list schedule,
+// which at each step runs the ready instruction that frees the most bytes net of
+// what it allocates (ties in the original order), and a beam search over the memory
+// model's step costs (heapsim.BeamSchedule, for straight-line kernel code) — are
+// tried; the best replaces the original order only when the memory model
+// (heapsim, with Config.Memory's kernels and limits: the model the planner places
+// buffers with) says its plan needs fewer bytes, so the pass never makes memory
+// worse and leaves well-ordered code alone.
 //
-// The memory model is the runtime's, coarsened: an instruction's result takes its
-// array bytes (tuple and get-tuple-element only refer to their operands' buffers;
-// parameters are live from the start), and a buffer is freed once every
+// The greedy choice itself scores instructions coarsely: an instruction's result
+// takes its array bytes (tuple and get-tuple-element only refer to their operands'
+// buffers; parameters are live from the start), and a buffer is freed once every
 // instruction that refers to it has run, unless the root refers to it.
-func Schedule(m *hlo.Module, _ Config) (bool, error) {
+func Schedule(m *hlo.Module, cfg Config) (bool, error) {
 	changed := false
 	for _, c := range sequentialComputations(m) {
-		if scheduleComputation(c) {
+		if scheduleComputation(m, c, cfg.Memory) {
 			changed = true
 		}
 	}
 	return changed, nil
 }
 
-// scheduleComputation reorders c when the list schedule has a lower peak.
-func scheduleComputation(c *hlo.Computation) bool {
-	mm := newMemoryModel(c)
-	order := mm.listSchedule()
-	if mm.peak(order) >= mm.peak(c.Instructions) {
+// scheduleComputation reorders c when the model's plan of m needs fewer bytes with
+// one of the candidate orders: the greedy list schedule and, where c is
+// straight-line code of single-dispatch kernels, heapsim's beam search over the
+// model's own step costs (in-place writes included). The best candidate by the
+// model's PeakBytes replaces the original order only when it is lower. A module
+// the model cannot lower is left as it is (the planner reports why).
+func scheduleComputation(m *hlo.Module, c *hlo.Computation, mc heapsim.Config) bool {
+	orders := [][]*hlo.Instruction{newMemoryModel(c).listSchedule()}
+	if beam, err := heapsim.BeamSchedule(c, mc, heapsim.ScheduleBeamWidth); err == nil {
+		orders = append(orders, beam)
+	}
+	orig := c.Instructions
+	best, ok := modelPeak(m, mc)
+	if !ok {
 		return false
 	}
-	c.Instructions = order
+	var chosen []*hlo.Instruction
+	for _, order := range orders {
+		if slices.Equal(order, orig) {
+			continue
+		}
+		c.Instructions = order
+		if peak, ok := modelPeak(m, mc); ok && peak < best {
+			best, chosen = peak, order
+		}
+	}
+	if chosen == nil {
+		c.Instructions = orig
+		return false
+	}
+	c.Instructions = chosen
 	c.Renumber()
 	return true
+}
+
+// modelPeak is the device memory the plan of m needs in the memory model, and
+// whether the model could lower m.
+func modelPeak(m *hlo.Module, mc heapsim.Config) (int64, bool) {
+	model, err := heapsim.Simulate(m, mc)
+	if err != nil {
+		return 0, false
+	}
+	return model.Stats.PeakBytes, true
 }
 
 // memoryModel is the live-bytes model of one computation.
@@ -100,13 +138,6 @@ func arrayBytes(s hlo.Shape) int64 {
 		n += leaf.ByteSize()
 	}
 	return n
-}
-
-// peak simulates an order and returns its largest live bytes.
-func (mm *memoryModel) peak(order []*hlo.Instruction) int64 {
-	var peak int64
-	mm.simulate(order, nil, func(_ int, live int64) { peak = max(peak, live) })
-	return peak
 }
 
 // simulate runs an order through the model: parameters are live from the start;

@@ -4,6 +4,9 @@
 //	                       inputs, on the GPU and on cpuref, and print both
 //	vkxla devices          list the Vulkan devices and their capabilities
 //	vkxla print file.hlo   parse, verify and print a module
+//	vkxla compile file.hlo plan a module for a device described as data (no device
+//	                       needed): the module after passes, kernels, every buffer,
+//	                       MemoryStats, a memory timeline plot
 package main
 
 import (
@@ -59,6 +62,8 @@ func run(args []string, out io.Writer) error {
 		return devicesCommand(out)
 	case "print":
 		return printCommand(args[1:], out)
+	case "compile":
+		return compileCommand(args[1:], out)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(out, usage)
 		return nil
@@ -72,7 +77,11 @@ const usage = `usage:
             [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
                                                  run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
-  vkxla print [-max-file-bytes N] file.hlo       parse, verify and print a module`
+  vkxla print [-max-file-bytes N] file.hlo       parse, verify and print a module
+  vkxla compile [-target lavapipe|caps.json] [-budget BYTES] [-without PASS,...]
+                [-dump DIR] [-plot FILE.svg] [-max-file-bytes N] file.hlo
+                                                 plan for a device without one: the module
+                                                 after passes, kernels, buffers, MemoryStats`
 
 // defaultMaxFileBytes caps the HLO files the commands read (docs/limits.md).
 const defaultMaxFileBytes = 256 << 20

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/targets"
+)
+
+// TestCompileWithoutDevice: `vkxla compile` plans checkpoint.hlo for the built-in
+// lavapipe profile and for a vulkaninfo --json file without opening a device: the
+// module after passes, the kernel count, every buffer with its lifetime, the
+// statistics (64 KiB: v and three products at the peak, as TestMemoryBudget on the
+// device), a plot and a dump.
+func TestCompileWithoutDevice(t *testing.T) {
+	t.Setenv("VK_ICD_FILENAMES", "/nonexistent.json") // no Vulkan driver could be found
+	dir := t.TempDir()
+	plot := filepath.Join(dir, "m.svg")
+	for _, target := range []string{"lavapipe", "../../targets/lavapipe.json"} {
+		var out bytes.Buffer
+		require.NoError(t, run([]string{"compile", "-target", target, "-plot", plot, "-dump", dir, "../../testdata/programs/checkpoint.hlo"}, &out))
+		text := out.String()
+		assert.Contains(t, text, "target: llvmpipe")
+		assert.Contains(t, text, "HloModule checkpoint")
+		assert.Contains(t, text, "kernels: 3 distinct, 5 dispatches")
+		assert.Contains(t, text, `3 temporary  "a" block 0 [16384, +16384) live [0, 4]`)
+		assert.Contains(t, text, "peak 65536 B, lower bound 65536 B")
+		svg, err := os.ReadFile(plot)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(string(svg), "<svg "), "plot:\n%s", svg)
+		for _, f := range []string{"00-input.hlo", "05-kernels.hlo", "10-plan.txt", "11-memory.svg"} {
+			_, err := os.Stat(filepath.Join(dir, "checkpoint", f))
+			assert.NoError(t, err, "dump file %s", f)
+		}
+	}
+	// A budget remat meets: a is recomputed (52 KiB); one it cannot: ErrOverBudget.
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"compile", "-budget", "57344", "../../testdata/programs/checkpoint.hlo"}, &out))
+	assert.Contains(t, out.String(), "a.remat")
+	assert.Contains(t, out.String(), "peak 53248 B")
+	err := run([]string{"compile", "-budget", "40960", "../../testdata/programs/checkpoint.hlo"}, &out)
+	require.ErrorIs(t, err, vkxla.ErrOverBudget)
+	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
+}
+
+func TestCompileErrors(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"compile", "-target", "nonesuch", "../../testdata/programs/checkpoint.hlo"}, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a built-in profile (lavapipe)")
+	bad := filepath.Join(t.TempDir(), "caps.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"capabilities": {}}`), 0o644))
+	err = run([]string{"compile", "-target", bad, "../../testdata/programs/checkpoint.hlo"}, &out)
+	require.ErrorIs(t, err, targets.ErrProfile)
+	err = run([]string{"compile"}, &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "compile takes one file.hlo")
+}
