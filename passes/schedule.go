@@ -93,6 +93,33 @@ func appendNew(list []*hlo.Instruction, xs ...*hlo.Instruction) []*hlo.Instructi
 	return list
 }
 
+// distinct returns xs without repeats, in order of first appearance.
+func distinct(xs []*hlo.Instruction) []*hlo.Instruction {
+	if len(xs) <= 16 {
+		return appendNew(nil, xs...)
+	}
+	seen := make(map[*hlo.Instruction]bool, len(xs))
+	var out []*hlo.Instruction
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// usersOf maps every instruction to its distinct users, in order.
+func usersOf(c *hlo.Computation) map[*hlo.Instruction][]*hlo.Instruction {
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		for _, op := range distinct(in.Operands) {
+			users[op] = append(users[op], in)
+		}
+	}
+	return users
+}
+
 // arrayBytes is the bytes of a shape's array leaves.
 func arrayBytes(s hlo.Shape) int64 {
 	var n int64
