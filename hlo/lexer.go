@@ -206,9 +206,14 @@ func (lx *lexer) lineCol(pos int) (line, col int) {
 type ParseError struct {
 	Line, Col int
 	Msg       string
+	// Err is a sentinel callers can test with errors.Is (ErrShapeTooLarge), or nil.
+	Err error
 }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg) }
+
+// Unwrap returns Err.
+func (e *ParseError) Unwrap() error { return e.Err }
 
 // errorAt builds a ParseError at a byte offset.
 func (lx *lexer) errorAt(pos int, format string, args ...any) *ParseError {

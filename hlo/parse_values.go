@@ -39,8 +39,17 @@ func (p *parser) parseShape() (Shape, error) {
 	return Shape{DType: dt, Dims: dims}, nil
 }
 
+// parseTupleShape reads a tuple shape, at most MaxTupleDepth tuples deep (the
+// recursion stays shallow whatever the text).
 func (p *parser) parseTupleShape() (Shape, error) {
-	p.next() // (
+	open := p.next() // (
+	if p.tupleDepth == MaxTupleDepth {
+		e := p.errorAt(open.pos, "tuple shapes nested more than %d deep", MaxTupleDepth)
+		e.Err = ErrTupleNesting
+		return Shape{}, e
+	}
+	p.tupleDepth++
+	defer func() { p.tupleDepth-- }()
 	elems := []Shape{}
 	for !p.accept(")") {
 		if len(elems) > 0 {
