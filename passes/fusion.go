@@ -83,7 +83,7 @@ type fuser struct {
 	m         *hlo.Module
 	maxParams int
 	maxInstrs int
-	names     nameSet
+	names     *nameSet
 	changed   bool
 	// per computation being fused, indexed by instruction ID
 	c       *hlo.Computation
@@ -362,7 +362,7 @@ func (f *fuser) remove(p *hlo.Instruction) {
 
 // paramFor returns k's parameter for outer value x, adding a parameter (and an
 // operand of the fusion) if x is not one yet; added says which.
-func (k *fusedKernel) paramFor(x *hlo.Instruction, names nameSet) (p *hlo.Instruction, added bool) {
+func (k *fusedKernel) paramFor(x *hlo.Instruction, names *nameSet) (p *hlo.Instruction, added bool) {
 	if j := slices.Index(k.fusion.Operands, x); j >= 0 {
 		return k.fc.Params[j], false
 	}
