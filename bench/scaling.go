@@ -27,6 +27,26 @@ func Chain(b *hlo.Builder, n, size int) *hlo.Instruction {
 	return v
 }
 
+// Wide adds n independent reductions of x: f32[size] scaled by constants (0…6,
+// repeating) to b, summed in a chain, and returns the sum: every reduction is ready
+// at once, which is what the list schedule and fresh names met as quadratic.
+func Wide(b *hlo.Builder, n, size int) *hlo.Instruction {
+	x := b.Parameter(hlo.MakeShape(hlo.F32, int64(size)), "x")
+	add := b.Reducer(hlo.OpAdd, hlo.F32)
+	zero := b.ScalarConstant(hlo.F32, 0)
+	var sum *hlo.Instruction
+	for i := range n {
+		scaled := b.Mul(x, b.BroadcastScalar(b.ScalarConstant(hlo.F32, float64(i%7)), int64(size)))
+		r := b.Reduce([]*hlo.Instruction{scaled}, []*hlo.Instruction{zero}, add, []int64{0})
+		if sum == nil {
+			sum = r
+		} else {
+			sum = b.Add(sum, r)
+		}
+	}
+	return sum
+}
+
 // NestedTuple adds tuple(tuple(…tuple(x)…)) of the given depth over x: f32[size] to
 // b and returns the outermost tuple: it measures how the cost of a shape grows with
 // its nesting. Beyond hlo.MaxTupleDepth the builder refuses it.

@@ -60,12 +60,41 @@ func BenchmarkCompileChain(b *testing.B) {
 	}
 }
 
-// compileChain compiles an n-op chain over f32[size] (built untimed) and returns
-// the wall and CPU time of Compile.
+// BenchmarkCompileWide compiles Wide graphs of 3k and 10k reductions (5 instructions
+// each): cpu-ns/reduction, and per-reduction-vs-3k (1 is flat).
+func BenchmarkCompileWide(b *testing.B) {
+	rt := openRuntime(b)
+	size := 64
+	var base float64
+	for _, n := range []int{3_000, 10_000} {
+		b.Run(fmt.Sprintf("reductions=%d", n), func(b *testing.B) {
+			var cpu time.Duration
+			for range b.N {
+				size++
+				_, c := compileModule(b, rt, func(hb *hlo.Builder) *hlo.Instruction { return Wide(hb, n, size) })
+				cpu += c
+			}
+			perOp := float64(cpu.Nanoseconds()) / float64(b.N*n)
+			if base == 0 {
+				base = perOp
+			}
+			b.ReportMetric(perOp, "cpu-ns/reduction")
+			b.ReportMetric(perOp/base, "per-reduction-vs-3k")
+		})
+	}
+}
+
+// compileChain compiles an n-op chain over f32[size].
 func compileChain(b *testing.B, rt *vkxla.Runtime, n, size int) (wall, cpu time.Duration) {
+	return compileModule(b, rt, func(hb *hlo.Builder) *hlo.Instruction { return Chain(hb, n, size) })
+}
+
+// compileModule compiles the module build makes (built untimed) and returns the
+// wall and CPU time of Compile.
+func compileModule(b *testing.B, rt *vkxla.Runtime, build func(*hlo.Builder) *hlo.Instruction) (wall, cpu time.Duration) {
 	b.StopTimer()
-	hb := hlo.NewBuilder("chain")
-	m, err := hb.Build(Chain(hb, n, size))
+	hb := hlo.NewBuilder("module")
+	m, err := hb.Build(build(hb))
 	require.NoError(b, err)
 	runtime.GC() // no collection of earlier compiles' garbage in this one's time
 	b.StartTimer()
@@ -178,6 +207,17 @@ func TestScalingWorkloads(t *testing.T) {
 	require.Len(t, m.Entry.Instructions, 602)
 	require.NoError(t, passes.Run(m, passes.Config{}))
 	require.Len(t, m.Entry.Instructions, 2+3, "600 ops: kernels of 256, 256 and 88")
+
+	hb = hlo.NewBuilder("wide")
+	m, err = hb.Build(Wide(hb, 5, 8))
+	require.NoError(t, err)
+	reductions := 0
+	for _, in := range m.Entry.Instructions {
+		if in.Op == hlo.OpReduce {
+			reductions++
+		}
+	}
+	require.Equal(t, 5, reductions)
 
 	hb = hlo.NewBuilder("nested")
 	m, err = hb.Build(NestedTuple(hb, hlo.MaxTupleDepth, 4))
