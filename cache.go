@@ -31,9 +31,10 @@ func newCompileCache(entries int, bytes int64) *compileCache {
 	return &compileCache{maxEntries: entries, maxBytes: bytes, lru: list.New(), byKey: map[[32]byte]*list.Element{}}
 }
 
-// fingerprint identifies a module's structure and the options that shape its code.
-func fingerprint(text, options string) [32]byte {
-	return sha256.Sum256([]byte(text + "\x00" + options))
+// fingerprint identifies a module's structure (hlo.Fingerprint) and the options
+// that shape its code.
+func fingerprint(module [32]byte, options string) [32]byte {
+	return sha256.Sum256(append(module[:], options...))
 }
 
 // getOrCompile returns a new handle on the cached executable for key, compiling and
@@ -111,6 +112,25 @@ func (cc *compileCache) unref(c *compiled) error {
 		return c.release()
 	}
 	return nil
+}
+
+// dropUnheld drops cached entries that no caller holds, least recently used first,
+// until they held at least need bytes (or none is left), and releases them: Compile
+// makes room with it before failing for lack of device memory.
+func (cc *compileCache) dropUnheld(need int64) error {
+	cc.mu.Lock()
+	var victims []*compiled
+	var freed int64
+	for el := cc.lru.Back(); el != nil && freed < need; {
+		prev := el.Prev()
+		if c := el.Value.(*cacheEntry).c; c.refs == 1 {
+			freed += c.stats.PeakBytes
+			victims = append(victims, cc.removeLocked(el)...)
+		}
+		el = prev
+	}
+	cc.mu.Unlock()
+	return releaseAll(victims)
 }
 
 // clear drops every entry.

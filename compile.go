@@ -56,8 +56,12 @@ func WithProfiling(on bool) CompileOption { return func(c *compileConfig) { c.pr
 // Compile verifies m, generates its kernels, plans its memory and records its
 // command buffers. A structurally identical module compiled with the same options
 // returns the cached executable (each returned Executable must be closed); modules
-// that differ only in computation and instruction names are identical. Cancelling
-// ctx stops a compile between its stages with ctx's error.
+// that differ only in computation and instruction names are identical. Compile
+// works on its own copy of m: editing m afterwards changes nothing. Cancelling ctx
+// stops a compile between its stages (after the passes, after each kernel, before
+// recording) with ctx's error; closing the runtime stops it there with ErrClosed.
+// A plan that does not fit in what is left of the device's memory fails with
+// device.ErrOutOfDeviceMemory before anything is allocated.
 func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOption) (*Executable, error) {
 	if ctx == nil {
 		return nil, fmt.Errorf("vkxla: Compile: %w: nil context", ErrInvalidArgument)
@@ -65,9 +69,10 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	if m == nil {
 		return nil, fmt.Errorf("vkxla: Compile: %w: nil module", ErrInvalidArgument)
 	}
-	if err := rt.checkOpen(); err != nil {
-		return nil, err
+	if err := rt.enter(); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
+	defer rt.exit()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
@@ -82,51 +87,79 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 		return nil, fmt.Errorf("vkxla: Compile %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
 	}
 	if cfg.noCache {
-		c, err := rt.compile(m, cfg)
+		c, err := rt.compile(ctx, m.Clone(), cfg)
 		if err != nil {
 			return nil, err
 		}
 		return c.handle(), nil
 	}
-	key := fingerprint(hlo.CanonicalText(m), cfg.key())
-	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(m, cfg) })
+	key := fingerprint(hlo.Fingerprint(m), cfg.key())
+	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(ctx, m.Clone(), cfg) })
 }
 
-// compile does the work behind Compile.
-func (rt *Runtime) compile(m *hlo.Module, cfg compileConfig) (*compiled, error) {
-	d := rt.newDumper(m.Name)
-	d.write("00-input.hlo", func() string { return hlo.Print(m) })
-	lw, err := rt.lowerWithinBudget(m, cfg, d)
+// stageErr is what stops a compile between stages: ctx's end or the runtime's Close.
+func (rt *Runtime) stageErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return rt.checkOpen()
+}
+
+// compile does the work behind Compile on m, the executable's own copy.
+func (rt *Runtime) compile(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
+	c, err := rt.compileModule(ctx, m, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
+	return c, nil
+}
+
+func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
+	d := rt.newDumper(m.Name)
+	d.write("00-input.hlo", func() string { return hlo.Print(m) })
+	lw, err := rt.lowerWithinBudget(ctx, m, cfg, d)
+	if err != nil {
+		return nil, err
 	}
 	l := lw.l
 	d.write("05-kernels.hlo", l.lowered.String)
 	d.writeKernels(l.kernels)
 	if rt.validateSPIRV {
 		if err := validateKernels(l.kernels); err != nil {
-			return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+			return nil, err
 		}
 	}
 	d.write("10-plan.txt", func() string { return planText(l) })
-	c := &compiled{rt: rt, module: m, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
-		livePeak: livePeak(l), refs: 1}
-	if err := rt.track(c); err != nil {
-		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	if err := d.err(); err != nil {
+		return nil, err
 	}
-	if err := c.build(l, cfg.profile); err != nil {
-		return nil, errors.Join(fmt.Errorf("vkxla: Compile %s: %w", m.Name, err), c.release())
+	if err := rt.checkPlanFits(l); err != nil {
+		return nil, err
+	}
+	if err := rt.stageErr(ctx); err != nil {
+		return nil, err
+	}
+	c := &compiled{rt: rt, module: m, optimized: lw.optimized, params: lw.params, root: lw.root, main: lw.main, stats: lw.stats,
+		livePeak: livePeak(l), refs: 1}
+	if err := c.build(ctx, l, cfg.profile); err != nil {
+		return nil, errors.Join(err, c.release())
+	}
+	// Close waits for this compile, so the runtime is still open unless Close began
+	// meanwhile; then the executable goes at once.
+	if err := rt.track(c); err != nil {
+		return nil, errors.Join(err, c.release())
 	}
 	return c, nil
 }
 
 // lowered is a module lowered to blocks over a placed plan.
 type lowered struct {
-	l      *lowering
-	params []value
-	main   *block
-	root   value
-	stats  MemoryStats
+	l         *lowering
+	optimized *hlo.Module // the module after the passes: what the kernels compute
+	params    []value
+	main      *block
+	root      value
+	stats     MemoryStats
 }
 
 // budgetAttempts bounds the optimise-and-lower rounds under a memory budget.
@@ -136,10 +169,10 @@ const budgetAttempts = 4
 // aims at the budget in its own memory model; when the real plan (in-place outputs,
 // alignment, resident constants) still exceeds it, the pass aims lower by the
 // excess and the module is lowered again, a few times at most.
-func (rt *Runtime) lowerWithinBudget(m *hlo.Module, cfg compileConfig, d dumper) (*lowered, error) {
+func (rt *Runtime) lowerWithinBudget(ctx context.Context, m *hlo.Module, cfg compileConfig, d *dumper) (*lowered, error) {
 	aim := cfg.budget
 	for attempt := 1; ; attempt++ {
-		lw, err := rt.lowerModule(m, cfg, aim, d)
+		lw, err := rt.lowerModule(ctx, m, cfg, aim, d)
 		if err != nil {
 			return nil, err
 		}
@@ -156,12 +189,16 @@ func (rt *Runtime) lowerWithinBudget(m *hlo.Module, cfg compileConfig, d dumper)
 }
 
 // lowerModule runs the passes (remat aiming at aim bytes) and lowers the result.
-func (rt *Runtime) lowerModule(m *hlo.Module, cfg compileConfig, aim int64, d dumper) (*lowered, error) {
+func (rt *Runtime) lowerModule(ctx context.Context, m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*lowered, error) {
 	opt, err := rt.optimize(m, cfg, aim, d)
 	if err != nil {
 		return nil, err
 	}
-	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on()}
+	if err := rt.stageErr(ctx); err != nil {
+		return nil, err
+	}
+	l := &lowering{target: rt.target, limits: arena.LimitsFromCaps(rt.dev.Caps()), kernels: newKernelSet(), dumping: d.on(),
+		stop: func() error { return rt.stageErr(ctx) }}
 	params := make([]value, len(opt.Entry.Params))
 	for i, p := range opt.Entry.Params {
 		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
@@ -175,12 +212,12 @@ func (rt *Runtime) lowerModule(m *hlo.Module, cfg compileConfig, aim int64, d du
 	l.shareInPlace(tl)
 	l.place(tl)
 	l.dropSelfCopies(main)
-	return &lowered{l: l, params: params, main: main, root: root, stats: memoryStats(l)}, nil
+	return &lowered{l: l, optimized: opt, params: params, main: main, root: root, stats: memoryStats(l)}, nil
 }
 
-// optimize runs the pass pipeline on a copy of m (the caller's module stays as it
-// was), dumping the module after every pass that changed it.
-func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, aim int64, d dumper) (*hlo.Module, error) {
+// optimize runs the pass pipeline on a copy of m (m stays as it was: under a
+// budget it is optimised again), dumping the module after every pass that changed it.
+func (rt *Runtime) optimize(m *hlo.Module, cfg compileConfig, aim int64, d *dumper) (*hlo.Module, error) {
 	opt := m.Clone()
 	pc := passes.Config{Disabled: cfg.disabled, MaxFusionParams: maxFusionParams(rt.dev.Caps()), MemoryBudget: aim}
 	if d.on() {
@@ -218,20 +255,24 @@ func (l *lowering) ownOutputs(b *block, name string, root value) value {
 	return out
 }
 
-// build places the plan, uploads constants, creates kernels and records segments.
-func (c *compiled) build(l *lowering, timed bool) error {
+// build places the plan, uploads constants, creates kernels and records segments,
+// stopping before the recording when the compile is cancelled or the runtime closes.
+func (c *compiled) build(ctx context.Context, l *lowering, timed bool) error {
 	a, err := arena.NewPlanned(c.rt.dev, &l.plan, arena.Options{})
 	if err != nil {
 		return err
 	}
 	c.arena = a
 	for _, cu := range l.constants {
-		if err := a.Upload(bg, a.PlanRange(cu.rng), cu.lit.Bytes()); err != nil {
+		if err := a.Upload(ctx, a.PlanRange(cu.rng), cu.lit.Bytes()); err != nil {
 			return fmt.Errorf("constant upload: %w", err)
 		}
 	}
 	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed}
 	if err := c.rec.createKernels(l.kernels); err != nil {
+		return err
+	}
+	if err := c.rt.stageErr(ctx); err != nil {
 		return err
 	}
 	return c.rec.recordBlock(c.main, false)

@@ -16,15 +16,16 @@ var bg = context.Background()
 // compiled is the device state of one compiled module, shared by every Executable
 // handle that the cache hands out; it is released when the last reference goes.
 type compiled struct {
-	rt       *Runtime
-	module   *hlo.Module
-	params   []value
-	root     value
-	main     *block
-	stats    MemoryStats
-	livePeak []LiveBuffer
-	arena    *arena.Arena
-	rec      *recorder
+	rt        *Runtime
+	module    *hlo.Module
+	optimized *hlo.Module
+	params    []value
+	root      value
+	main      *block
+	stats     MemoryStats
+	livePeak  []LiveBuffer
+	arena     *arena.Arena
+	rec       *recorder
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
@@ -62,8 +63,14 @@ type Executable struct {
 	closed bool
 }
 
-// Module returns the module the executable was compiled from.
-func (e *Executable) Module() *hlo.Module { return e.c.module }
+// Module returns a copy of the module the executable was compiled from (after
+// hlo.Verify, before the passes); editing it changes nothing about the executable.
+func (e *Executable) Module() *hlo.Module { return e.c.module.Clone() }
+
+// OptimizedModule returns a copy of the module after the pass pipeline: every
+// entry instruction is one kernel (a fusion, a dot, …) or a control step, as XLA's
+// compiled text (jax's .compile().as_text()) shows what runs.
+func (e *Executable) OptimizedModule() *hlo.Module { return e.c.optimized.Clone() }
 
 // MemoryStats returns the device memory the executable holds, known at compile time.
 func (e *Executable) MemoryStats() MemoryStats { return e.c.stats }
@@ -76,6 +83,9 @@ func (e *Executable) LiveAtPeak() []LiveBuffer { return slices.Clone(e.c.livePea
 // Close releases this reference; the device state goes when no reference and no
 // cache entry holds it. A second Close does nothing.
 func (e *Executable) Close() error {
+	if err := e.valid(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
@@ -85,11 +95,22 @@ func (e *Executable) Close() error {
 	return e.c.rt.cache.unref(e.c)
 }
 
+// valid rejects a nil or zero Executable (one not made by Compile).
+func (e *Executable) valid() error {
+	if e == nil || e.c == nil {
+		return fmt.Errorf("vkxla: %w: nil or zero Executable (not made by Compile)", ErrInvalidArgument)
+	}
+	return nil
+}
+
 func (e *Executable) checkOpen() error {
+	if err := e.valid(); err != nil {
+		return err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
-		return fmt.Errorf("vkxla: executable %s: %w", e.c.module.Name, ErrClosed)
+		return fmt.Errorf("vkxla: executable %s is closed (%w)", e.c.module.Name, ErrClosed)
 	}
 	return nil
 }
@@ -118,15 +139,29 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	}
 	c := e.c
 	name := c.module.Name
+	if ctx == nil {
+		return fmt.Errorf("vkxla: Run %s: %w: nil context", name, ErrInvalidArgument)
+	}
 	if err := c.checkInputs(inputs); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	if err := c.rt.enter(); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	defer c.rt.exit()
+	tensors, err := c.rt.pinTensors(inputs)
+	if err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
-		return fmt.Errorf("vkxla: Run %s: %w", name, ErrClosed)
+		return errors.Join(fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed), unpinTensors(tensors))
 	}
-	if err := c.stageInputs(ctx, inputs); err != nil {
+	err = c.stageInputs(ctx, inputs)
+	// The tensors' bytes are in the parameter ranges now (or the run failed): a
+	// Close waiting for them may free them.
+	if err = errors.Join(err, unpinTensors(tensors)); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	c.ran = c.ran[:0]

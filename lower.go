@@ -97,6 +97,9 @@ type lowering struct {
 	// only when dumping (VKXLA_DUMP).
 	dumping bool
 	lowered strings.Builder
+	// stop reports why the compile must stop (its context ended, the runtime is
+	// closing); it is asked after every kernel. nil: never.
+	stop func() error
 }
 
 // rangeKind classifies plan ranges for MemoryStats.

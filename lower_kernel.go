@@ -83,6 +83,11 @@ func (l *lowering) lowerKernel(b *block, in *hlo.Instruction, ops []value) (valu
 	if err != nil {
 		return value{}, fmt.Errorf("%w: %w", ErrUnsupported, err)
 	}
+	if l.stop != nil {
+		if err := l.stop(); err != nil {
+			return value{}, err
+		}
+	}
 	l.noteLowered(kc, prog)
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
 	scratch := make([]int, len(prog.Scratch))

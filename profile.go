@@ -93,9 +93,19 @@ func (p *Profile) add(name string, d time.Duration) {
 // Profile returns the per-kernel GPU times of the last Run (empty before the first
 // Run, or when profiling is off).
 func (e *Executable) Profile() (Profile, error) {
+	if err := e.checkOpen(); err != nil {
+		return Profile{}, err
+	}
 	c := e.c
+	if err := c.rt.enter(); err != nil {
+		return Profile{}, fmt.Errorf("vkxla: Profile %s: %w", c.module.Name, err)
+	}
+	defer c.rt.exit()
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.dead {
+		return Profile{}, fmt.Errorf("vkxla: Profile %s: the runtime is closed (%w)", c.module.Name, ErrClosed)
+	}
 	var p Profile
 	for _, r := range c.ran {
 		times := r.times

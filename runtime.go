@@ -27,6 +27,11 @@ type Runtime struct {
 	mu     sync.Mutex
 	closed bool
 	live   map[*compiled]struct{} // every compiled state not yet released
+	// busy counts the calls in flight that use the runtime's device state
+	// (compiles, runs, transfers, tensor frees). Close waits for them after
+	// refusing new ones, so it never frees what a call is using; compiles see the
+	// closing runtime at their next stage and stop.
+	busy sync.WaitGroup
 }
 
 // RuntimeOption configures NewRuntime.
@@ -70,6 +75,8 @@ func WithCacheLimits(entries int, bytes int64) RuntimeOption {
 func WithSPIRVValidation(on bool) RuntimeOption { return func(c *runtimeConfig) { c.spirvCheck = on } }
 
 // WithDumpDir writes every compiled module and kernel there (as VKXLA_DUMP does).
+// NewRuntime fails when the directory cannot be created or written; a dump write
+// that fails later fails that Compile (see docs/runtime.md).
 func WithDumpDir(dir string) RuntimeOption { return func(c *runtimeConfig) { c.dumpDir = dir } }
 
 // NewRuntime opens a Vulkan device.
@@ -83,6 +90,14 @@ func NewRuntime(opts ...RuntimeOption) (*Runtime, error) {
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.device != nil && cfg.device.Closed() {
+		return nil, fmt.Errorf("vkxla: NewRuntime: WithDevice: the device %s is closed (%w)", cfg.device, ErrClosed)
+	}
+	if cfg.dumpDir != "" {
+		if err := checkDumpDir(cfg.dumpDir); err != nil {
+			return nil, fmt.Errorf("vkxla: NewRuntime: %w", err)
+		}
 	}
 	rt := &Runtime{dev: cfg.device, dumpDir: cfg.dumpDir, validateSPIRV: cfg.spirvCheck, live: map[*compiled]struct{}{}}
 	if rt.dev == nil {
@@ -107,14 +122,22 @@ func (rt *Runtime) Device() *device.Device { return rt.dev }
 
 // ClearCaches drops every cached executable; those no caller holds release their
 // device memory now, the others when their holders Close them.
-func (rt *Runtime) ClearCaches() error { return rt.cache.clear() }
+func (rt *Runtime) ClearCaches() error {
+	if err := rt.enter(); err != nil {
+		return err
+	}
+	defer rt.exit()
+	return rt.cache.clear()
+}
 
 // CacheStats returns the compilation cache's counters.
 func (rt *Runtime) CacheStats() CacheStats { return rt.cache.stats() }
 
 // Close releases every executable (held by callers or cached), the tensor pool and
 // the device (if the runtime opened it), so no Vulkan object of the runtime is left.
-// Executables and tensors still held become unusable (ErrClosed).
+// Calls already in flight finish first: Close waits for runs and transfers, and
+// stops compiles at their next stage (they return ErrClosed). Later calls, and
+// executables and tensors still held, return ErrClosed.
 func (rt *Runtime) Close() error {
 	rt.mu.Lock()
 	if rt.closed {
@@ -122,6 +145,10 @@ func (rt *Runtime) Close() error {
 		return nil
 	}
 	rt.closed = true
+	rt.mu.Unlock()
+	rt.busy.Wait()
+	// Nothing is in flight now, and nothing new can start: the live set is final.
+	rt.mu.Lock()
 	live := make([]*compiled, 0, len(rt.live))
 	for c := range rt.live {
 		live = append(live, c)
@@ -131,6 +158,20 @@ func (rt *Runtime) Close() error {
 	errs = append(errs, rt.closeDevice())
 	return errors.Join(errs...)
 }
+
+// enter admits a call that uses the runtime's device state; it fails once Close
+// has begun. Every successful enter is paired with exit.
+func (rt *Runtime) enter() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
+	}
+	rt.busy.Add(1)
+	return nil
+}
+
+func (rt *Runtime) exit() { rt.busy.Done() }
 
 // track registers a compiled state so that Close releases it; it fails once the
 // runtime is closed.
@@ -164,11 +205,13 @@ func (rt *Runtime) closeDevice() error {
 	return err
 }
 
+// checkOpen reports ErrClosed once Close has begun: a compile in flight looks at
+// it between stages.
 func (rt *Runtime) checkOpen() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return ErrClosed
+		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
 	}
 	return nil
 }

@@ -63,10 +63,19 @@ func memoryStats(l *lowering) MemoryStats {
 // the alignment.
 func alignedTotal(p arena.Plan, l arena.Limits) int64 {
 	var total int64
-	for _, size := range p.BlockSizes() {
-		total += (size + l.Alignment - 1) / l.Alignment * l.Alignment
+	for _, size := range alignedBlocks(p, l) {
+		total += size
 	}
 	return total
+}
+
+// alignedBlocks is the size of each device allocation the arena makes for the plan.
+func alignedBlocks(p arena.Plan, l arena.Limits) []int64 {
+	sizes := p.BlockSizes()
+	for i, size := range sizes {
+		sizes[i] = (size + l.Alignment - 1) / l.Alignment * l.Alignment
+	}
+	return sizes
 }
 
 // planText lists the plan for VKXLA_DUMP.

@@ -12,51 +12,119 @@ import (
 
 // DeviceTensor is an array that lives in device memory (the runtime's tensor pool):
 // an output of RunOnDevice that can feed the next run without a round trip through
-// the host. Close frees it.
+// the host. Close frees it; a closed tensor is ErrClosed everywhere (its memory may
+// already hold another tensor).
 type DeviceTensor struct {
 	rt    *Runtime
 	shape hlo.Shape
 	alloc arena.Allocation
 	mu    sync.Mutex
-	freed bool
+	freed bool // Close was called
+	// pins counts the calls reading the tensor now (ToHost, a run staging it);
+	// when Close comes during one, the last of them frees the memory.
+	pins int
 }
 
-// Shape returns the tensor's shape.
-func (t *DeviceTensor) Shape() hlo.Shape { return t.shape }
+// Shape returns the tensor's shape (the zero Shape for a nil or zero tensor).
+func (t *DeviceTensor) Shape() hlo.Shape {
+	if t == nil {
+		return hlo.Shape{}
+	}
+	return t.shape
+}
+
+// valid rejects a nil or zero DeviceTensor (one not made by the runtime).
+func (t *DeviceTensor) valid() error {
+	if t == nil || t.rt == nil {
+		return fmt.Errorf("vkxla: %w: nil or zero DeviceTensor (not made by Upload or RunOnDevice)", ErrInvalidArgument)
+	}
+	return nil
+}
+
+// pin keeps the tensor's memory until unpin, or fails with ErrClosed once the
+// tensor is closed. The caller has entered the runtime.
+func (t *DeviceTensor) pin() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed {
+		return fmt.Errorf("vkxla: device tensor %v is closed (%w)", t.shape, ErrClosed)
+	}
+	t.pins++
+	return nil
+}
+
+// unpin ends a pin, freeing the memory when Close came meanwhile.
+func (t *DeviceTensor) unpin() error {
+	t.mu.Lock()
+	t.pins--
+	free := t.pins == 0 && t.freed
+	t.mu.Unlock()
+	if free {
+		return t.rt.pool.Free(t.alloc)
+	}
+	return nil
+}
 
 // ToHost downloads the tensor into a new literal.
 func (t *DeviceTensor) ToHost(ctx context.Context) (*hlo.Literal, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.freed || t.rt.checkOpen() != nil {
-		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, ErrClosed)
+	if err := t.valid(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		return nil, fmt.Errorf("vkxla: device tensor %v: ToHost: %w: nil context", t.shape, ErrInvalidArgument)
+	}
+	if err := t.rt.enter(); err != nil {
+		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, err)
+	}
+	defer t.rt.exit()
+	if err := t.pin(); err != nil {
+		return nil, err
 	}
 	lit := hlo.NewLiteral(t.shape)
-	if err := t.rt.pool.Download(ctx, t.alloc.Range, lit.Bytes()); err != nil {
+	err := t.rt.pool.Download(ctx, t.alloc.Range, lit.Bytes())
+	if err = errors.Join(err, t.unpin()); err != nil {
 		return nil, fmt.Errorf("vkxla: device tensor %v: %w", t.shape, err)
 	}
 	return lit, nil
 }
 
-// Close frees the tensor's device memory. A second Close does nothing.
+// Close frees the tensor's device memory (once the calls reading it now are done).
+// A second Close does nothing; after the runtime's Close it does nothing either
+// (that released the whole pool).
 func (t *DeviceTensor) Close() error {
+	if err := t.valid(); err != nil {
+		return err
+	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.freed {
+		t.mu.Unlock()
 		return nil
 	}
 	t.freed = true
-	if t.rt.checkOpen() != nil {
+	pinned := t.pins > 0
+	t.mu.Unlock()
+	if pinned {
+		return nil // the last unpin frees it
+	}
+	if t.rt.enter() != nil {
 		return nil // the runtime's Close released the whole pool
 	}
+	defer t.rt.exit()
 	return t.rt.pool.Free(t.alloc)
 }
 
 // Upload copies a host literal into a new device tensor.
 func (rt *Runtime) Upload(ctx context.Context, lit *hlo.Literal) (*DeviceTensor, error) {
+	if ctx == nil || lit == nil {
+		return nil, fmt.Errorf("vkxla: Upload: %w: nil context or literal", ErrInvalidArgument)
+	}
+	if err := rt.enter(); err != nil {
+		return nil, fmt.Errorf("vkxla: Upload: %w", err)
+	}
+	defer rt.exit()
 	t, err := rt.newTensor(lit.Shape())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("vkxla: Upload: %w", err)
 	}
 	if err := rt.pool.Upload(ctx, t.alloc.Range, lit.Bytes()); err != nil {
 		return nil, errors.Join(fmt.Errorf("vkxla: Upload: %w", err), t.Close())
@@ -64,6 +132,7 @@ func (rt *Runtime) Upload(ctx context.Context, lit *hlo.Literal) (*DeviceTensor,
 	return t, nil
 }
 
+// newTensor allocates a tensor in the pool; the caller has entered the runtime.
 func (rt *Runtime) newTensor(s hlo.Shape) (*DeviceTensor, error) {
 	if !s.IsArray() {
 		return nil, fmt.Errorf("%w: device tensors are arrays, not %v", ErrInvalidArgument, s)
@@ -73,6 +142,34 @@ func (rt *Runtime) newTensor(s hlo.Shape) (*DeviceTensor, error) {
 		return nil, fmt.Errorf("vkxla: device tensor %v: %w", s, err)
 	}
 	return &DeviceTensor{rt: rt, shape: s.Clone(), alloc: a}, nil
+}
+
+// pinTensors pins every device tensor among a run's inputs, or none: a closed
+// tensor fails the run with ErrClosed, naming the input.
+func (rt *Runtime) pinTensors(inputs []any) ([]*DeviceTensor, error) {
+	var pinned []*DeviceTensor
+	for i, in := range inputs {
+		t, ok := in.(*DeviceTensor)
+		if !ok {
+			continue
+		}
+		if t.rt != rt {
+			return nil, errors.Join(fmt.Errorf("%w: input %d is a tensor of another runtime", ErrInvalidArgument, i), unpinTensors(pinned))
+		}
+		if err := t.pin(); err != nil {
+			return nil, errors.Join(fmt.Errorf("input %d: %w", i, err), unpinTensors(pinned))
+		}
+		pinned = append(pinned, t)
+	}
+	return pinned, nil
+}
+
+func unpinTensors(ts []*DeviceTensor) error {
+	var errs []error
+	for _, t := range ts {
+		errs = append(errs, t.unpin())
+	}
+	return errors.Join(errs...)
 }
 
 // RunOnDevice runs like Run, but takes host literals or device tensors as inputs and
@@ -96,8 +193,8 @@ func inputShape(in any) (hlo.Shape, error) {
 		}
 		return x.Shape(), nil
 	case *DeviceTensor:
-		if x == nil {
-			return hlo.Shape{}, errors.New("nil device tensor")
+		if x == nil || x.rt == nil {
+			return hlo.Shape{}, errors.New("nil or zero device tensor")
 		}
 		return x.shape, nil
 	}
@@ -115,9 +212,6 @@ func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 				return fmt.Errorf("input %d: %w", i, err)
 			}
 		case *DeviceTensor:
-			if x.rt != c.rt {
-				return fmt.Errorf("%w: input %d is a tensor of another runtime", ErrInvalidArgument, i)
-			}
 			copies = append(copies, poolCopy{pool: x.alloc.Range, plan: c.arena.PlanRange(c.params[i].leaves[0]), size: x.shape.ByteSize(), toPool: false})
 		}
 	}

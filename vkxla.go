@@ -11,13 +11,19 @@
 // segments. The executable's device memory is known before it runs: MemoryStats.
 package vkxla
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/vkxla/vkxla/device"
+)
 
 // Sentinel errors callers branch on with errors.Is. Device errors (out of device
 // memory, device lost, no device) are device's sentinels, re-exported here.
 var (
-	// ErrClosed: the runtime or executable was closed.
-	ErrClosed = errors.New("closed")
+	// ErrClosed: the runtime, executable or device tensor was closed. It is
+	// device.ErrClosed, which arena.ErrClosed wraps too, so errors.Is(err, ErrClosed)
+	// holds whichever layer noticed the closed object.
+	ErrClosed = device.ErrClosed
 	// ErrInvalidArgument: Run's inputs do not match the entry computation.
 	ErrInvalidArgument = errors.New("invalid argument")
 	// ErrUnsupported: the module uses something this device or compiler cannot run.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+
+	"github.com/vkxla/vkxla/device"
 )
 
 // Errors that callers can test with errors.Is. Every error the package returns
@@ -24,8 +26,9 @@ var (
 	ErrOutOfMemory = errors.New("arena: memory limit reached")
 	// ErrBadFree: a double free, a stale or foreign allocation.
 	ErrBadFree = errors.New("arena: free of an allocation that is not live here")
-	// ErrClosed: the arena was closed.
-	ErrClosed = errors.New("arena: closed")
+	// ErrClosed: the arena was closed. It wraps device.ErrClosed, so that one test
+	// (errors.Is(err, device.ErrClosed)) catches a closed arena and a closed device.
+	ErrClosed = fmt.Errorf("arena: closed (%w)", device.ErrClosed)
 )
 
 // Limits are the device facts that allocation and binding obey. They are a plain

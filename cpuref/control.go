@@ -20,7 +20,8 @@ func evalGetTupleElement(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) 
 }
 
 // evalWhile runs body while condition holds, starting from the operand. There is no
-// iteration limit: a loop that never ends does not return.
+// iteration limit: a loop that never ends runs until the evaluation's context is
+// done, which every iteration checks.
 func evalWhile(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	cond, err := called(in, 0)
 	if err != nil {
@@ -31,7 +32,10 @@ func evalWhile(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 		return nil, err
 	}
 	state := ops[0]
-	for {
+	for iteration := 0; ; iteration++ {
+		if err := ev.cancelled(); err != nil {
+			return nil, fmt.Errorf("iteration %d: %w", iteration, err)
+		}
 		c, err := ev.callComputation(cond, state)
 		if err != nil {
 			return nil, fmt.Errorf("condition: %w", err)

@@ -29,7 +29,7 @@ type convGeometry struct {
 // where C' is the kernel's input feature count; positions on padding or in an
 // lhs-dilation hole contribute nothing. The sum runs over c (outer) then the kernel
 // spatial positions k in row-major order, accumulating as dot does (dot.go).
-func evalConvolution(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+func evalConvolution(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	g, err := newConvGeometry(in, ops[0].Shape(), ops[1].Shape())
 	if err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func evalConvolution(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	out := hlo.NewLiteral(in.Shape)
 	i := 0
 	lhsSpatial := make([]int64, len(g.dn.InputSpatial))
-	forEachIndex(in.Shape.Dims, func(idx []int64) {
+	ev.forEachIndex(in.Shape.Dims, func(idx []int64) {
 		mac.store(out, i, g.sum(mac, idx, lhsSpatial))
 		i++
 	})

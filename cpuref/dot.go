@@ -118,7 +118,7 @@ func (m *macOperands) store(out *hlo.Literal, i int, acc accumulator) {
 // (in lhs_batch_dims order), then lhs's free dimensions, then rhs's, each in
 // operand order. Each result element sums over the contracting dimensions in
 // row-major order of lhs_contracting_dims as listed.
-func evalDot(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+func evalDot(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	lhs, rhs, dn := ops[0], ops[1], in.Attrs.Dot
 	if dn == nil {
 		dn = &hlo.DotDims{LhsContracting: []int64{int64(lhs.Shape().Rank() - 1)}, RhsContracting: []int64{0}}
@@ -151,7 +151,7 @@ func evalDot(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Litera
 	nb, nl := len(dn.LhsBatch), len(lhsFree)
 	out := hlo.NewLiteral(in.Shape)
 	i := 0
-	forEachIndex(outDims, func(idx []int64) {
+	ev.forEachIndex(outDims, func(idx []int64) {
 		var lBase, rBase int64
 		for j := 0; j < nb; j++ {
 			lBase += idx[j] * lStr[dn.LhsBatch[j]]

@@ -138,6 +138,14 @@ func TestFloatBinary(t *testing.T) {
 			vec(float32(1024), 1, 1, inf32, -inf32, nan32, 2, 1, -8, 1)),
 		bin("atan2", hlo.OpAtan2, vec(float32(0), negZ32, 1, 0, negZ32), vec(negZ32, negZ32, 0, 1, 1),
 			vec(float32(math.Pi), -float32(math.Pi), float32(math.Pi/2), 0, negZ32)),
+		// atan2 is odd in y for every x, as C's: when y/x underflows to zero (a
+		// subnormal y over a larger x), the quadrant still follows y's sign.
+		bin("f64 atan2 with underflowing quotient", hlo.OpAtan2,
+			vec(-5e-324, 5e-324, -5e-324, 5e-324, -5e-324, negZ64, -1e-300),
+			vec(-2.5, -2.5, 2.5, 2.5, -1e300, -1e-300, -1e300),
+			vec(-math.Pi, math.Pi, negZ64, 0, -math.Pi, -math.Pi, -math.Pi)),
+		bin("f64 atan2 large quotient", hlo.OpAtan2, vec(-1e300, 1e300, -1e300), vec(-1e-300, -1e-300, 1e-300),
+			vec(-math.Pi/2, math.Pi/2, -math.Pi/2)),
 		bin("f64 divide", hlo.OpDivide, vec(1.0, -1), vec(3.0, negZ64), vec(1.0/3, inf64)),
 		bin("f64 add keeps precision", hlo.OpAdd, vec(1.0), vec(1e-16), vec(1.0)),
 		bin("f64 add", hlo.OpAdd, vec(1.0), vec(2.220446049250313e-16), vec(1.0000000000000002)),
@@ -271,4 +279,28 @@ func TestSelectAndClamp(t *testing.T) {
 	assertLit(t, vec(int32(1)), clamp(scalar(int32(5)), vec(int32(3)), scalar(int32(1))), "lo > hi gives hi")
 	assertLit(t, vec(nan32, nan32), clamp(vec(nan32, 0), vec(float32(1), 1), vec(float32(2), nan32)))
 	assertLit(t, vec(uint8(200)), clamp(scalar(uint8(100)), vec(uint8(250)), scalar(uint8(200))))
+}
+
+// TestSubnormalLogAndPow: f64 log and pow of subnormal inputs follow C (Go's amd64
+// math.Log mistakes a subnormal's exponent: log(2^-1074) came out -709.09). Expected
+// values are exact powers of two or their logarithms, from the definitions
+// log(2^k) = k·ln 2 and (2^k)^y = 2^(k·y).
+func TestSubnormalLogAndPow(t *testing.T) {
+	x := vec(0x1p-1074, 0x1p-1030, 0x1p-1023)
+	got := evalUnaryOp(t, hlo.OpLog, x)
+	for i, k := range []float64{-1074, -1030, -1023} {
+		assert.InEpsilon(t, k*math.Ln2, got.Float64(i), 2e-16, "log(2^%v)", k)
+	}
+
+	bases := vec(0x1p-1074, 0x1p-1060, 0x1p-1030, 0x1p-1074, 0x1p-1074, 0x1p-1074, 0x1p-1060)
+	exps := vec(0.1, -0.25, 0.75, 0.5, 1.5, -0.5, 3.0)
+	want := []float64{-107.4, 265, -772.5, -537, math.Inf(-1), 537, -3180}
+	got = evalBinaryOp(t, hlo.OpPower, bases, exps)
+	// 3e-14: math.Pow's own accuracy on normal inputs (pow(2^-1000, -0.25) is off
+	// by 1.1e-14); the bug was off by orders of magnitude (2^-1074^0.1 = 1.6e-31, not 4.7e-33).
+	for i, k := range want {
+		assert.InEpsilon(t, math.Exp2(k)+1e-320, got.Float64(i)+1e-320, 3e-14, "pow element %d: 2^%v", i, k)
+	}
+	assert.Equal(t, 0x1p-537, got.Float64(3), "pow(2^-1074, 0.5) is exact")
+	assert.Equal(t, 0.0, got.Float64(4), "pow(2^-1074, 1.5) underflows to 0")
 }

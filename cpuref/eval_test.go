@@ -77,20 +77,24 @@ func TestEvalComputation(t *testing.T) {
 
 func TestEvalReportsMalformedInstructions(t *testing.T) {
 	// A declared result shape that disagrees with the operands is an error naming the
-	// instruction, not a panic.
+	// instruction, not a panic: Eval's verifier reports it as invalid input, and
+	// EvalComputation, which does not verify, from the kernels.
 	x := vec(float32(1), 2, 3)
 	m := oneInstruction(hlo.OpNegate, hlo.MakeShape(hlo.F32, 4), hlo.Attributes{}, x)
 	_, err := Eval(m, x)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorIs(t, err, hlo.ErrVerify)
+	_, err = EvalComputation(m.Entry, x)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "%root = negate")
 
 	m = oneInstruction(hlo.OpTranspose, hlo.MakeShape(hlo.F32, 3), hlo.Attributes{Dimensions: []int64{5}}, x)
-	_, err = Eval(m, x)
+	_, err = EvalComputation(m.Entry, x)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "out of range")
 
 	m = oneInstruction(hlo.OpAdd, hlo.MakeShape(hlo.F32, 3), hlo.Attributes{}, x, vec(int32(1), 2, 3))
-	_, err = Eval(m, x, vec(int32(1), 2, 3))
+	_, err = EvalComputation(m.Entry, x, vec(int32(1), 2, 3))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "operand types differ")
 }

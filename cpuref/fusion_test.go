@@ -77,5 +77,7 @@ func TestFusion(t *testing.T) {
 	m = parse(t, fusedProgram)
 	m.Computation("e").Root.Operands[0].Operands[0].Called = nil
 	_, err = Eval(m, a, b, xs)
+	assert.ErrorIs(t, err, ErrInvalidInput)
+	_, err = EvalComputation(m.Entry, a, b, xs)
 	assert.ErrorContains(t, err, "missing calls")
 }

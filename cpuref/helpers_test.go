@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -103,11 +104,12 @@ func evalBinaryOp(t *testing.T, op hlo.Opcode, x, y *hlo.Literal) *hlo.Literal {
 
 // oneInstruction builds, without the builder, a module whose entry has parameters of
 // the inputs' shapes and a root instruction with a declared shape: for cases the
-// builder's shape rules reject on purpose (malformed IR) or do not express.
+// builder's shape rules reject on purpose (malformed IR) or do not express. Eval
+// verifies it first; EvalComputation(m.Entry, …) runs the kernels on malformed IR.
 func oneInstruction(op hlo.Opcode, shape hlo.Shape, attrs hlo.Attributes, inputs ...*hlo.Literal) *hlo.Module {
 	c := &hlo.Computation{Name: "entry"}
 	for i, in := range inputs {
-		p := &hlo.Instruction{Name: "p", Op: hlo.OpParameter, Shape: in.Shape()}
+		p := &hlo.Instruction{Name: fmt.Sprintf("p%d", i), Op: hlo.OpParameter, Shape: in.Shape()}
 		p.Attrs.ParameterNumber = int64(i)
 		c.Params = append(c.Params, p)
 		c.Instructions = append(c.Instructions, p)

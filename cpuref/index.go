@@ -11,29 +11,39 @@ import (
 // dimension fastest). idx is reused between calls. A zero-sized dimension means no
 // calls; rank 0 means one call with an empty index.
 func forEachIndex(dims []int64, f func(idx []int64)) {
+	walkIndices(dims, func(idx []int64) bool { f(idx); return true })
+}
+
+// forEachIndexErr is forEachIndex stopping at the first error.
+func forEachIndexErr(dims []int64, f func(idx []int64) error) error {
+	var err error
+	walkIndices(dims, func(idx []int64) bool {
+		err = f(idx)
+		return err == nil
+	})
+	return err
+}
+
+// forEachIndex is the package's forEachIndex stopping early once the evaluation is
+// cancelled (evalInstruction then discards the partial result): for the kernels
+// whose work per index is large.
+func (ev *evaluator) forEachIndex(dims []int64, f func(idx []int64)) {
+	walkIndices(dims, func(idx []int64) bool {
+		f(idx)
+		return !ev.stop.Load()
+	})
+}
+
+// walkIndices visits the indices of dims in row-major order while f returns true.
+func walkIndices(dims []int64, f func(idx []int64) bool) {
 	for _, d := range dims {
 		if d <= 0 {
 			return
 		}
 	}
 	idx := make([]int64, len(dims))
-	for {
-		f(idx)
-		if !nextIndex(dims, idx) {
-			return
-		}
+	for f(idx) && nextIndex(dims, idx) {
 	}
-}
-
-// forEachIndexErr is forEachIndex stopping at the first error.
-func forEachIndexErr(dims []int64, f func(idx []int64) error) error {
-	var err error
-	forEachIndex(dims, func(idx []int64) {
-		if err == nil {
-			err = f(idx)
-		}
-	})
-	return err
 }
 
 // nextIndex advances idx in row-major order and reports false after the last index.

@@ -85,7 +85,7 @@ func evalSlice(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lite
 		if s.Stride <= 0 || s.Start < 0 || s.Limit > x.Shape().Dims[d] || s.Start > s.Limit {
 			return nil, fmt.Errorf("slice [%d:%d:%d] invalid for dimension %d of %v", s.Start, s.Limit, s.Stride, d, x.Shape())
 		}
-		if want := (s.Limit - s.Start + s.Stride - 1) / s.Stride; in.Shape.Dims[d] != want {
+		if want := s.Count(); in.Shape.Dims[d] != want {
 			return nil, fmt.Errorf("slice dimension %d has %d elements, result declares %d", d, want, in.Shape.Dims[d])
 		}
 	}

@@ -72,6 +72,10 @@ func TestSlice(t *testing.T) {
 	assertLit(t, mat[float32](dims(0)), evalText(t, oneOp(`
   x = f32[8] parameter(0)
   ROOT s = f32[0] slice(x), slice={[2:2]}`), x))
+	// A stride past the end selects the start alone ((7+stride-1) used to wrap).
+	assertLit(t, vec(float32(1)), evalText(t, oneOp(`
+  x = f32[8] parameter(0)
+  ROOT s = f32[1] slice(x), slice={[1:8:9223372036854775807]}`), x))
 	// Rows 0 and 2 (stride 2), columns 1..2.
 	m := mat(dims(4, 3), int32(0), 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32)
 	assertLit(t, mat(dims(2, 2), int32(1), 2, 21, 22), evalText(t, oneOp(`
@@ -189,16 +193,17 @@ func TestDynamicUpdateSlice(t *testing.T) {
 }
 
 func TestDynamicSliceVectorStartForm(t *testing.T) {
-	// The older form takes one rank-1 operand of start indices.
+	// The older form takes one rank-1 operand of start indices (the kernel's; hlo's
+	// verifier takes only the scalar form, so the kernel is run without it).
 	x := iota16()
 	m := oneInstruction(hlo.OpDynamicSlice, hlo.MakeShape(hlo.S32, 2, 2),
 		hlo.Attributes{SliceSizes: []int64{2, 2}}, x, vec(int32(2), 1))
-	out, err := Eval(m, x, vec(int32(2), 1))
+	out, err := EvalComputation(m.Entry, x, vec(int32(2), 1))
 	require.NoError(t, err)
 	assertLit(t, mat(dims(2, 2), int32(9), 10, 13, 14), out)
 
 	m = oneInstruction(hlo.OpDynamicSlice, hlo.MakeShape(hlo.S32, 2, 2),
 		hlo.Attributes{SliceSizes: []int64{2, 2}}, x, vec(int32(2), 1, 0))
-	_, err = Eval(m, x, vec(int32(2), 1, 0))
+	_, err = EvalComputation(m.Entry, x, vec(int32(2), 1, 0))
 	assert.Error(t, err, "three start indices for a rank-2 operand")
 }

@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strconv"
@@ -165,7 +166,7 @@ add_via_call {
 
 	m := parse(t, withComps(comps, `
   ROOT z = f32[] constant(0)`))
-	ev := newEvaluator()
+	ev := newEvaluator(context.Background(), Limits{})
 	viaCall, err := ev.scalarFunc(m.Computation("add_via_call"))
 	require.NoError(t, err)
 	assert.Nil(t, viaCall.prog, "a reducer with a call is not compiled")

@@ -128,3 +128,45 @@ func logistic(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 func rsqrt(x float64) float64 { return 1 / math.Sqrt(x) }
 
 func negate(x float64) float64 { return -x }
+
+// atan2 is C's atan2, which is odd in y for every x. Go's math.Atan2 returns +π for
+// y < 0 < -x when y/x underflows to +0 (atan2(-5e-324, -2.5)); the magnitude is
+// right, so the sign is taken from y.
+func atan2(y, x float64) float64 {
+	r := math.Atan2(y, x)
+	if r != r {
+		return r
+	}
+	return math.Copysign(r, y)
+}
+
+// minNormal64 is the smallest positive normal float64, 2^-1022.
+const minNormal64 = 0x1p-1022
+
+// log is C's log. Go's math.Log on amd64 (an assembly routine) ignores subnormal
+// inputs' leading zeros: log(5e-324) comes out -709.09 instead of -744.44. A subnormal
+// x is scaled by 2^54 into the normal range first.
+func log(x float64) float64 {
+	if x > 0 && x < minNormal64 {
+		return math.Log(x*0x1p54) - 54*math.Ln2
+	}
+	return math.Log(x)
+}
+
+// pow is C's pow. For a fractional exponent math.Pow takes math.Log of x, wrong for a
+// subnormal x (see log), so such an x is scaled into the normal range:
+// x^y = (x·2^54)^y · 2^(-54y), the power of two split exactly (t + e, with a fused
+// multiply-add) and applied by Ldexp so that nothing underflows before the end.
+func pow(x, y float64) float64 {
+	if !(x > 0 && x < minNormal64) || y == math.Trunc(y) || math.IsInf(y, 0) || y != y {
+		return math.Pow(x, y)
+	}
+	t := -54 * y
+	e := math.FMA(-54, y, -t) // -54y = t + e exactly
+	n := math.Floor(t)
+	scale := math.Exp2(t-n) * (1 + e*math.Ln2)
+	if n < math.MinInt32 || n > math.MaxInt32 { // far beyond the range of float64
+		n = math.Copysign(math.MaxInt32, n)
+	}
+	return math.Ldexp(math.Pow(x*0x1p54, y)*scale, int(n))
+}

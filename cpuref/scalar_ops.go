@@ -18,7 +18,7 @@ var floatUnaryMath = map[hlo.Opcode]func(float64) float64{
 	hlo.OpSign:             floatSign,
 	hlo.OpExp:              math.Exp,
 	hlo.OpExpm1:            math.Expm1,
-	hlo.OpLog:              math.Log,
+	hlo.OpLog:              log,
 	hlo.OpLog1p:            math.Log1p,
 	hlo.OpSqrt:             math.Sqrt,
 	hlo.OpRsqrt:            rsqrt,
@@ -107,8 +107,8 @@ var floatBinaryMath = map[hlo.Opcode]func(x, y float64) float64{
 	hlo.OpRemainder: math.Mod, // C fmod: sign of the dividend, x%0 = NaN
 	hlo.OpMaximum:   floatMax,
 	hlo.OpMinimum:   floatMin,
-	hlo.OpPower:     math.Pow, // C pow: pow(x, 0) = 1 and pow(1, y) = 1 even for NaN
-	hlo.OpAtan2:     math.Atan2,
+	hlo.OpPower:     pow, // C pow: pow(x, 0) = 1 and pow(1, y) = 1 even for NaN
+	hlo.OpAtan2:     atan2,
 }
 
 // binaryFor resolves a binary elementwise op whose operands are both of type dt.

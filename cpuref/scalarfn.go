@@ -70,8 +70,14 @@ func (f *scalarFn) expect(params, results int) error {
 	return nil
 }
 
-// call evaluates the computation on argument bits and writes the result bits.
+// call evaluates the computation on argument bits and writes the result bits. It
+// fails once the evaluation is cancelled, which stops every kernel that calls a
+// scalar computation per element (reduce, reduce-window, select-and-scatter,
+// scatter, sort) within one call.
 func (f *scalarFn) call(args, results []uint64) error {
+	if err := f.ev.cancelled(); err != nil {
+		return err
+	}
 	if f.prog != nil {
 		f.prog.run(args, results)
 		return nil

@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"context"
 	"math"
 	"testing"
 
@@ -30,7 +31,7 @@ f {
   ROOT t = (f32[], s32[]) tuple(s, x)
 }`, `
   ROOT z = f32[] constant(0)`))
-	ev := newEvaluator()
+	ev := newEvaluator(context.Background(), Limits{})
 	compiled, err := ev.scalarFunc(m.Computation("f"))
 	require.NoError(t, err)
 	require.NotNil(t, compiled.prog)

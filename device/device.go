@@ -203,6 +203,14 @@ func (d *Device) enter() error {
 
 func (d *Device) exit() { d.life.RUnlock() }
 
+// Closed reports whether Close has been called, so that a layer built on the device
+// can refuse a closed one at once instead of at its first use.
+func (d *Device) Closed() bool {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	return d.closed
+}
+
 func (d *Device) adopt(c child) {
 	d.mu.Lock()
 	d.children[c] = struct{}{}

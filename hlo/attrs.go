@@ -45,6 +45,16 @@ type Attributes struct {
 // SliceDim is one dimension of a slice: elements start, start+stride, … < limit.
 type SliceDim struct{ Start, Limit, Stride int64 }
 
+// Count is the number of elements the slice selects, ⌈(Limit−Start)/Stride⌉, for a
+// valid slice (0 ≤ Start ≤ Limit, Stride ≥ 1); computed without overflow for any
+// stride.
+func (s SliceDim) Count() int64 {
+	if s.Limit <= s.Start {
+		return 0
+	}
+	return (s.Limit-s.Start-1)/s.Stride + 1
+}
+
 // PadDim is one dimension of a pad; negative low/high padding removes elements.
 type PadDim struct{ Low, High, Interior int64 }
 

@@ -1,7 +1,5 @@
 package hlo
 
-import "fmt"
-
 // Clone deep-copies the module: computations, instructions, attributes (literals are
 // immutable by convention and shared). Passes that rewrite a module work on a clone
 // when the caller's module must stay as it was.
@@ -19,13 +17,4 @@ func (m *Module) Clone() *Module {
 // CanonicalText prints the module with every computation and instruction renamed by
 // position (c0, c0.i3, …), so two modules that differ only in names print the same:
 // the structural identity a compilation cache keys on. The module's own name is kept.
-func CanonicalText(m *Module) string {
-	c := m.Clone()
-	for i, comp := range c.Computations {
-		comp.Name = fmt.Sprintf("c%d", i)
-		for j, in := range comp.Instructions {
-			in.Name = fmt.Sprintf("c%d.i%d", i, j)
-		}
-	}
-	return Print(c)
-}
+func CanonicalText(m *Module) string { return Print(canonicalClone(m)) }

@@ -133,7 +133,18 @@ func inferByOp(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("declared shape: %w", err)
 		}
 	}
-	switch info.Kind {
+	out, err := inferByRule(a)
+	if err == nil {
+		// A rule can make a shape larger than its operands (pad, broadcast, dot).
+		if err = validShape(out); err != nil {
+			return Shape{}, fmt.Errorf("result: %w", err)
+		}
+	}
+	return out, err
+}
+
+func inferByRule(a *shapeArgs) (Shape, error) {
+	switch a.op.Info().Kind {
 	case KindUnary:
 		return inferUnary(a)
 	case KindBinary:
@@ -169,14 +180,24 @@ func checkCalledCount(info *OpInfo, called []*Computation) error {
 }
 
 // validShape checks that a shape is a well-formed array (valid element type,
-// non-negative dims) or a tuple of well-formed shapes.
+// non-negative dims, at most MaxShapeElements elements) or a tuple of well-formed
+// shapes whose byte size fits in int64.
 func validShape(s Shape) error {
+	if err := validStructure(s); err != nil {
+		return err
+	}
+	_, err := s.ByteSizeChecked()
+	return err
+}
+
+// validStructure checks element types and that only tuples have elements.
+func validStructure(s Shape) error {
 	if s.IsTuple() {
 		if len(s.Dims) != 0 {
 			return fmt.Errorf("tuple shape %v has dimensions", s)
 		}
 		for _, e := range s.Elems {
-			if err := validShape(e); err != nil {
+			if err := validStructure(e); err != nil {
 				return err
 			}
 		}
@@ -187,11 +208,6 @@ func validShape(s Shape) error {
 	}
 	if len(s.Elems) != 0 {
 		return fmt.Errorf("array shape %v has tuple elements", s)
-	}
-	for _, d := range s.Dims {
-		if d < 0 {
-			return fmt.Errorf("shape %v has a negative dimension", s)
-		}
 	}
 	return nil
 }

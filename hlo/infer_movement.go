@@ -80,7 +80,7 @@ func inferSlice(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("slice [%d:%d:%d] of dimension %d of %v is out of bounds or has stride < 1",
 				s.Start, s.Limit, s.Stride, i, x)
 		}
-		out.Dims[i] = (s.Limit - s.Start + s.Stride - 1) / s.Stride
+		out.Dims[i] = s.Count()
 	}
 	return out, nil
 }
@@ -101,13 +101,14 @@ func inferConcatenate(a *shapeArgs) (Shape, error) {
 		return Shape{}, fmt.Errorf("operand %v: %w", first, err)
 	}
 	out := first.Clone()
+	var d dimArith
 	for _, s := range a.operands[1:] {
 		if err := concatCompatible(first, s, dim); err != nil {
 			return Shape{}, err
 		}
-		out.Dims[dim] += s.Dims[dim]
+		out.Dims[dim] = d.add(out.Dims[dim], s.Dims[dim])
 	}
-	return out, nil
+	return out, d.err(fmt.Sprintf("the concatenated dimension %d", dim))
 }
 
 func concatCompatible(first, s Shape, dim int64) error {
@@ -141,7 +142,11 @@ func inferPad(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("negative interior padding %d in dimension %d", p.Interior, i)
 		}
 		size := x.Dims[i]
-		out.Dims[i] = p.Low + p.High + size + max(size-1, 0)*p.Interior
+		var d dimArith
+		out.Dims[i] = d.add(d.add(p.Low, p.High), d.add(size, d.mul(max(size-1, 0), p.Interior)))
+		if err := d.err(fmt.Sprintf("padding %d_%d_%d of dimension %d of %v", p.Low, p.High, p.Interior, i, x)); err != nil {
+			return Shape{}, err
+		}
 		if out.Dims[i] < 0 {
 			return Shape{}, fmt.Errorf("padding %d_%d_%d makes dimension %d of %v negative",
 				p.Low, p.High, p.Interior, i, x)

@@ -117,11 +117,11 @@ func inferReduce(a *shapeArgs) (Shape, error) {
 }
 
 // dilatedBound is the extent of n elements with dilation-1 holes between them.
-func dilatedBound(n, dilation int64) int64 {
+func dilatedBound(d *dimArith, n, dilation int64) int64 {
 	if n == 0 {
 		return 0
 	}
-	return (n-1)*dilation + 1
+	return d.add(d.mul(n-1, dilation), 1)
 }
 
 // checkWindowDim checks one window dimension's fields (XLA: size, stride and both
@@ -148,11 +148,16 @@ func windowOutput(base Shape, window []WindowDim, allowReversal bool) ([]int64, 
 		if w.WindowReversal && !allowReversal {
 			return nil, fmt.Errorf("window dimension %d is reversed; only convolution reverses windows", i)
 		}
-		padded := w.PadLow + dilatedBound(base.Dims[i], w.BaseDilation) + w.PadHigh
+		var d dimArith
+		padded := d.add(d.add(w.PadLow, dilatedBound(&d, base.Dims[i], w.BaseDilation)), w.PadHigh)
+		span := dilatedBound(&d, w.Size, w.WindowDilation)
+		if err := d.err(fmt.Sprintf("window dimension %d over dimension %d of %v", i, i, base)); err != nil {
+			return nil, err
+		}
 		if padded < 0 {
 			return nil, fmt.Errorf("window padding %d_%d makes dimension %d of %v negative", w.PadLow, w.PadHigh, i, base)
 		}
-		if span := dilatedBound(w.Size, w.WindowDilation); span <= padded {
+		if span <= padded {
 			out[i] = (padded-span)/w.Stride + 1
 		}
 	}

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -214,6 +215,8 @@ func TestInferMovement(t *testing.T) {
 			attrs: Attributes{Slice: []SliceDim{{1, 8, 3}}}, want: f32(3)},
 		{name: "slice 2d", op: OpSlice, operands: shp(f32(4, 6)),
 			attrs: Attributes{Slice: []SliceDim{{1, 4, 2}, {0, 6, 3}}}, want: f32(2, 2)},
+		{name: "slice stride past the end", op: OpSlice, operands: shp(f32(10)), // (9+MaxInt64-1) wrapped negative
+			attrs: Attributes{Slice: []SliceDim{{1, 10, math.MaxInt64}}}, want: f32(1)},
 		{name: "slice empty", op: OpSlice, operands: shp(f32(4)),
 			attrs: Attributes{Slice: []SliceDim{{2, 2, 1}}}, want: f32(0)},
 		{name: "slice stride 0", op: OpSlice, operands: shp(f32(4)),

@@ -69,9 +69,6 @@ const internalParserError = "internal HLO parser error"
 // (1 GiB); tests lower it so that fuzzing never allocates much.
 var maxElidedBytes int64 = 1 << 30
 
-// maxShapeElements bounds any shape's element count, so that byte sizes never overflow.
-const maxShapeElements = int64(1) << 50
-
 type parser struct {
 	lexer
 	comps   map[string]*compText

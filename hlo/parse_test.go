@@ -371,6 +371,10 @@ var parseErrorCases = []struct {
 		"3:31: constant c of shape f32[1000] has more elements than the text holds"},
 	{"shape too large", "HloModule m\nENTRY e {\n  ROOT c = f32[100000000000,100000000000] parameter(0)\n}",
 		"3:12: shape has more than"},
+	// 1024 arrays of 2^53 bytes: each within the element limit, 2^63 bytes together.
+	{"tuple byte size overflows", "HloModule m\nENTRY e {\n  ROOT p = (" +
+		strings.Repeat("f64[1125899906842624], ", 1023) + "f64[1125899906842624]) parameter(0)\n}",
+		"the byte size of tuple"},
 }
 
 // TestParseErrors checks that bad input fails with the position of the problem and

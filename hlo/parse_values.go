@@ -94,14 +94,13 @@ func (p *parser) parseDims() ([]int64, error) {
 	return dims, nil
 }
 
-// checkShapeSize bounds the element count so that sizes in bytes cannot overflow.
+// checkShapeSize applies the shape size limit (MaxShapeElements) at the shape's
+// position.
 func (p *parser) checkShapeSize(dims []int64, pos int) error {
-	n := int64(1)
-	for _, d := range dims {
-		if d != 0 && n > maxShapeElements/d {
-			return p.errorAt(pos, "shape has more than %d elements", maxShapeElements)
-		}
-		n *= d
+	if _, err := MakeShape(F32, dims...).NumElementsChecked(); err != nil {
+		e := p.errorAt(pos, "shape has more than %d elements", MaxShapeElements)
+		e.Err = ErrShapeTooLarge
+		return e
 	}
 	return nil
 }

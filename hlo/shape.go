@@ -1,9 +1,22 @@
 package hlo
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strings"
 )
+
+// MaxShapeElements bounds the element count of any array shape (2^50): sizes in bytes
+// of every element type then fit in int64 with room to add them up. The bound applies
+// to the product of the non-zero dimensions, so that no stride or partial product
+// overflows either, even in a shape with a zero dimension. The parser, the builder
+// and the verifier reject larger shapes (docs/limits.md).
+const MaxShapeElements = int64(1) << 50
+
+// ErrShapeTooLarge is wrapped by the errors of shapes over the size limits: an array
+// with more than MaxShapeElements elements, or a tuple whose byte size overflows int64.
+var ErrShapeTooLarge = errors.New("shape too large")
 
 // Shape is a static array shape (element type and dimensions, row-major) or a tuple of
 // shapes. All layouts are row-major; layouts in HLO text are accepted and ignored.
@@ -58,6 +71,82 @@ func (s Shape) ByteSize() int64 {
 		return total
 	}
 	return s.NumElements() * int64(s.DType.Size())
+}
+
+// NumElementsChecked is NumElements for an array shape, or an error: one wrapping
+// ErrShapeTooLarge when the product of the non-zero dimensions exceeds
+// MaxShapeElements, or one naming a negative dimension. It never overflows.
+func (s Shape) NumElementsChecked() (int64, error) {
+	n, nonZero := int64(1), int64(1)
+	for _, d := range s.Dims {
+		if d < 0 {
+			return 0, fmt.Errorf("shape %v has a negative dimension", s)
+		}
+		if d == 0 {
+			n = 0
+			continue
+		}
+		if nonZero > MaxShapeElements/d {
+			return 0, fmt.Errorf("%w: %v has more than 2^50 elements", ErrShapeTooLarge, s)
+		}
+		nonZero *= d
+	}
+	return n * nonZero, nil
+}
+
+// ByteSizeChecked is ByteSize, or an error wrapping ErrShapeTooLarge where an array
+// has more than MaxShapeElements elements or a tuple's total overflows int64 (or the
+// error of a negative dimension). Callers that allocate or plan memory for shapes
+// from outside use it; ByteSize is for shapes already verified.
+func (s Shape) ByteSizeChecked() (int64, error) {
+	if !s.IsTuple() {
+		n, err := s.NumElementsChecked()
+		return n * int64(s.DType.Size()), err
+	}
+	var total int64
+	for _, e := range s.Elems {
+		b, err := e.ByteSizeChecked()
+		if err != nil {
+			return 0, err
+		}
+		if total > math.MaxInt64-b {
+			return 0, fmt.Errorf("%w: the byte size of tuple %v overflows int64", ErrShapeTooLarge, s)
+		}
+		total += b
+	}
+	return total, nil
+}
+
+// dimArith evaluates a dimension formula of a shape rule (pad, window) whose
+// attributes are arbitrary int64s: an overflow is remembered rather than wrapped to a
+// plausible size, and err reports it.
+type dimArith struct{ overflow bool }
+
+func (d *dimArith) add(a, b int64) int64 {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		d.overflow = true
+	}
+	return s
+}
+
+func (d *dimArith) mul(a, b int64) int64 {
+	if a == 0 || b == 0 {
+		return 0
+	}
+	p := a * b
+	if p/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		d.overflow = true
+	}
+	return p
+}
+
+// err wraps ErrShapeTooLarge when any step overflowed.
+func (d *dimArith) err(what string) error {
+	if d.overflow {
+		return fmt.Errorf("%w: %s overflows int64", ErrShapeTooLarge, what)
+	}
+	return nil
 }
 
 // Strides returns row-major element strides.

@@ -26,28 +26,35 @@ import (
 //     in range (permutations, slice bounds, window fields ≥ 1, …), and a declared
 //     shape equal to the inferred one.
 //
-// Errors name the computation, the instruction and what is wrong. Verify never
-// panics on a malformed module (nil pointers included), since the parser calls it on
-// arbitrary input.
+// Shapes are held to the size limits: no array over MaxShapeElements elements, no
+// tuple whose byte size overflows int64 (ErrShapeTooLarge, wrapped).
+//
+// Errors wrap ErrVerify and name the computation, the instruction and what is wrong.
+// Verify never panics on a malformed module (nil pointers included), since the parser
+// calls it on arbitrary input.
 func Verify(m *Module) error {
 	if m == nil {
-		return errors.New("verify: nil module")
+		return fmt.Errorf("%w: nil module", ErrVerify)
 	}
 	if err := verifyModuleStructure(m); err != nil {
-		return fmt.Errorf("verify module %q: %w", m.Name, err)
+		return fmt.Errorf("%w module %q: %w", ErrVerify, m.Name, err)
 	}
 	if err := verifyFusions(m); err != nil {
-		return fmt.Errorf("verify module %q: %w", m.Name, err)
+		return fmt.Errorf("%w module %q: %w", ErrVerify, m.Name, err)
 	}
 	owners := map[*Instruction]*Computation{}
 	names := map[string]*Computation{}
 	for _, c := range m.Computations {
 		if err := verifyComputation(c, owners, names); err != nil {
-			return fmt.Errorf("verify module %q: computation %q: %w", m.Name, c.Name, err)
+			return fmt.Errorf("%w module %q: computation %q: %w", ErrVerify, m.Name, c.Name, err)
 		}
 	}
 	return nil
 }
+
+// ErrVerify is wrapped by every error of Verify: the module breaks an invariant. Its
+// text, "verify", begins the messages.
+var ErrVerify = errors.New("verify")
 
 // verifyModuleStructure checks the computation list, the entry and the call graph.
 func verifyModuleStructure(m *Module) error {

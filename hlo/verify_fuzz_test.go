@@ -1,7 +1,11 @@
 package hlo
 
 import (
+	"errors"
+	"math"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // FuzzVerify corrupts builder-made sample modules in ways the input chooses
@@ -12,15 +16,50 @@ func FuzzVerify(f *testing.F) {
 	for i := range AllOpcodes() {
 		f.Add([]byte{byte(i), 0, 1, 2, 3, 1, 2, 3, 4, 2, 0, 1, 3, 5, 2, 1})
 	}
-	ops := AllOpcodes()
+	for _, seed := range hugeShapeSeeds() {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r := &fuzzReader{data: data}
-		m := sampleModule(t, ops[r.intn(len(ops))])
-		for n := 0; n < 8 && !r.done(); n++ {
-			corruptModule(r, m)
-		}
-		_ = Verify(m) // must not panic
+		_ = Verify(corruptedModule(t, data)) // must not panic
 	})
+}
+
+// corruptedModule is the sample module the data picks, corrupted as the data says.
+func corruptedModule(t *testing.T, data []byte) *Module {
+	ops := AllOpcodes()
+	r := &fuzzReader{data: data}
+	m := sampleModule(t, ops[r.intn(len(ops))])
+	for n := 0; n < 8 && !r.done(); n++ {
+		corruptModule(r, m)
+	}
+	return m
+}
+
+// hugeDims are dimensions appended to a corrupted shape: at and past the size limits.
+var hugeDims = [][]int64{{1 << 31, 1 << 31, 4}, {MaxShapeElements}, {MaxShapeElements + 1},
+	{math.MaxInt64}, {0, 1 << 62}, {1 << 25, 1 << 25, 2}}
+
+// hugeShapeSeeds give a parameter of an elementwise sample each of hugeDims (byte 2
+// picks corruption 3, the shape; the two bool bytes skip the tuple and take hugeDims).
+func hugeShapeSeeds() [][]byte {
+	var seeds [][]byte
+	for i := range hugeDims {
+		seeds = append(seeds, []byte{byte(OpNegate) - 1, 0, 3, 3, 0, 0, 1, byte(i)})
+	}
+	return seeds
+}
+
+// TestHugeShapeSeeds: the seeds reach the verifier's size check (the limit itself,
+// hugeDims[1], passes it).
+func TestHugeShapeSeeds(t *testing.T) {
+	for i, seed := range hugeShapeSeeds() {
+		err := Verify(corruptedModule(t, seed))
+		if i == 1 {
+			assert.False(t, errors.Is(err, ErrShapeTooLarge), "%v", err)
+			continue
+		}
+		assert.ErrorIs(t, err, ErrShapeTooLarge, "seed %d", i)
+	}
 }
 
 // corruptModule applies one corruption chosen by r.
@@ -54,6 +93,8 @@ func corruptModule(r *fuzzReader, m *Module) {
 		in.Shape = r.shape()
 		if r.bool() {
 			in.Shape = MakeTuple(in.Shape, r.shape())
+		} else if r.bool() {
+			in.Shape.Dims = append(in.Shape.Dims, hugeDims[r.intn(len(hugeDims))]...)
 		}
 	case 4:
 		in.Op = Opcode(r.intn(int(numOpcodes) + 2))

@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -263,4 +264,96 @@ func TestVerifyFusion(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), `fusion instruction f: fused computation "loop" contains while instruction w `)
 	})
+}
+
+// TestVerifyRejectsOverflowingShapes: shapes whose element count or byte size does
+// not fit in int64 (f32[2^31,2^31,4] has 2^64 elements, which wrapped to 0 and "ran"
+// returning 0 bytes) are refused by the builder and the verifier with ErrShapeTooLarge,
+// and verify errors wrap ErrVerify.
+func TestVerifyRejectsOverflowingShapes(t *testing.T) {
+	huge := MakeShape(F32, 1<<31, 1<<31, 4)
+	b := NewBuilder("huge")
+	b.Parameter(huge, "p")
+	require.ErrorIs(t, b.Err(), ErrShapeTooLarge)
+
+	// Results larger than their operands: padding by 2^60 each side, and interior
+	// padding whose product wrapped around to a small, plausible f32[1].
+	for _, pad := range []PadDim{{Low: 1 << 60, High: 1 << 60}, {Low: -2, Interior: math.MaxInt64}} {
+		b = NewBuilder("pad")
+		x := b.Parameter(MakeShape(F32, 3), "x")
+		b.Pad(x, b.ScalarConstant(F32, 0), []PadDim{pad})
+		require.ErrorIs(t, b.Err(), ErrShapeTooLarge, "%+v", pad)
+	}
+	// 2^14 operands of 2^50 elements concatenated: the sum wrapped to f32[0].
+	b = NewBuilder("concat")
+	part := b.Parameter(MakeShape(F32, MaxShapeElements), "part")
+	parts := make([]*Instruction, 1<<14)
+	for i := range parts {
+		parts[i] = part
+	}
+	b.Concatenate(0, parts...)
+	require.ErrorIs(t, b.Err(), ErrShapeTooLarge)
+	// A window dilation whose extent wraps: (3-1)·2^62 + 1.
+	b = NewBuilder("window")
+	x := b.Parameter(MakeShape(F32, 3), "x")
+	b.ReduceWindow([]*Instruction{x}, []*Instruction{b.ScalarConstant(F32, 0)}, b.Reducer(OpAdd, F32),
+		[]WindowDim{{Size: 1, Stride: 1, BaseDilation: 1 << 62, WindowDilation: 1}})
+	require.ErrorIs(t, b.Err(), ErrShapeTooLarge)
+
+	for _, s := range []Shape{huge, MakeShape(F32, 1<<50, 2), MakeShape(S32, 1<<62, 1<<62, 0, -1),
+		MakeTuple(repeatShape(MakeShape(F64, MaxShapeElements), 1024)...)} {
+		m := parameterModule(s)
+		err := Verify(m)
+		require.ErrorIs(t, err, ErrVerify, "%v", s)
+		assert.Contains(t, err.Error(), "verify module")
+		if s.Dims == nil || s.Dims[len(s.Dims)-1] >= 0 {
+			assert.ErrorIs(t, err, ErrShapeTooLarge, "%v", s)
+		}
+	}
+	// The limit itself is allowed, in the verifier and in ByteSizeChecked.
+	ok := MakeTuple(MakeShape(F64, MaxShapeElements), MakeShape(F32, 0, 1<<50))
+	require.NoError(t, Verify(parameterModule(ok)))
+	n, err := ok.ByteSizeChecked()
+	require.NoError(t, err)
+	assert.Equal(t, int64(8)<<50, n)
+	require.ErrorIs(t, Verify(nil), ErrVerify)
+}
+
+func TestByteSizeChecked(t *testing.T) {
+	for _, c := range []struct {
+		s    Shape
+		want int64
+	}{
+		{MakeShape(F32, 2, 3), 24}, {Scalar(S8), 1}, {MakeShape(F64, 1<<20, 1<<30), 8 << 50},
+		{MakeTuple(MakeShape(F16, 3), MakeTuple(Scalar(S64))), 14},
+	} {
+		got, err := c.s.ByteSizeChecked()
+		require.NoError(t, err, "%v", c.s)
+		assert.Equal(t, c.want, got, "%v", c.s)
+	}
+	for _, s := range []Shape{MakeShape(F32, 1<<31, 1<<31, 4), MakeShape(Pred, 1<<51),
+		MakeShape(F32, 0, 1<<62, 1<<62), // no elements, but strides would overflow
+		MakeTuple(repeatShape(MakeShape(F64, MaxShapeElements), 1024)...)} {
+		_, err := s.ByteSizeChecked()
+		assert.ErrorIs(t, err, ErrShapeTooLarge, "%v", s)
+	}
+	_, err := MakeShape(F32, 2, -1).ByteSizeChecked()
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, ErrShapeTooLarge)
+}
+
+func repeatShape(s Shape, n int) []Shape {
+	out := make([]Shape, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+// parameterModule is a module whose entry returns one parameter of shape s, built
+// without the builder (which would refuse a bad shape).
+func parameterModule(s Shape) *Module {
+	p := &Instruction{Name: "p", Op: OpParameter, Shape: s}
+	c := &Computation{Name: "e", Instructions: []*Instruction{p}, Params: []*Instruction{p}, Root: p}
+	return &Module{Name: "m", Computations: []*Computation{c}, Entry: c}
 }

@@ -7,16 +7,8 @@ import "github.com/vkxla/vkxla/hlo"
 // remaining instruction calls. No op in the table has side effects, so nothing else
 // must be kept.
 func DCE(m *hlo.Module, _ Config) (bool, error) {
-	changed := false
-	for _, c := range m.Computations {
-		if removeDeadInstructions(c) {
-			changed = true
-		}
-	}
-	if removeUncalledComputations(m) {
-		changed = true
-	}
-	return changed, nil
+	changed := anyComputation(m, removeDeadInstructions)
+	return removeUncalledComputations(m) || changed, nil
 }
 
 // removeDeadInstructions keeps the parameters and what the root depends on.

@@ -23,6 +23,8 @@ type Pass struct {
 
 // Pipeline is every pass, in the order Run applies them.
 var Pipeline = []Pass{
+	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
+	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},

@@ -12,20 +12,40 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
 )
 
 //go:embed examples/mlp.hlo
 var exampleMLP string
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "vkxla:", err)
-		os.Exit(1)
+	os.Exit(mainWithIO(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// mainWithIO runs the command and prints an error as one "vkxla: …" line (or
+// paragraph) on stderr; it returns the exit status.
+func mainWithIO(args []string, stdout, stderr io.Writer) int {
+	if err := run(args, stdout); err != nil {
+		fmt.Fprintln(stderr, errorText(err))
+		return 1
 	}
+	return 0
+}
+
+// errorText prefixes the program's name unless the error already starts with it:
+// the vkxla package's errors do ("vkxla: Compile m: …").
+func errorText(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "vkxla: ") {
+		return msg
+	}
+	return "vkxla: " + msg
 }
 
 func run(args []string, out io.Writer) error {
@@ -47,26 +67,56 @@ func run(args []string, out io.Writer) error {
 }
 
 const usage = `usage:
-  vkxla run [-seed N] [-validation] [-budget BYTES] [-without PASS,...] [file.hlo]
+  vkxla run [-inputs random|ones|npy:DIR] [-seed N] [-positive] [-check] [-validation]
+            [-budget BYTES] [-without PASS,...] [-timeout D]
+            [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
                                                  run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
-  vkxla print file.hlo                           parse, verify and print a module`
+  vkxla print [-max-file-bytes N] file.hlo       parse, verify and print a module`
+
+// defaultMaxFileBytes caps the HLO files the commands read (docs/limits.md).
+const defaultMaxFileBytes = 256 << 20
+
+// runFlags are the options of vkxla run.
+type runFlags struct {
+	inputs       inputSource
+	check        bool
+	validation   bool
+	timeout      time.Duration
+	limits       cpuref.Limits
+	compileOpts  []vkxla.CompileOption
+	maxFileBytes int64
+}
 
 func runCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	var rf runFlags
 	seed := fs.Uint64("seed", 1, "seed of the random inputs")
-	validation := fs.Bool("validation", os.Getenv("VKXLA_VALIDATION") == "1", "enable the Vulkan validation layer")
+	inputs := fs.String("inputs", "random", "where the inputs come from: random, ones or npy:DIR (DIR/<parameter name or number>.npy)")
+	positive := fs.Bool("positive", false, "draw random floats in [0.5, 1.5) instead of [-1, 1) (for log, sqrt, pow…)")
+	fs.BoolVar(&rf.check, "check", false, "on a mismatch, run every kernel alone on cpuref's inputs and name the first that differs (and the instruction inside a fusion)")
+	fs.BoolVar(&rf.validation, "validation", os.Getenv("VKXLA_VALIDATION") == "1", "enable the Vulkan validation layer (slows every dispatch: off unless asked)")
 	budget := fs.Int64("budget", 0, "device memory budget in bytes (rematerialise to meet it; 0: none)")
 	without := fs.String("without", "", "comma-separated optimisation passes to skip (fusion, schedule, …)")
-	if err := fs.Parse(args); err != nil {
+	fs.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on the whole run, cpuref and GPU (0: none)")
+	fs.Int64Var(&rf.maxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
+	cpurefMax := fs.Int64("cpuref-max-bytes", 0, "cpuref's memory limit, per value and in total (0: cpuref's defaults, 2 GiB and 8 GiB)")
+	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
 	}
-	var opts []vkxla.CompileOption
 	if *budget != 0 {
-		opts = append(opts, vkxla.WithMemoryBudget(*budget))
+		rf.compileOpts = append(rf.compileOpts, vkxla.WithMemoryBudget(*budget))
 	}
 	if *without != "" {
-		opts = append(opts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
+		rf.compileOpts = append(rf.compileOpts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
+	}
+	if *cpurefMax < 0 || rf.timeout < 0 {
+		return errors.New("run: -cpuref-max-bytes and -timeout must not be negative")
+	}
+	rf.limits = cpuref.Limits{MaxValueBytes: *cpurefMax, MaxTotalBytes: *cpurefMax}
+	var err error
+	if rf.inputs, err = parseInputSource(*inputs, *seed, *positive); err != nil {
+		return err
 	}
 	name, text := "examples/mlp.hlo (built in)", exampleMLP
 	if fs.NArg() > 1 {
@@ -74,11 +124,50 @@ func runCommand(args []string, out io.Writer) error {
 	}
 	if fs.NArg() == 1 {
 		name = fs.Arg(0)
-		b, err := os.ReadFile(name)
-		if err != nil {
+		if text, err = readModuleFile(name, rf.maxFileBytes); err != nil {
 			return err
 		}
-		text = string(b)
 	}
-	return runModule(out, name, text, *seed, *validation, opts...)
+	return runModule(out, name, text, rf)
+}
+
+// parseFlags parses a subcommand's flags. The flag package's own printing is
+// silenced so that an error is printed once, by main, with the flags' usage; -h
+// prints the usage on out and reports help.
+func parseFlags(fs *flag.FlagSet, args []string, out io.Writer) (help bool, err error) {
+	fs.SetOutput(io.Discard)
+	err = fs.Parse(args)
+	if err == nil {
+		return false, nil
+	}
+	var defaults strings.Builder
+	fs.SetOutput(&defaults)
+	fs.PrintDefaults()
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(out, "%s\n\nflags of %s:\n%s", usage, fs.Name(), defaults.String())
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %w\nflags of %s:\n%s", fs.Name(), err, fs.Name(), strings.TrimRight(defaults.String(), "\n"))
+}
+
+// readModuleFile reads an HLO file of at most max bytes: /dev/zero or a huge file is
+// an error naming the cap and the flag that raises it, not an unbounded read.
+func readModuleFile(name string, max int64) (string, error) {
+	if max <= 0 {
+		return "", fmt.Errorf("-max-file-bytes is %d; it must be positive", max)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, min(max, math.MaxInt64-1)+1)) // one byte past the cap tells
+
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return "", fmt.Errorf("%s: larger than %d bytes (-max-file-bytes raises the cap)", name, max)
+	}
+	return string(b), nil
 }

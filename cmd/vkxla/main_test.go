@@ -2,6 +2,10 @@ package main
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
 	"strings"
 	"testing"
 
@@ -9,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/device/devicetest"
 )
 
@@ -66,8 +71,104 @@ func TestCommandErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no/such/file.hlo")
 
-	err = runModule(&out, "bad.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n", 1, false)
+	err = runModule(&out, "bad.hlo", "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n", runFlags{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.hlo:")
 	assert.Contains(t, err.Error(), "3:")
+}
+
+// runMain runs the command as main does and returns its exit status, its stdout and
+// everything written to stderr, by it or by anything else (the flag package used to
+// print flag errors there itself, before main printed them again).
+func runMain(t *testing.T, args ...string) (status int, stdout, stderr string) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	saved := os.Stderr
+	os.Stderr = w
+	var out, errOut bytes.Buffer
+	status = mainWithIO(args, &out, io.MultiWriter(&errOut, w))
+	os.Stderr = saved
+	require.NoError(t, w.Close())
+	all, err := io.ReadAll(r)
+	require.NoError(t, err)
+	return status, out.String(), string(all)
+}
+
+// TestFlagErrorPrintedOnce: a bad flag is one error, printed once with the flags'
+// usage and the program's name once.
+func TestFlagErrorPrintedOnce(t *testing.T) {
+	status, stdout, stderr := runMain(t, "run", "-bogus")
+	assert.Equal(t, 1, status)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "flag provided but not defined: -bogus"), stderr)
+	assert.True(t, strings.HasPrefix(stderr, "vkxla: run: flag provided but not defined: -bogus\nflags of run:\n"), stderr)
+	assert.Contains(t, stderr, "-timeout duration")
+
+	status, stdout, stderr = runMain(t, "print", "-h")
+	assert.Equal(t, 0, status)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "flags of print:\n  -max-file-bytes")
+}
+
+func TestErrorTextHasOnePrefix(t *testing.T) {
+	assert.Equal(t, "vkxla: Compile m: boom", errorText(errors.New("vkxla: Compile m: boom")))
+	assert.Equal(t, "vkxla: cpuref: boom", errorText(errors.New("cpuref: boom")))
+	assert.Equal(t, "vkxla: run takes at most one file", errorText(errors.New("run takes at most one file")))
+}
+
+// endlessLoop is a while whose condition is always true (shared with cpuref's tests).
+const endlessLoop = "../../cpuref/testdata/endless_while.hlo"
+
+// TestRunTimeout: an endless while used to hang the CLI in cpuref forever; -timeout
+// ends the run with an error saying so, printed with one prefix each.
+func TestRunTimeout(t *testing.T) {
+	status, _, stderr := runMain(t, "run", "-timeout", "50ms", endlessLoop)
+	assert.Equal(t, 1, status)
+	assert.True(t, strings.HasPrefix(stderr, "vkxla: cpuref: computation \"e\": %l = while:"), stderr)
+	assert.Contains(t, stderr, "context deadline exceeded (the run's -timeout of 50ms; -timeout 0 for none)")
+	assert.NotContains(t, stderr, "cpuref: cpuref:")
+
+	err := run([]string{"run", "-timeout", "-1s", endlessLoop}, io.Discard)
+	assert.ErrorContains(t, err, "must not be negative")
+}
+
+// TestInputFileCap: /dev/zero used to be read without end; files over the cap are
+// an error naming the cap and the flag.
+func TestInputFileCap(t *testing.T) {
+	for _, cmd := range []string{"run", "print"} {
+		err := run([]string{cmd, "-max-file-bytes", "1000", "/dev/zero"}, io.Discard)
+		require.Error(t, err, cmd)
+		assert.Contains(t, err.Error(), "/dev/zero: larger than 1000 bytes (-max-file-bytes raises the cap)")
+	}
+	info, err := os.Stat(endlessLoop)
+	require.NoError(t, err)
+	err = run([]string{"print", "-max-file-bytes", fmt.Sprint(info.Size() - 1), endlessLoop}, io.Discard)
+	assert.ErrorContains(t, err, "larger than")
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"print", "-max-file-bytes", fmt.Sprint(info.Size()), endlessLoop}, &out))
+	assert.Contains(t, out.String(), "HloModule forever")
+}
+
+// TestRunRefusesHugeInputs: a parameter of f32[1e12] used to be allocated (and kill
+// the process); it is refused against cpuref's limits, which a flag raises.
+func TestRunRefusesHugeInputs(t *testing.T) {
+	text := "HloModule big\nENTRY e {\n  ROOT p = f32[1000000000000] parameter(0)\n}\n"
+	err := runModule(io.Discard, "big.hlo", text, runFlags{})
+	require.ErrorIs(t, err, cpuref.ErrTooLarge)
+	assert.Contains(t, err.Error(), "f32[1000000000000] is 4000000000000 bytes, over the limit of 2147483648 bytes per value")
+	assert.Contains(t, err.Error(), "(-cpuref-max-bytes raises cpuref's limits)")
+
+	err = runModule(io.Discard, "big.hlo", text, runFlags{limits: cpuref.Limits{MaxValueBytes: 3}})
+	assert.ErrorContains(t, err, "over the limit of 3 bytes per value")
+}
+
+// TestCompileErrorHasOnePrefix: the vkxla package's errors begin "vkxla: "; the CLI
+// used to print "vkxla: vkxla: Compile …".
+func TestCompileErrorHasOnePrefix(t *testing.T) {
+	devicetest.Open(t)
+	status, _, stderr := runMain(t, "run", "-budget", "100", "../../testdata/programs/softmax.hlo")
+	assert.Equal(t, 1, status)
+	assert.True(t, strings.HasPrefix(stderr, "vkxla: Compile "), stderr)
+	assert.Equal(t, 1, strings.Count(stderr, "vkxla:"), stderr)
 }

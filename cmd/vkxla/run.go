@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
+	"math"
 	"strings"
 	"time"
 
@@ -16,50 +17,124 @@ import (
 )
 
 // runModule runs one module on the device and on cpuref and prints both results,
-// whether they agree within the program's tolerance, the memory plan and the
-// per-kernel GPU times.
-func runModule(out io.Writer, name, text string, seed uint64, validation bool, opts ...vkxla.CompileOption) (err error) {
-	m, err := hlo.ParseModule(text)
+// whether they agree within the program's tolerance, the memory plan, the kernel
+// count and the per-kernel GPU times, with a progress line per stage (a large
+// model takes a while). The -timeout bounds cpuref, the compile and the GPU run.
+func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
+	p := progress{out: out}
+	m, err := p.parse(name, text)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return err
 	}
-	inputs := randomInputs(m, seed)
-	want, err := cpuref.Eval(m, inputs...)
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	if rf.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, rf.timeout)
+	}
+	defer cancel()
+	defer func() { err = explainLimit(err, rf.timeout) }()
+	inputs, err := rf.inputs.inputs(m, rf.limits)
 	if err != nil {
-		return fmt.Errorf("cpuref: %w", err)
+		return err
 	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	done := p.start("cpuref")
+	want, err := rf.limits.EvalContext(ctx, m, inputs...)
+	if err != nil {
+		return err // cpuref's errors say "cpuref: …"
+	}
+	done()
+	rt, err := vkxla.NewRuntime(vkxla.WithValidation(rf.validation))
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, rt.Close()) }() // validation messages fail the run
-	start := time.Now()
-	exe, err := rt.Compile(context.Background(), m, opts...)
+	done = p.start("compile")
+	exe, err := rt.Compile(ctx, m, rf.compileOpts...)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, exe.Close()) }()
-	compileTime := time.Since(start)
-	got, err := exe.Run(context.Background(), inputs...)
+	done()
+	done = p.start("run")
+	got, err := exe.Run(ctx, inputs...)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "module %s (%s)\ndevice %v\ncompiled in %v; %v\n", m.Name, name, rt.Device(), compileTime.Round(time.Microsecond), exe.MemoryStats())
+	done()
+	describe(out, name, m, rt, exe, rf, strings.Contains(text, "{...}"))
+	prof, err := exe.Profile()
+	if err != nil {
+		return err
+	}
+	err = report(out, m, got, want.Leaves(), prof)
+	if rf.check {
+		err = errors.Join(err, newChecker(ctx, out, rt, rf.limits).kernels(exe.OptimizedModule(), inputs))
+	}
+	return err
+}
+
+// describe prints the module, the device, the plan and what the inputs were.
+func describe(out io.Writer, name string, m *hlo.Module, rt *vkxla.Runtime, exe *vkxla.Executable, rf runFlags, elided bool) {
+	fmt.Fprintf(out, "module %s (%s)\ndevice %v (validation layer %s)\n%d kernels; %v\n", m.Name, name, rt.Device(),
+		onOff(rf.validation), kernelCount(exe.OptimizedModule()), exe.MemoryStats())
 	live := exe.LiveAtPeak()
 	fmt.Fprintf(out, "live at the peak (%d buffers):\n", len(live))
 	for _, b := range live[:min(5, len(live))] {
 		fmt.Fprintf(out, "  %v\n", b)
 	}
-	fmt.Fprintf(out, "inputs: random, seed %d\n", seed)
-	if strings.Contains(text, "{...}") {
+	fmt.Fprintf(out, "inputs: %v\n", rf.inputs)
+	if elided {
 		fmt.Fprintln(out, "note: the module elides constants ({...}); they hold the parser's seeded pseudo-random values, not the originals")
 	}
 	fmt.Fprintln(out)
-	prof, err := exe.Profile()
-	if err != nil {
-		return err
+}
+
+// kernelCount counts the entry instructions that run on the device.
+func kernelCount(opt *hlo.Module) int {
+	n := 0
+	for _, in := range opt.Entry.Instructions {
+		if in.Op != hlo.OpParameter && runsOnDevice(in) {
+			n++
+		}
 	}
-	return report(out, m, got, want.Leaves(), prof)
+	return n
+}
+
+func onOff(on bool) string {
+	if on {
+		return "on: timings include its checks"
+	}
+	return "off"
+}
+
+// progress prints a line as each stage starts and its time when it ends.
+type progress struct{ out io.Writer }
+
+func (p progress) start(stage string) (done func()) {
+	fmt.Fprintf(p.out, "%s…", stage)
+	t := time.Now()
+	return func() { fmt.Fprintf(p.out, " %v\n", time.Since(t).Round(time.Microsecond)) }
+}
+
+func (p progress) parse(name, text string) (*hlo.Module, error) {
+	done := p.start("parse")
+	m, err := hlo.ParseModule(text)
+	if err != nil {
+		fmt.Fprintln(p.out)
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	done()
+	return m, nil
+}
+
+// explainLimit names the flag behind an error of the run's limits.
+func explainLimit(err error, timeout time.Duration) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("%w (the run's -timeout of %v; -timeout 0 for none)", err, timeout)
+	case errors.Is(err, cpuref.ErrTooLarge):
+		return fmt.Errorf("%w (-cpuref-max-bytes raises cpuref's limits)", err)
+	}
+	return err
 }
 
 // report prints GPU and cpuref outputs side by side and fails if they disagree.
@@ -72,9 +147,17 @@ func report(out io.Writer, m *hlo.Module, got, want []*hlo.Literal, prof vkxla.P
 		if spec.Exact() {
 			err = hlo.LiteralsEqual(got[i], want[i])
 		}
+		nans := countNaNs(got[i], want[i])
+		if nans.gpu+nans.cpu > 0 {
+			fmt.Fprintf(out, "  NaN: gpu %d, cpuref %d of %d\n", nans.gpu, nans.cpu, got[i].NumElements())
+		}
 		if err != nil {
 			fmt.Fprintf(out, "  MISMATCH: %v\n", err)
-			mismatch = fmt.Errorf("output %d differs from cpuref: %w", i, err)
+			mismatch = errors.Join(mismatch, fmt.Errorf("output %d differs from cpuref: %w", i, err))
+			continue
+		}
+		if 2*nans.both > got[i].NumElements() {
+			fmt.Fprintf(out, "  inconclusive: %d of %d are NaN on both sides (the inputs may be outside the program's domain: try -positive or -inputs)\n", nans.both, got[i].NumElements())
 			continue
 		}
 		fmt.Fprintf(out, "  agree within |d| <= %.2g + %.2g·|cpuref|\n", spec.Abs, spec.Rel)
@@ -92,37 +175,27 @@ func clip(s string) string {
 	return s
 }
 
-// randomInputs draws every entry parameter: floats in [-1, 1], integers in [0, 8)
-// (small enough to be valid indices), preds at random.
-func randomInputs(m *hlo.Module, seed uint64) []*hlo.Literal {
-	rng := rand.New(rand.NewPCG(seed, 0x766b786c61))
-	inputs := make([]*hlo.Literal, len(m.Entry.Params))
-	for i, p := range m.Entry.Params {
-		inputs[i] = randomLiteral(rng, p.Shape)
+// nanCounts counts NaN elements of a float output on each side and on both.
+type nanCounts struct{ gpu, cpu, both int }
+
+func countNaNs(got, want *hlo.Literal) nanCounts {
+	var n nanCounts
+	if !got.DType().IsFloat() {
+		return n
 	}
-	return inputs
+	for i := range got.NumElements() {
+		g, w := math.IsNaN(got.Float64(i)), math.IsNaN(want.Float64(i))
+		n.gpu, n.cpu = n.gpu+b2i(g), n.cpu+b2i(w)
+		n.both += b2i(g && w)
+	}
+	return n
 }
 
-func randomLiteral(rng *rand.Rand, s hlo.Shape) *hlo.Literal {
-	if s.IsTuple() {
-		elems := make([]*hlo.Literal, len(s.Elems))
-		for i, e := range s.Elems {
-			elems[i] = randomLiteral(rng, e)
-		}
-		return hlo.TupleLiteral(elems...)
+func b2i(b bool) int {
+	if b {
+		return 1
 	}
-	lit := hlo.NewLiteral(s)
-	for i := 0; i < lit.NumElements(); i++ {
-		switch {
-		case s.DType.IsFloat():
-			lit.SetFloat64(i, 2*rng.Float64()-1)
-		case s.DType == hlo.Pred:
-			lit.SetBool(i, rng.IntN(2) == 1)
-		default:
-			lit.SetInt64(i, rng.Int64N(8))
-		}
-	}
-	return lit
+	return 0
 }
 
 func devicesCommand(out io.Writer) error {
@@ -140,12 +213,21 @@ func devicesCommand(out io.Writer) error {
 }
 
 func printCommand(args []string, out io.Writer) error {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("print", flag.ContinueOnError)
+	maxFileBytes := fs.Int64("max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
+	if help, err := parseFlags(fs, args, out); help || err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
 		return fmt.Errorf("print takes one file")
 	}
-	m, err := hlo.ParseModuleFile(args[0])
+	text, err := readModuleFile(fs.Arg(0), *maxFileBytes)
 	if err != nil {
 		return err
+	}
+	m, err := hlo.ParseModule(text)
+	if err != nil {
+		return fmt.Errorf("%s: %w", fs.Arg(0), err)
 	}
 	_, err = io.WriteString(out, hlo.Print(m))
 	return err
