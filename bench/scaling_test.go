@@ -61,7 +61,8 @@ func BenchmarkCompileChain(b *testing.B) {
 }
 
 // BenchmarkCompileWide compiles Wide graphs of 3k and 10k reductions (5 instructions
-// each): cpu-ns/reduction, and per-reduction-vs-3k (1 is flat).
+// each), without the cse pass, which would merge the reductions of one constant:
+// cpu-ns/reduction, and per-reduction-vs-3k (1 is flat).
 func BenchmarkCompileWide(b *testing.B) {
 	rt := openRuntime(b)
 	size := 64
@@ -71,7 +72,8 @@ func BenchmarkCompileWide(b *testing.B) {
 			var cpu time.Duration
 			for range b.N {
 				size++
-				_, c := compileModule(b, rt, func(hb *hlo.Builder) *hlo.Instruction { return Wide(hb, n, size) })
+				_, c := compileModule(b, rt, func(hb *hlo.Builder) *hlo.Instruction { return Wide(hb, n, size) },
+					vkxla.WithoutPasses("cse")) // which would merge the reductions of one constant
 				cpu += c
 			}
 			perOp := float64(cpu.Nanoseconds()) / float64(b.N*n)
@@ -91,7 +93,7 @@ func compileChain(b *testing.B, rt *vkxla.Runtime, n, size int) (wall, cpu time.
 
 // compileModule compiles the module build makes (built untimed) and returns the
 // wall and CPU time of Compile.
-func compileModule(b *testing.B, rt *vkxla.Runtime, build func(*hlo.Builder) *hlo.Instruction) (wall, cpu time.Duration) {
+func compileModule(b *testing.B, rt *vkxla.Runtime, build func(*hlo.Builder) *hlo.Instruction, opts ...vkxla.CompileOption) (wall, cpu time.Duration) {
 	b.StopTimer()
 	hb := hlo.NewBuilder("module")
 	m, err := hb.Build(build(hb))
@@ -99,7 +101,7 @@ func compileModule(b *testing.B, rt *vkxla.Runtime, build func(*hlo.Builder) *hl
 	runtime.GC() // no collection of earlier compiles' garbage in this one's time
 	b.StartTimer()
 	t0, c0 := time.Now(), processCPU()
-	exe, err := rt.Compile(context.Background(), m)
+	exe, err := rt.Compile(context.Background(), m, opts...)
 	wall, cpu = time.Since(t0), processCPU()-c0
 	require.NoError(b, err)
 	b.StopTimer()
