@@ -497,9 +497,11 @@ func (p *parser) parseTupleLiteral(s Shape, name string) (*Literal, error) {
 
 // parseNested reads dimension dim of an array literal as {…}, nested per dimension.
 func (p *parser) parseNested(l *Literal, dim int, next *int) error {
+	// The contexts of the errors are written only on an error: printing the shape
+	// at every level made a literal nested r deep cost O(r²).
 	s := l.Shape()
-	if err := p.expect("{", "to open dimension "+strconv.Itoa(dim)+" of a "+s.String()+" constant"); err != nil {
-		return err
+	if t := p.peek(); !p.accept("{") {
+		return p.errorAt(t.pos, "expected '{' to open dimension %d of a %v constant, found %s", dim, s, t.describe())
 	}
 	for i := int64(0); i < s.Dims[dim]; i++ {
 		if i > 0 {
@@ -518,7 +520,10 @@ func (p *parser) parseNested(l *Literal, dim int, next *int) error {
 			return err
 		}
 	}
-	return p.expect("}", "after "+strconv.FormatInt(s.Dims[dim], 10)+" values in dimension "+strconv.Itoa(dim)+" of a "+s.String()+" constant")
+	if t := p.peek(); !p.accept("}") {
+		return p.errorAt(t.pos, "expected '}' after %d values in dimension %d of a %v constant, found %s", s.Dims[dim], dim, s, t.describe())
+	}
+	return nil
 }
 
 // parseElement reads one value into element i: true/false for pred; an integer in
