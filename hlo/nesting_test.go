@@ -107,10 +107,7 @@ func TestTupleSizeLimit(t *testing.T) {
 // braces; the parser printed the shape at every level, O(r²) bytes (rank 4000, 24 KB
 // of text: 9 s). Measured in bytes allocated, not in time.
 func TestDeepArrayLiteralParsesInLinearMemory(t *testing.T) {
-	const rank = 2000
-	dims := strings.TrimSuffix(strings.Repeat("1,", rank), ",")
-	text := "HloModule m\nENTRY %e () -> f32[" + dims + "] {\n  ROOT %c = f32[" + dims + "] constant(" +
-		strings.Repeat("{", rank) + "1" + strings.Repeat("}", rank) + ")\n}\n"
+	text := rankOneConstant(2000)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	_, err := ParseModule(text)
@@ -121,4 +118,24 @@ func TestDeepArrayLiteralParsesInLinearMemory(t *testing.T) {
 	if got, bound := after.TotalAlloc-before.TotalAlloc, uint64(200*len(text)); got > bound {
 		t.Fatalf("parsing %d bytes of text allocated %d bytes, over %d", len(text), got, bound)
 	}
+}
+
+// TestDeepArrayLiteralDoesNotOverflowTheStack: a constant of rank two million (12 MB
+// of text) is two million nested braces; the parser recursed once per brace and
+// overflowed the goroutine stack (a fatal error, not a panic it could recover).
+func TestDeepArrayLiteralDoesNotOverflowTheStack(t *testing.T) {
+	m, err := ParseModule(rankOneConstant(2_000_000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.Entry.Root.Attrs.Literal.Shape().Rank(); got != 2_000_000 {
+		t.Fatalf("rank %d", got)
+	}
+}
+
+// rankOneConstant is a module returning a constant f32[1,1,…,1] of the given rank.
+func rankOneConstant(rank int) string {
+	dims := strings.TrimSuffix(strings.Repeat("1,", rank), ",")
+	return "HloModule m\nENTRY %e () -> f32[" + dims + "] {\n  ROOT %c = f32[" + dims + "] constant(" +
+		strings.Repeat("{", rank) + "1" + strings.Repeat("}", rank) + ")\n}\n"
 }
