@@ -23,6 +23,9 @@ func (b *Builder) Parameter(shape Shape, name string) *Instruction {
 	if name == "" {
 		name = fmt.Sprintf("param.%d", len(b.params))
 	}
+	if err := checkNesting(shape); err != nil {
+		return b.fail(OpParameter, nil, err)
+	}
 	s := shape.Clone()
 	return b.emit(opSpec{op: OpParameter, name: name,
 		attrs:  Attributes{ParameterNumber: int64(len(b.params))},

@@ -117,6 +117,9 @@ func inferByOp(a *shapeArgs) (Shape, error) {
 	if err := checkCalledCount(info, a.called); err != nil {
 		return Shape{}, err
 	}
+	if err := checkArgsNesting(a); err != nil {
+		return Shape{}, err
+	}
 	for i, s := range a.operands {
 		if err := validShape(s); err != nil {
 			return Shape{}, fmt.Errorf("operand %d: %w", i, err)
@@ -295,6 +298,9 @@ func inferConstant(a *shapeArgs) (Shape, error) {
 	lit := a.attrs.Literal
 	if lit == nil {
 		return Shape{}, errors.New("has no literal")
+	}
+	if err := checkNesting(lit.Shape()); err != nil {
+		return Shape{}, fmt.Errorf("literal: %w", err)
 	}
 	if err := validShape(lit.Shape()); err != nil {
 		return Shape{}, fmt.Errorf("literal: %w", err)

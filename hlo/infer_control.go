@@ -7,7 +7,11 @@ import (
 // Shape rules of tuples and control flow.
 
 func inferTuple(a *shapeArgs) (Shape, error) {
-	return MakeTuple(a.operands...).Clone(), nil
+	t := MakeTuple(a.operands...)
+	if err := checkNesting(t); err != nil {
+		return Shape{}, err
+	}
+	return t.Clone(), nil
 }
 
 func inferGetTupleElement(a *shapeArgs) (Shape, error) {

@@ -75,6 +75,8 @@ type parser struct {
 	order   []*compText // text order
 	current *compText   // the computation being read
 	calls   []pendingCall
+	// tupleDepth is how many tuple shapes enclose the shape being read.
+	tupleDepth int
 }
 
 // compText is one computation as read, before names are resolved.

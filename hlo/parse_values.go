@@ -39,8 +39,17 @@ func (p *parser) parseShape() (Shape, error) {
 	return Shape{DType: dt, Dims: dims}, nil
 }
 
+// parseTupleShape reads a tuple shape, at most MaxTupleDepth tuples deep (the
+// recursion stays shallow whatever the text).
 func (p *parser) parseTupleShape() (Shape, error) {
-	p.next() // (
+	open := p.next() // (
+	if p.tupleDepth == MaxTupleDepth {
+		e := p.errorAt(open.pos, "tuple shapes nested more than %d deep", MaxTupleDepth)
+		e.Err = ErrTupleNesting
+		return Shape{}, e
+	}
+	p.tupleDepth++
+	defer func() { p.tupleDepth-- }()
 	elems := []Shape{}
 	for !p.accept(")") {
 		if len(elems) > 0 {
@@ -449,8 +458,7 @@ func (p *parser) parseConstant(s Shape, name string) (*Literal, error) {
 	if s.Rank() == 0 {
 		return l, p.parseElement(l, 0)
 	}
-	next := 0
-	return l, p.parseNested(l, 0, &next)
+	return l, p.parseNested(l)
 }
 
 // elidedFollows consumes {...} if it comes next.
@@ -486,30 +494,56 @@ func (p *parser) parseTupleLiteral(s Shape, name string) (*Literal, error) {
 	return TupleLiteral(elems...), nil
 }
 
-// parseNested reads dimension dim of an array literal as {…}, nested per dimension.
-func (p *parser) parseNested(l *Literal, dim int, next *int) error {
+// parseNested reads an array literal as {…} nested per dimension. It loops over a
+// stack of the values read in each open dimension instead of recursing: a
+// literal's depth is its rank, which text can make millions (recursion that deep
+// overflowed the goroutine stack). The errors' contexts are worded only on an error
+// (printing the shape at every level made a literal nested r deep cost O(r²)).
+func (p *parser) parseNested(l *Literal) error {
 	s := l.Shape()
-	if err := p.expect("{", "to open dimension "+strconv.Itoa(dim)+" of a "+s.String()+" constant"); err != nil {
+	if err := p.openDim(s, 0); err != nil {
 		return err
 	}
-	for i := int64(0); i < s.Dims[dim]; i++ {
-		if i > 0 {
+	read := []int64{0} // values read in each open dimension
+	next := 0
+	for {
+		dim := len(read) - 1
+		switch {
+		case read[dim] == s.Dims[dim]:
+			if t := p.peek(); !p.accept("}") {
+				return p.errorAt(t.pos, "expected '}' after %d values in dimension %d of a %v constant, found %s", s.Dims[dim], dim, s, t.describe())
+			}
+			if read = read[:dim]; dim == 0 {
+				return nil
+			}
+			read[dim-1]++
+			continue
+		case read[dim] > 0:
 			if err := p.expect(",", "between constant values"); err != nil {
 				return err
 			}
 		}
-		var err error
 		if dim == s.Rank()-1 {
-			err = p.parseElement(l, *next)
-			*next++
-		} else {
-			err = p.parseNested(l, dim+1, next)
+			if err := p.parseElement(l, next); err != nil {
+				return err
+			}
+			next++
+			read[dim]++
+			continue
 		}
-		if err != nil {
+		if err := p.openDim(s, dim+1); err != nil {
 			return err
 		}
+		read = append(read, 0)
 	}
-	return p.expect("}", "after "+strconv.FormatInt(s.Dims[dim], 10)+" values in dimension "+strconv.Itoa(dim)+" of a "+s.String()+" constant")
+}
+
+// openDim consumes the '{' that opens dimension dim of a constant of shape s.
+func (p *parser) openDim(s Shape, dim int) error {
+	if t := p.peek(); !p.accept("{") {
+		return p.errorAt(t.pos, "expected '{' to open dimension %d of a %v constant, found %s", dim, s, t.describe())
+	}
+	return nil
 }
 
 // parseElement reads one value into element i: true/false for pred; an integer in

@@ -32,7 +32,12 @@ import (
 //     take it and it is not expensive (transcendentals, divide, power, remainder);
 //     otherwise it stays a kernel of its own and its consumers read its buffer.
 //   - the computation's root is never fused away: its value must be materialised.
-//   - a fused computation has at most Config.MaxFusionParams parameters.
+//   - a fused computation has at most Config.MaxFusionParams parameters and
+//     Config.MaxFusedInstructions instructions besides them.
+//
+// The pass takes time linear in the computation's size (times the parameter
+// bound): every fusion step touches only the producer, its operands and the
+// parameter it replaces, never the whole fused computation.
 func Fusion(m *hlo.Module, cfg Config) (bool, error) {
 	f := newFuser(m, cfg)
 	for _, c := range sequentialComputations(m) {
@@ -77,18 +82,27 @@ func sequentialComputations(m *hlo.Module) []*hlo.Computation {
 type fuser struct {
 	m         *hlo.Module
 	maxParams int
-	names     nameSet
+	maxInstrs int
+	names     *nameSet
 	changed   bool
-	// per computation being fused
+	// per computation being fused, indexed by instruction ID
 	c       *hlo.Computation
-	users   map[*hlo.Instruction][]*hlo.Instruction
-	removed map[*hlo.Instruction]bool
+	users   []userCount
+	removed []bool
+	added   []*hlo.Computation // fused computations made for c, in order
 }
 
+// userCount counts an instruction's distinct users, and those among them that
+// cannot take fused producers.
+type userCount struct{ all, nonConsumers int }
+
 func newFuser(m *hlo.Module, cfg Config) *fuser {
-	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, names: moduleNames(m)}
+	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, maxInstrs: cfg.MaxFusedInstructions, names: moduleNames(m)}
 	if f.maxParams <= 0 {
 		f.maxParams = DefaultMaxFusionParams
+	}
+	if f.maxInstrs <= 0 {
+		f.maxInstrs = DefaultMaxFusedInstructions
 	}
 	return f
 }
@@ -96,45 +110,65 @@ func newFuser(m *hlo.Module, cfg Config) *fuser {
 // fuseComputation visits consumers from the root back and fuses producers into each
 // until none qualifies.
 func (f *fuser) fuseComputation(c *hlo.Computation) error {
-	f.c, f.users, f.removed = c, usersOf(c), map[*hlo.Instruction]bool{}
+	c.Renumber()
+	f.c, f.added = c, nil
+	f.users, f.removed = make([]userCount, len(c.Instructions)), make([]bool, len(c.Instructions))
+	for _, in := range c.Instructions {
+		for _, x := range distinct(in.Operands) {
+			f.addUser(x, in)
+		}
+	}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
-		consumer := c.Instructions[i]
-		if f.removed[consumer] || !isConsumer(consumer) {
-			continue
-		}
-		for {
-			p := f.pickProducer(consumer)
-			if p == nil {
-				break
-			}
-			consumer = f.fuse(consumer, p)
-		}
-		if consumer.Op == hlo.OpFusion {
-			sortParams(consumer, c)
+		if consumer := c.Instructions[i]; !f.removed[i] && isConsumer(consumer) {
+			f.fuseInto(consumer)
 		}
 	}
 	kept := c.Instructions[:0:0]
 	for _, in := range c.Instructions {
-		if !f.removed[in] {
+		if !f.removed[in.ID] {
 			kept = append(kept, in)
 		}
 	}
 	c.Instructions = kept
 	c.Renumber()
+	// The fused computations are called by c: place them before it.
+	f.m.Computations = slices.Insert(f.m.Computations, slices.Index(f.m.Computations, c), f.added...)
 	return nil
 }
 
-// usersOf maps every instruction to its distinct users.
-func usersOf(c *hlo.Computation) map[*hlo.Instruction][]*hlo.Instruction {
-	users := map[*hlo.Instruction][]*hlo.Instruction{}
-	for _, in := range c.Instructions {
-		for _, op := range in.Operands {
-			if !slices.Contains(users[op], in) {
-				users[op] = append(users[op], in)
-			}
-		}
+// fuseInto fuses producers into consumer while one qualifies.
+func (f *fuser) fuseInto(consumer *hlo.Instruction) {
+	var k *fusedKernel
+	if consumer.Op == hlo.OpFusion {
+		k = openKernel(consumer)
 	}
-	return users
+	for {
+		p := f.pickProducer(consumer, k)
+		if p == nil {
+			break
+		}
+		if k == nil {
+			k = f.wrap(consumer)
+		}
+		f.fuse(k, p)
+	}
+	if k != nil {
+		k.close()
+	}
+}
+
+func (f *fuser) addUser(x, u *hlo.Instruction) {
+	f.users[x.ID].all++
+	if !isConsumer(u) {
+		f.users[x.ID].nonConsumers++
+	}
+}
+
+func (f *fuser) dropUser(x, u *hlo.Instruction) {
+	f.users[x.ID].all--
+	if !isConsumer(u) {
+		f.users[x.ID].nonConsumers--
+	}
 }
 
 // isConsumer says whether in (or the root of the fusion it is) may take fused
@@ -185,192 +219,195 @@ func isExpensive(in *hlo.Instruction) bool {
 	return false
 }
 
-// pickProducer returns an operand of consumer that may be fused into it, or nil.
-func (f *fuser) pickProducer(consumer *hlo.Instruction) *hlo.Instruction {
+// pickProducer returns an operand of consumer (whose kernel, if it has one yet, is
+// k) that may be fused into it, or nil.
+func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Instruction {
+	size := 1
+	if k != nil {
+		size = len(k.body)
+	}
+	if size >= f.maxInstrs {
+		return nil
+	}
+	operands := map[*hlo.Instruction]bool{}
+	for _, x := range consumer.Operands {
+		operands[x] = true
+	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, consumer) {
+		if f.canFuse(p, operands) {
 			return p
 		}
 	}
 	return nil
 }
 
-func (f *fuser) canFuse(p, consumer *hlo.Instruction) bool {
+// canFuse says whether p may be fused into the consumer whose distinct operands are
+// operands.
+func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool) bool {
 	if p == f.c.Root || !isFusibleProducer(p) {
 		return false
 	}
-	if f.paramsAfter(consumer, p) > f.maxParams {
+	if paramsAfter(operands, p) > f.maxParams {
 		return false
 	}
-	users := f.users[p]
-	if len(users) == 1 {
+	users := f.users[p.ID]
+	if users.all == 1 {
 		return true
 	}
-	if isExpensive(p) {
-		return false
-	}
-	for _, u := range users {
-		if !isConsumer(u) {
-			return false
-		}
-	}
-	return true
+	return !isExpensive(p) && users.nonConsumers == 0
 }
 
-// paramsAfter counts the parameters consumer's fused computation would have with p
-// fused in: p's parameter goes, p's operands come in unless already there.
-func (f *fuser) paramsAfter(consumer, p *hlo.Instruction) int {
-	ops := distinct(consumer.Operands)
-	n := len(ops) - 1
+// paramsAfter counts the parameters a consumer's fused computation would have with
+// p fused in: p's parameter goes, p's operands come in unless already there.
+func paramsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction) int {
+	n := len(operands) - 1
 	for _, x := range distinct(p.Operands) {
-		if !slices.Contains(ops, x) {
+		if !operands[x] {
 			n++
 		}
 	}
 	return n
 }
 
-func distinct(ins []*hlo.Instruction) []*hlo.Instruction { return appendNew(nil, ins...) }
+// fusedKernel is a fusion instruction and its computation while producers are
+// fused into it. The computation's instructions are kept as the parameters and the
+// body, last instruction first (each fused producer goes before everything that is
+// already there), and written back by close.
+type fusedKernel struct {
+	fusion *hlo.Instruction
+	fc     *hlo.Computation
+	body   []*hlo.Instruction
+	// uses lists, per parameter, the operand slots of the body that read it.
+	uses map[*hlo.Instruction][]operandSlot
+}
 
-// fuse copies producer p into consumer's fused computation (making consumer a
-// fusion first if it is a plain op) and returns the fusion instruction.
-func (f *fuser) fuse(consumer, p *hlo.Instruction) *hlo.Instruction {
-	fusion := consumer
-	if consumer.Op != hlo.OpFusion {
-		fusion = f.wrap(consumer)
-	}
+// operandSlot is operand k of in.
+type operandSlot struct {
+	in *hlo.Instruction
+	k  int
+}
+
+// openKernel takes up a fusion instruction the pass did not make (from the input).
+func openKernel(fusion *hlo.Instruction) *fusedKernel {
 	fc := fusion.Called[0]
-	j := slices.Index(fusion.Operands, p)
+	k := &fusedKernel{fusion: fusion, fc: fc, uses: map[*hlo.Instruction][]operandSlot{}}
+	for i := len(fc.Instructions) - 1; i >= 0; i-- {
+		if in := fc.Instructions[i]; in.Op != hlo.OpParameter {
+			k.body = append(k.body, in)
+			k.noteUses(in)
+		}
+	}
+	return k
+}
+
+// noteUses records the parameters in reads.
+func (k *fusedKernel) noteUses(in *hlo.Instruction) {
+	for j, x := range in.Operands {
+		if x.Op == hlo.OpParameter {
+			k.uses[x] = append(k.uses[x], operandSlot{in, j})
+		}
+	}
+}
+
+// wrap turns in, in place, into a fusion instruction of the same name whose
+// computation holds a copy of in over one parameter per distinct operand. Being
+// the same instruction, it keeps in's users and its place.
+func (f *fuser) wrap(in *hlo.Instruction) *fusedKernel {
+	fc := &hlo.Computation{Name: f.names.fresh("fused_" + in.Name)}
+	root := &hlo.Instruction{Name: f.names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
+		Attrs: in.Attrs, Called: in.Called}
+	operands := in.Operands
+	in.Op, in.Operands, in.Attrs, in.Called = hlo.OpFusion, nil, hlo.Attributes{}, []*hlo.Computation{fc}
+	k := &fusedKernel{fusion: in, fc: fc, uses: map[*hlo.Instruction][]operandSlot{}}
+	for _, x := range operands {
+		p, _ := k.paramFor(x, f.names)
+		root.Operands = append(root.Operands, p)
+	}
+	fc.Root = root
+	k.body = append(k.body, root)
+	k.noteUses(root)
+	f.added = append(f.added, fc)
+	return k
+}
+
+// fuse copies producer p into k's computation in place of p's parameter.
+func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
+	j := slices.Index(k.fusion.Operands, p)
 	clone := &hlo.Instruction{Name: f.names.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
 		Attrs: p.Attrs.Clone(), Called: p.Called}
 	for _, x := range p.Operands {
-		clone.Operands = append(clone.Operands, f.paramFor(fusion, x))
+		param, added := k.paramFor(x, f.names)
+		if added {
+			f.addUser(x, k.fusion)
+		}
+		clone.Operands = append(clone.Operands, param)
 	}
-	replaceUses(fc, fc.Params[j], clone)
-	f.dropParam(fusion, j)
-	fc.Instructions = slices.Insert(fc.Instructions, len(fc.Params), clone)
-	fc.Renumber()
-	fusion.Attrs.FusionKind = fusionKind(fc)
-	f.unlinkUser(p, fusion)
+	k.replaceParam(j, clone)
+	k.body = append(k.body, clone)
+	k.noteUses(clone)
+	f.dropUser(p, k.fusion)
+	if f.users[p.ID].all == 0 {
+		f.remove(p)
+	}
 	f.changed = true
-	return fusion
 }
 
-// wrap replaces in by a fusion instruction of the same name whose computation holds
-// a copy of in over one parameter per distinct operand.
-func (f *fuser) wrap(in *hlo.Instruction) *hlo.Instruction {
-	fc := &hlo.Computation{Name: f.names.fresh("fused_" + in.Name)}
-	fusion := &hlo.Instruction{Name: in.Name, Op: hlo.OpFusion, Shape: in.Shape, Called: []*hlo.Computation{fc}}
-	root := &hlo.Instruction{Name: f.names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
-		Attrs: in.Attrs.Clone(), Called: in.Called}
-	for _, x := range in.Operands {
-		root.Operands = append(root.Operands, f.paramFor(fusion, x))
-	}
-	fc.Instructions = append(fc.Instructions, root)
-	fc.Root = root
-	fc.Renumber()
-	// The fused computation is called by in's computation: place it before.
-	f.m.Computations = slices.Insert(f.m.Computations, slices.Index(f.m.Computations, f.c), fc)
-	f.replaceInstruction(in, fusion)
-	return fusion
-}
-
-// paramFor returns the fused computation's parameter for outer value x, adding a
-// parameter (and an operand of fusion) if x is not one yet.
-func (f *fuser) paramFor(fusion, x *hlo.Instruction) *hlo.Instruction {
-	fc := fusion.Called[0]
-	if j := slices.Index(fusion.Operands, x); j >= 0 {
-		return fc.Params[j]
-	}
-	p := &hlo.Instruction{Name: f.names.fresh("param_" + x.Name), Op: hlo.OpParameter,
-		Shape: x.Shape.Clone(), Attrs: hlo.Attributes{ParameterNumber: int64(len(fc.Params))}}
-	fc.Params = append(fc.Params, p)
-	fc.Instructions = slices.Insert(fc.Instructions, len(fc.Params)-1, p)
-	fusion.Operands = append(fusion.Operands, x)
-	if !slices.Contains(f.users[x], fusion) {
-		f.users[x] = append(f.users[x], fusion)
-	}
-	return p
-}
-
-// dropParam removes parameter j (no longer used) and the matching operand.
-func (f *fuser) dropParam(fusion *hlo.Instruction, j int) {
-	fc := fusion.Called[0]
-	fc.Instructions = slices.DeleteFunc(fc.Instructions, func(in *hlo.Instruction) bool { return in == fc.Params[j] })
-	fc.Params = slices.Delete(fc.Params, j, j+1)
-	for i, p := range fc.Params {
-		p.Attrs.ParameterNumber = int64(i)
-	}
-	fusion.Operands = slices.Delete(fusion.Operands, j, j+1)
-}
-
-// unlinkUser records that fusion no longer reads p; a producer left without users is
-// removed.
-func (f *fuser) unlinkUser(p, fusion *hlo.Instruction) {
-	f.users[p] = slices.DeleteFunc(f.users[p], func(u *hlo.Instruction) bool { return u == fusion })
-	if len(f.users[p]) > 0 {
-		return
-	}
-	f.removed[p] = true
+// remove marks p, which nothing reads any more, removed.
+func (f *fuser) remove(p *hlo.Instruction) {
+	f.removed[p.ID] = true
 	for _, x := range distinct(p.Operands) {
-		f.users[x] = slices.DeleteFunc(f.users[x], func(u *hlo.Instruction) bool { return u == p })
+		f.dropUser(x, p)
 	}
 }
 
-// replaceInstruction puts repl in old's place in the computation, its users and
-// its operands' user lists.
-func (f *fuser) replaceInstruction(old, repl *hlo.Instruction) {
-	c := f.c
-	c.Instructions[slices.Index(c.Instructions, old)] = repl
-	if c.Root == old {
-		c.Root = repl
+// paramFor returns k's parameter for outer value x, adding a parameter (and an
+// operand of the fusion) if x is not one yet; added says which.
+func (k *fusedKernel) paramFor(x *hlo.Instruction, names *nameSet) (p *hlo.Instruction, added bool) {
+	if j := slices.Index(k.fusion.Operands, x); j >= 0 {
+		return k.fc.Params[j], false
 	}
-	for _, u := range f.users[old] {
-		for k, op := range u.Operands {
-			if op == old {
-				u.Operands[k] = repl
-			}
-		}
-	}
-	f.users[repl] = f.users[old]
-	delete(f.users, old)
-	for _, x := range distinct(old.Operands) {
-		f.users[x] = slices.DeleteFunc(f.users[x], func(u *hlo.Instruction) bool { return u == old })
-	}
+	p = &hlo.Instruction{Name: names.fresh("param_" + x.Name), Op: hlo.OpParameter,
+		Shape: x.Shape.Clone(), Attrs: hlo.Attributes{ParameterNumber: int64(len(k.fc.Params))}}
+	k.fc.Params = append(k.fc.Params, p)
+	k.fusion.Operands = append(k.fusion.Operands, x)
+	return p, true
 }
 
-// replaceUses makes every user of old inside c use repl.
-func replaceUses(c *hlo.Computation, old, repl *hlo.Instruction) {
-	for _, in := range c.Instructions {
-		for k, op := range in.Operands {
-			if op == old {
-				in.Operands[k] = repl
-			}
-		}
+// replaceParam makes every reader of parameter j read repl instead, and removes
+// the parameter and the matching operand of the fusion.
+func (k *fusedKernel) replaceParam(j int, repl *hlo.Instruction) {
+	param := k.fc.Params[j]
+	for _, s := range k.uses[param] {
+		s.in.Operands[s.k] = repl
 	}
-	if c.Root == old {
-		c.Root = repl
+	delete(k.uses, param)
+	if k.fc.Root == param {
+		k.fc.Root = repl
 	}
+	k.fc.Params = slices.Delete(k.fc.Params, j, j+1)
+	k.fusion.Operands = slices.Delete(k.fusion.Operands, j, j+1)
 }
 
-// sortParams orders a fusion's operands (and its computation's parameters) as their
-// values appear in c, so that the signature reads like the unfused code.
-func sortParams(fusion *hlo.Instruction, c *hlo.Computation) {
-	fc := fusion.Called[0]
+// close writes the computation's instructions back: the parameters ordered as
+// their values appear in the outer computation (so that the signature reads like
+// the unfused code), then the body in order.
+func (k *fusedKernel) close() {
+	fc, fusion := k.fc, k.fusion
 	order := make([]int, len(fc.Params))
 	for i := range order {
 		order[i] = i
 	}
-	pos := func(i int) int { return slices.Index(c.Instructions, fusion.Operands[i]) }
-	slices.SortStableFunc(order, func(a, b int) int { return pos(a) - pos(b) })
+	slices.SortStableFunc(order, func(a, b int) int { return fusion.Operands[a].ID - fusion.Operands[b].ID })
 	ops, params := make([]*hlo.Instruction, len(order)), make([]*hlo.Instruction, len(order))
 	for i, j := range order {
 		ops[i], params[i] = fusion.Operands[j], fc.Params[j]
 		params[i].Attrs.ParameterNumber = int64(i)
 	}
 	fusion.Operands, fc.Params = ops, params
-	copy(fc.Instructions, params)
+	fc.Instructions = append(slices.Clone(params), k.body...)
+	slices.Reverse(fc.Instructions[len(params):])
 	fc.Renumber()
+	fusion.Attrs.FusionKind = fusionKind(fc)
 }
 
 // fusionKind is kInput for a reduction root, kLoop otherwise.

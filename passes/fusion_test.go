@@ -1,6 +1,13 @@
 package passes
 
-import "testing"
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
+)
 
 const scalarAdd = `%add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -300,6 +307,41 @@ ENTRY %wide (x: f32[4], y: f32[4], z: f32[4]) -> f32[4] {
 `,
 		},
 		{
+			name: "the instruction bound splits a chain into kernels",
+			cfg:  Config{MaxFusedInstructions: 2},
+			before: `HloModule chain
+ENTRY %chain (x: f32[4]) -> f32[4] {
+  %x = f32[4] parameter(0)
+  %a = f32[4] negate(%x)
+  %b = f32[4] abs(%a)
+  %c = f32[4] negate(%b)
+  %d = f32[4] abs(%c)
+  ROOT %e = f32[4] negate(%d)
+}
+`,
+			after: `HloModule chain, entry_computation_layout={(f32[4]{0})->f32[4]{0}}
+
+%fused_e (param_c: f32[4]) -> f32[4] {
+  %param_c = f32[4]{0} parameter(0)
+  %d.1 = f32[4]{0} abs(f32[4]{0} %param_c)
+  ROOT %e.1 = f32[4]{0} negate(f32[4]{0} %d.1)
+}
+
+%fused_c (param_a: f32[4]) -> f32[4] {
+  %param_a = f32[4]{0} parameter(0)
+  %b.1 = f32[4]{0} abs(f32[4]{0} %param_a)
+  ROOT %c.1 = f32[4]{0} negate(f32[4]{0} %b.1)
+}
+
+ENTRY %chain (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0)
+  %a = f32[4]{0} negate(f32[4]{0} %x)
+  %c = f32[4]{0} fusion(f32[4]{0} %a), kind=kLoop, calls=%fused_c
+  ROOT %e = f32[4]{0} fusion(f32[4]{0} %c), kind=kLoop, calls=%fused_e
+}
+`,
+		},
+		{
 			name:     "disabled",
 			disabled: []string{"fusion"},
 			before: `HloModule off
@@ -311,4 +353,66 @@ ENTRY %off (x: f32[4]) -> f32[4] {
 `,
 		},
 	})
+}
+
+// chainModule is x, y: f32[8] and a chain of n elementwise ops (negate, add y,
+// multiply by y, repeated): fusion has nothing to stop it but the bounds.
+func chainModule(t *testing.T, n int) *hlo.Module {
+	t.Helper()
+	b := hlo.NewBuilder("chain")
+	s := hlo.MakeShape(hlo.F32, 8)
+	v, y := b.Parameter(s, "x"), b.Parameter(s, "y")
+	for i := range n {
+		switch i % 3 {
+		case 0:
+			v = b.Negate(v)
+		case 1:
+			v = b.Add(v, y)
+		default:
+			v = b.Mul(v, y)
+		}
+	}
+	m, err := b.Build(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestFusionBoundSplitsLongChain: a chain of 1000 ops is fused into kernels of
+// DefaultMaxFusedInstructions ops from the root back (256, 256, 256, then the 232
+// left), not into one kernel, and computes the same bits.
+func TestFusionBoundSplitsLongChain(t *testing.T) {
+	const n = 1000
+	m := chainModule(t, n)
+	opt := m.Clone()
+	if err := Run(opt, Config{}); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, in := range opt.Entry.Instructions {
+		switch in.Op {
+		case hlo.OpParameter:
+		case hlo.OpFusion:
+			sizes = append(sizes, len(in.Called[0].Instructions)-len(in.Called[0].Params))
+		default:
+			t.Fatalf("%s (%v) left unfused", in.Name, in.Op)
+		}
+	}
+	if want := []int{232, 256, 256, 256}; !slices.Equal(sizes, want) {
+		t.Fatalf("fused kernels of %v instructions, want %v", sizes, want)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	x, y := fuzzInput(rng, m.Entry.Params[0].Shape), fuzzInput(rng, m.Entry.Params[1].Shape)
+	want, err := cpuref.Eval(m, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := cpuref.Eval(opt, x, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := literalBitsEqual(got, want); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -327,6 +328,9 @@ func checkFusion(in *hlo.Instruction, cfg Config, callers map[*hlo.Computation]i
 			}
 		}
 	}
+	if bound := cmp.Or(cfg.MaxFusedInstructions, DefaultMaxFusedInstructions); ops > bound {
+		return fmt.Errorf("%d instructions, over the bound %d", ops, bound)
+	}
 	if ops < 2 {
 		return fmt.Errorf("%s fuses nothing (%d ops)", fc.Name, ops)
 	}
@@ -483,6 +487,9 @@ func buildFuzzModule(data []byte) (*hlo.Module, Config, error) {
 	r := &fuzzBytes{data: data}
 	rows, cols := int64(1+r.intn(6)), int64(1+r.intn(6))
 	cfg := Config{MaxFusionParams: 2 + r.intn(7)}
+	// Small instruction bounds (derived, so that the corpus decodes as before) make
+	// the random graphs split kernels too.
+	cfg.MaxFusedInstructions = 3 * cfg.MaxFusionParams
 	switch r.intn(10) {
 	case 6:
 		cfg.Disabled = []string{"fusion"}

@@ -41,6 +41,9 @@ type Config struct {
 	// MaxFusionParams bounds the parameters of one fused computation (the kernel's
 	// storage-buffer bindings, outputs aside); 0 means DefaultMaxFusionParams.
 	MaxFusionParams int
+	// MaxFusedInstructions bounds the instructions of one fused computation,
+	// parameters aside; 0 means DefaultMaxFusedInstructions.
+	MaxFusedInstructions int
 	// MemoryBudget, when positive, is the peak the remat pass aims for, in the
 	// memory model (bytes: heapsim's PeakBytes, what the plan allocates).
 	MemoryBudget int64
@@ -57,6 +60,12 @@ type Config struct {
 // guarantees only 4 storage buffers per stage, too few to fuse anything; the
 // runtime passes the device's own limit less room for outputs and scratch.
 const DefaultMaxFusionParams = 12
+
+// DefaultMaxFusedInstructions is the instruction bound of a fused computation
+// when Config leaves it 0. It keeps one kernel's code generation and the driver's
+// compilation of it short (docs/passes.md): a longer chain of elementwise ops is
+// split into several kernels, each reading the previous one's buffer.
+const DefaultMaxFusedInstructions = 256
 
 // Names lists the pipeline's pass names in order.
 func Names() []string {

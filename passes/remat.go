@@ -213,7 +213,7 @@ const maxRemats = 256
 type rematerializer struct {
 	m     *hlo.Module
 	c     *hlo.Computation
-	names nameSet
+	names *nameSet
 }
 
 func newRematerializer(m *hlo.Module) *rematerializer {

@@ -1,7 +1,9 @@
 package passes
 
 import (
+	"container/heap"
 	"maps"
+	"math"
 	"slices"
 
 	"github.com/vkxla/vkxla/heapsim"
@@ -131,6 +133,33 @@ func appendNew(list []*hlo.Instruction, xs ...*hlo.Instruction) []*hlo.Instructi
 	return list
 }
 
+// distinct returns xs without repeats, in order of first appearance.
+func distinct(xs []*hlo.Instruction) []*hlo.Instruction {
+	if len(xs) <= 16 {
+		return appendNew(nil, xs...)
+	}
+	seen := make(map[*hlo.Instruction]bool, len(xs))
+	var out []*hlo.Instruction
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// usersOf maps every instruction to its distinct users, in order.
+func usersOf(c *hlo.Computation) map[*hlo.Instruction][]*hlo.Instruction {
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		for _, op := range distinct(in.Operands) {
+			users[op] = append(users[op], in)
+		}
+	}
+	return users
+}
+
 // arrayBytes is the bytes of a shape's array leaves.
 func arrayBytes(s hlo.Shape) int64 {
 	var n int64
@@ -182,72 +211,124 @@ func (mm *memoryModel) simulate(order []*hlo.Instruction, buffers map[*hlo.Instr
 	}
 }
 
-// freedBy counts down the references in reads and returns the bytes of buffers
-// whose last reference in is.
-func (mm *memoryModel) freedBy(in *hlo.Instruction, left map[*hlo.Instruction]int) int64 {
-	var freed int64
-	for _, s := range mm.readers[in] {
-		left[s]--
-		if left[s] == 0 && !mm.pinned[s] {
-			freed += mm.size[s]
-		}
-	}
-	return freed
-}
-
 // listSchedule is the greedy order: parameters first, then repeatedly the ready
-// instruction with the best (freed − allocated) bytes, the earliest on ties.
+// instruction with the best (freed − allocated) bytes, the earliest on ties. The
+// ready instructions wait in a heap: an instruction's score changes only when one
+// of the buffers it reads is left with it as its last reader, so each step costs
+// O(log n) plus its own reads, never a scan of everything ready.
 func (mm *memoryModel) listSchedule() []*hlo.Instruction {
 	order := slices.Clone(mm.c.Params)
+	left := maps.Clone(mm.refs)
+	readersOf := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range mm.c.Instructions {
+		for _, s := range mm.readers[in] {
+			readersOf[s] = append(readersOf[s], in)
+		}
+	}
+	q := &readyQueue{mm: mm, score: map[*hlo.Instruction]int64{}}
 	waiting := map[*hlo.Instruction]int{} // unscheduled distinct operands
-	var ready []*hlo.Instruction
 	for _, in := range mm.c.Instructions {
 		if in.Op == hlo.OpParameter {
 			continue
 		}
-		waiting[in] = len(distinct(in.Operands))
 		for _, op := range distinct(in.Operands) {
-			if op.Op == hlo.OpParameter {
-				waiting[in]--
+			if op.Op != hlo.OpParameter {
+				waiting[in]++
 			}
 		}
 		if waiting[in] == 0 {
-			ready = append(ready, in)
+			q.add(in, mm.score(in, left))
 		}
 	}
-	left := make(map[*hlo.Instruction]int, len(mm.refs))
-	for s, n := range mm.refs {
-		left[s] = n
-	}
-	for len(ready) > 0 {
-		best := mm.pick(ready, left)
-		in := ready[best]
-		ready = slices.Delete(ready, best, best+1)
+	for {
+		in := q.next()
+		if in == nil {
+			break
+		}
 		order = append(order, in)
-		mm.freedBy(in, left)
+		for _, s := range mm.readers[in] {
+			if left[s]--; left[s] == 1 && !mm.pinned[s] {
+				// The one reader left frees s: if it is ready, it scores higher now.
+				for _, r := range readersOf[s] {
+					if q.holds(r) {
+						q.add(r, q.score[r]+mm.size[s])
+					}
+				}
+			}
+		}
 		for _, u := range mm.users[in] {
-			waiting[u]--
-			if waiting[u] == 0 {
-				ready = append(ready, u)
+			if waiting[u]--; waiting[u] == 0 {
+				q.add(u, mm.score(u, left))
 			}
 		}
 	}
 	return order
 }
 
-// pick returns the index in ready of the instruction to run next.
-func (mm *memoryModel) pick(ready []*hlo.Instruction, left map[*hlo.Instruction]int) int {
-	best, bestScore := -1, int64(0)
-	for i, in := range ready {
-		score := -mm.size[in]
-		for _, s := range mm.readers[in] {
-			if left[s] == 1 && !mm.pinned[s] {
-				score += mm.size[s]
-			}
-		}
-		if best < 0 || score > bestScore || (score == bestScore && mm.index[in] < mm.index[ready[best]]) {
-			best, bestScore = i, score
+// score is the bytes running in would free less those it allocates.
+func (mm *memoryModel) score(in *hlo.Instruction, left map[*hlo.Instruction]int) int64 {
+	score := -mm.size[in]
+	for _, s := range mm.readers[in] {
+		if left[s] == 1 && !mm.pinned[s] {
+			score += mm.size[s]
 		}
 	}
-	return best
+	return score
+}
+
+// readyQueue is a max-heap of ready instructions by score, then original position
+// (earliest first). An instruction whose score rises is pushed again; its older
+// entries are stale and skipped.
+type readyQueue struct {
+	mm      *memoryModel
+	entries []readyEntry
+	score   map[*hlo.Instruction]int64 // current score of each instruction made ready
+}
+
+type readyEntry struct {
+	in    *hlo.Instruction
+	score int64
+}
+
+// holds says whether in is ready and not yet taken.
+func (q *readyQueue) holds(in *hlo.Instruction) bool {
+	score, ok := q.score[in]
+	return ok && score != taken
+}
+
+// taken is the score of an instruction next has returned: no entry matches it.
+const taken = math.MinInt64
+
+func (q *readyQueue) add(in *hlo.Instruction, score int64) {
+	q.score[in] = score
+	heap.Push(q, readyEntry{in, score})
+}
+
+// next pops the best instruction whose entry is current, or returns nil when none
+// is left.
+func (q *readyQueue) next() *hlo.Instruction {
+	for q.Len() > 0 {
+		e := heap.Pop(q).(readyEntry)
+		if e.score == q.score[e.in] {
+			q.score[e.in] = taken
+			return e.in
+		}
+	}
+	return nil
+}
+
+func (q *readyQueue) Len() int { return len(q.entries) }
+func (q *readyQueue) Less(i, j int) bool {
+	a, b := q.entries[i], q.entries[j]
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return q.mm.index[a.in] < q.mm.index[b.in]
+}
+func (q *readyQueue) Swap(i, j int) { q.entries[i], q.entries[j] = q.entries[j], q.entries[i] }
+func (q *readyQueue) Push(x any)    { q.entries = append(q.entries, x.(readyEntry)) }
+func (q *readyQueue) Pop() any {
+	e := q.entries[len(q.entries)-1]
+	q.entries = q.entries[:len(q.entries)-1]
+	return e
 }
