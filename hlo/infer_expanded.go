@@ -142,6 +142,12 @@ func inferCustomCall(a *shapeArgs) (Shape, error) {
 		if al.Operand < 0 || al.Operand >= int64(len(a.operands)) {
 			return Shape{}, fmt.Errorf("output_to_operand_aliasing names operand %d of %d", al.Operand, len(a.operands))
 		}
+		out, okOut := subshape(*a.declared, al.Output)
+		in, okIn := subshape(a.operands[al.Operand], al.OperandIndex)
+		if !okOut || !okIn || !out.Equal(in) {
+			return Shape{}, fmt.Errorf("output_to_operand_aliasing aliases output %s with operand %d %s, whose shapes differ",
+				intList(al.Output), al.Operand, intList(al.OperandIndex))
+		}
 	}
 	return a.declared.Clone(), nil
 }
@@ -287,7 +293,7 @@ func inferAllToAll(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	results, err := perOperand(a, func(x Shape) (Shape, error) {
-		if a.attrs.Dimensions == nil {
+		if len(a.attrs.Dimensions) == 0 {
 			return x, nil
 		}
 		d, err := gatherDim(a, x)
@@ -334,3 +340,14 @@ func inferCollectivePermuteStart(a *shapeArgs) (Shape, error) {
 }
 
 func inferDeviceID(*shapeArgs) (Shape, error) { return Scalar(U32), nil }
+
+// subshape is the element of s at a tuple index path.
+func subshape(s Shape, path []int64) (Shape, bool) {
+	for _, i := range path {
+		if !s.IsTuple() || i < 0 || i >= int64(len(s.Elems)) {
+			return Shape{}, false
+		}
+		s = s.Elems[i]
+	}
+	return s, true
+}
