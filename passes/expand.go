@@ -48,7 +48,7 @@ func expandIn(m *hlo.Module, c *hlo.Computation, names nameSet, match func(*hlo.
 			return err
 		}
 		addCallees(m, c, body, names)
-		inlined, root := inline(body, in.Operands, names)
+		inlined, root := inline(body, in.Name, in.Operands, names)
 		kept = append(kept, inlined...)
 		replaced[in] = root
 	}
@@ -60,9 +60,10 @@ func expandIn(m *hlo.Module, c *hlo.Computation, names nameSet, match func(*hlo.
 	return nil
 }
 
-// inline copies body's instructions (parameters become args) under fresh names
-// and returns them with the copy of the root.
-func inline(body *hlo.Computation, args []*hlo.Instruction, names nameSet) ([]*hlo.Instruction, *hlo.Instruction) {
+// inline copies body's instructions (parameters become args) and returns them with
+// the copy of the root. Each copy is named after the instruction it expands and
+// its opcode (%bn.multiply, %bn.multiply.1, …), so dumps say where it came from.
+func inline(body *hlo.Computation, from string, args []*hlo.Instruction, names nameSet) ([]*hlo.Instruction, *hlo.Instruction) {
 	copies := map[*hlo.Instruction]*hlo.Instruction{}
 	for i, p := range body.Params {
 		copies[p] = args[i]
@@ -72,7 +73,7 @@ func inline(body *hlo.Computation, args []*hlo.Instruction, names nameSet) ([]*h
 		if in.Op == hlo.OpParameter {
 			continue
 		}
-		ni := &hlo.Instruction{Name: names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
+		ni := &hlo.Instruction{Name: names.fresh(from + "." + in.Op.String()), Op: in.Op, Shape: in.Shape.Clone(),
 			Attrs: in.Attrs.Clone(), Called: slices.Clone(in.Called)}
 		for _, x := range in.Operands {
 			ni.Operands = append(ni.Operands, copies[x])
