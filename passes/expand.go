@@ -47,8 +47,8 @@ func expandIn(m *hlo.Module, c *hlo.Computation, names nameSet, match func(*hlo.
 		if err != nil {
 			return err
 		}
-		addCallees(m, c, body, names)
-		inlined, root := inline(body, in.Name, in.Operands, names)
+		callees := addCallees(m, c, body, names)
+		inlined, root := inline(body, in.Name, in.Operands, callees, names)
 		kept = append(kept, inlined...)
 		replaced[in] = root
 	}
@@ -63,7 +63,8 @@ func expandIn(m *hlo.Module, c *hlo.Computation, names nameSet, match func(*hlo.
 // inline copies body's instructions (parameters become args) and returns them with
 // the copy of the root. Each copy is named after the instruction it expands and
 // its opcode (%bn.multiply, %bn.multiply.1, …), so dumps say where it came from.
-func inline(body *hlo.Computation, from string, args []*hlo.Instruction, names nameSet) ([]*hlo.Instruction, *hlo.Instruction) {
+func inline(body *hlo.Computation, from string, args []*hlo.Instruction,
+	callees map[*hlo.Computation]*hlo.Computation, names nameSet) ([]*hlo.Instruction, *hlo.Instruction) {
 	copies := map[*hlo.Instruction]*hlo.Instruction{}
 	for i, p := range body.Params {
 		copies[p] = args[i]
@@ -74,7 +75,7 @@ func inline(body *hlo.Computation, from string, args []*hlo.Instruction, names n
 			continue
 		}
 		ni := &hlo.Instruction{Name: names.fresh(from + "." + in.Op.String()), Op: in.Op, Shape: in.Shape.Clone(),
-			Attrs: in.Attrs.Clone(), Called: slices.Clone(in.Called)}
+			Attrs: in.Attrs.Clone(), Called: remapCalled(in.Called, callees)}
 		for _, x := range in.Operands {
 			ni.Operands = append(ni.Operands, copies[x])
 		}
@@ -84,9 +85,11 @@ func inline(body *hlo.Computation, from string, args []*hlo.Instruction, names n
 	return out, copies[body.Root]
 }
 
-// addCallees adds the computations body calls, transitively, that the module lacks,
-// just before caller (so callees stay before callers), renamed to fresh names.
-func addCallees(m *hlo.Module, caller, body *hlo.Computation, names nameSet) {
+// addCallees adds copies of the computations body calls, transitively, that the
+// module lacks, just before caller (so callees stay before callers), under fresh
+// names, and returns the copy of each. Copies, because an expansion may hand out
+// one computation to many calls and modules.
+func addCallees(m *hlo.Module, caller, body *hlo.Computation, names nameSet) map[*hlo.Computation]*hlo.Computation {
 	have := map[*hlo.Computation]bool{}
 	for _, c := range m.Computations {
 		have[c] = true
@@ -105,17 +108,30 @@ func addCallees(m *hlo.Module, caller, body *hlo.Computation, names nameSet) {
 		}
 	}
 	visit(body)
-	if len(added) == 0 {
-		return
-	}
-	for _, k := range added {
-		k.Name = names.fresh(k.Name)
-		for _, in := range k.Instructions {
-			in.Name = names.fresh(in.Name)
+	copies := map[*hlo.Computation]*hlo.Computation{}
+	var cloned []*hlo.Computation
+	for _, k := range added { // callees first, so their copies exist when needed
+		nk := hlo.CloneComputation(k, names.fresh)
+		for _, in := range nk.Instructions {
+			in.Called = remapCalled(in.Called, copies)
 		}
+		copies[k] = nk
+		cloned = append(cloned, nk)
 	}
 	at := slices.Index(m.Computations, caller)
-	m.Computations = slices.Insert(m.Computations, at, added...)
+	m.Computations = slices.Insert(m.Computations, at, cloned...)
+	return copies
+}
+
+// remapCalled points called computations at their copies.
+func remapCalled(called []*hlo.Computation, copies map[*hlo.Computation]*hlo.Computation) []*hlo.Computation {
+	out := slices.Clone(called)
+	for i, k := range out {
+		if nk, ok := copies[k]; ok {
+			out[i] = nk
+		}
+	}
+	return out
 }
 
 // isOp matches the instructions of one opcode.

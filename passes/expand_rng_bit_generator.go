@@ -33,9 +33,10 @@ type rngBuilder struct {
 func (g *rngBuilder) u64(v uint64) *hlo.Instruction { return g.b.Constant(hlo.ScalarLiteral(v)) }
 func (g *rngBuilder) u32(v uint32) *hlo.Instruction { return g.b.Constant(hlo.ScalarLiteral(v)) }
 
-// like broadcasts a scalar to x's dims.
+// like broadcasts a scalar to x's dims. A nil x (the builder failed; its sticky
+// error ends the expansion) gives nil.
 func (g *rngBuilder) like(s, x *hlo.Instruction) *hlo.Instruction {
-	if x.Shape.Rank() == 0 {
+	if x == nil || x.Shape.Rank() == 0 {
 		return s
 	}
 	return g.b.BroadcastScalar(s, x.Shape.Dims...)
@@ -170,11 +171,11 @@ func (g *rngBuilder) threefry() *hlo.Instruction {
 // counters is ctr + the row-major index of each element of dims (u64).
 func (g *rngBuilder) counters(ctr *hlo.Instruction, dims []int64) *hlo.Instruction {
 	b := g.b
-	s := hlo.MakeShape(hlo.U64, dims...)
-	sum := g.like(ctr, b.Iota(s, 0))
 	if len(dims) == 0 {
 		return ctr
 	}
+	s := hlo.MakeShape(hlo.U64, dims...)
+	sum := b.BroadcastScalar(ctr, dims...)
 	stride := uint64(1)
 	for d := len(dims) - 1; d >= 0; d-- {
 		sum = b.Add(sum, b.Mul(b.Iota(s, int64(d)), b.BroadcastScalar(g.u64(stride), dims...)))
