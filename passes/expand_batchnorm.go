@@ -12,22 +12,47 @@ import (
 //	y = (x−mean)·(rsqrt(var+ε)·scale) + offset
 //	grad_offset = Σdy, grad_scale = Σ dy·(x−mean) · rsqrt(var+ε)
 //	grad_x = (scale·rsqrt(var+ε)/N) · (N·dy − grad_offset − (x−mean)·rsqrt(var+ε)·grad_scale)
+//
+// f16 and bf16 operands are computed in f32 and the results rounded once, as the
+// sums over a batch would otherwise lose most of a half's 11 (or 8) bits.
 func ExpandBatchNorm(m *hlo.Module, _ Config) (bool, error) {
 	return expandEach(m, isOp(hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad),
 		func(in *hlo.Instruction) (*hlo.Computation, error) {
 			b, args := operandParams(in)
+			dt := args[0].Shape.DType
+			wide := dt
+			if dt.Bits() < 32 {
+				wide = hlo.F32
+			}
+			for i, a := range args {
+				args[i] = convertTo(b, a, wide)
+			}
 			bn := newBatchNorm(b, in, args[0])
-			var root *hlo.Instruction
+			var results []*hlo.Instruction
 			switch in.Op {
 			case hlo.OpBatchNormTraining:
-				root = bn.training(args[1], args[2])
+				results = bn.training(args[1], args[2])
 			case hlo.OpBatchNormInference:
-				root = bn.inference(args[1], args[2], args[3], args[4])
+				results = bn.inference(args[1], args[2], args[3], args[4])
 			default:
-				root = bn.grad(args[1], args[2], args[3], args[4])
+				results = bn.grad(args[1], args[2], args[3], args[4])
 			}
-			return b.BuildComputation(root)
+			for i, r := range results {
+				results[i] = convertTo(b, r, dt)
+			}
+			if len(results) == 1 {
+				return b.BuildComputation(results[0])
+			}
+			return b.BuildComputation(b.Tuple(results...))
 		})
+}
+
+// convertTo converts x to dt unless it has that type already.
+func convertTo(b *hlo.Builder, x *hlo.Instruction, dt hlo.DType) *hlo.Instruction {
+	if x == nil || x.Shape.DType == dt {
+		return x
+	}
+	return b.Convert(x, dt)
 }
 
 // batchNorm builds one batch-norm op's arithmetic over x.
@@ -82,21 +107,21 @@ func (bn *batchNorm) normalize(centered, rstd, scale, offset *hlo.Instruction) *
 	return b.Add(b.Mul(centered, bn.spread(b.Mul(rstd, scale))), bn.spread(offset))
 }
 
-func (bn *batchNorm) training(scale, offset *hlo.Instruction) *hlo.Instruction {
+func (bn *batchNorm) training(scale, offset *hlo.Instruction) []*hlo.Instruction {
 	b := bn.b
 	count := bn.perFeature(bn.n)
 	mean := b.Div(bn.sum(bn.x), count)
 	centered := b.Sub(bn.x, bn.spread(mean))
 	variance := b.Div(bn.sum(b.Mul(centered, centered)), count)
-	return b.Tuple(bn.normalize(centered, bn.rstd(variance), scale, offset), mean, variance)
+	return []*hlo.Instruction{bn.normalize(centered, bn.rstd(variance), scale, offset), mean, variance}
 }
 
-func (bn *batchNorm) inference(scale, offset, mean, variance *hlo.Instruction) *hlo.Instruction {
+func (bn *batchNorm) inference(scale, offset, mean, variance *hlo.Instruction) []*hlo.Instruction {
 	centered := bn.b.Sub(bn.x, bn.spread(mean))
-	return bn.normalize(centered, bn.rstd(variance), scale, offset)
+	return []*hlo.Instruction{bn.normalize(centered, bn.rstd(variance), scale, offset)}
 }
 
-func (bn *batchNorm) grad(scale, mean, variance, dy *hlo.Instruction) *hlo.Instruction {
+func (bn *batchNorm) grad(scale, mean, variance, dy *hlo.Instruction) []*hlo.Instruction {
 	b := bn.b
 	rstd := bn.rstd(variance)
 	centered := b.Sub(bn.x, bn.spread(mean))
@@ -106,5 +131,5 @@ func (bn *batchNorm) grad(scale, mean, variance, dy *hlo.Instruction) *hlo.Instr
 	inner := b.Sub(b.Sub(b.Mul(dy, count), bn.spread(gradOffset)),
 		b.Mul(b.Mul(centered, bn.spread(rstd)), bn.spread(gradScale)))
 	factor := b.Div(b.Mul(scale, rstd), bn.perFeature(bn.n))
-	return b.Tuple(b.Mul(bn.spread(factor), inner), gradScale, gradOffset)
+	return []*hlo.Instruction{b.Mul(bn.spread(factor), inner), gradScale, gradOffset}
 }
