@@ -2,7 +2,9 @@ package hlo
 
 // Builder samples of the expanded ops, joining opSamples.
 func init() {
-	f32 := func(b *Builder, name string, dims ...int64) *Instruction { return b.Parameter(MakeShape(F32, dims...), name) }
+	f32 := func(b *Builder, name string, dims ...int64) *Instruction {
+		return b.Parameter(MakeShape(F32, dims...), name)
+	}
 	for op, sample := range map[Opcode]func(b *Builder) *Instruction{
 		OpBatchNormTraining: func(b *Builder) *Instruction {
 			return b.BatchNormTraining(f32(b, "x", 2, 3, 4), f32(b, "scale", 3), f32(b, "offset", 3), 0.001, 1)
