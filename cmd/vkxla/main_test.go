@@ -16,6 +16,7 @@ import (
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/device/devicetest"
+	"github.com/vkxla/vkxla/hlo"
 )
 
 // TestRunExample is the README's main job: the example MLP on the default device,
@@ -187,4 +188,30 @@ func TestCompileErrorHasOnePrefix(t *testing.T) {
 	assert.Equal(t, 1, status)
 	assert.True(t, strings.HasPrefix(stderr, "vkxla: Compile "), stderr)
 	assert.Equal(t, 1, strings.Count(stderr, "vkxla:"), stderr)
+}
+
+// TestIdentityTarget: a vendor's pass-through custom-call target is an error
+// naming it, the instruction and the line, until -identity-target names it.
+func TestIdentityTarget(t *testing.T) {
+	devicetest.Open(t)
+	path := filepath.Join(t.TempDir(), "vendor.hlo")
+	require.NoError(t, os.WriteFile(path, []byte(`HloModule vendor
+ENTRY e {
+  x = f32[5] parameter(0)
+  tag = f32[5] custom-call(x), custom_call_target="acme.placement_hint", backend_config="{\"tier\": 2}"
+  ROOT y = f32[5] exponential(tag)
+}
+`), 0o644))
+	var out bytes.Buffer
+	err := run([]string{"run", path}, &out)
+	require.ErrorIs(t, err, hlo.ErrUnknownCustomCall)
+	for _, want := range []string{"4:", `"acme.placement_hint"`, "custom-call tag", "-identity-target acme.placement_hint"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	require.NoError(t, run([]string{"run", "-identity-target", "acme.placement_hint", "-identity-target", "acme.other", path}, &out), out.String())
+	assert.Contains(t, out.String(), "agree within")
+
+	err = run([]string{"run", "-identity-target", "TopK", path}, &out)
+	require.Error(t, err, "TopK is not an identity target")
+	assert.Contains(t, err.Error(), "-identity-target TopK")
 }
