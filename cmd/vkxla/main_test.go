@@ -110,7 +110,8 @@ func TestFlagErrorPrintedOnce(t *testing.T) {
 	status, stdout, stderr = runMain(t, "print", "-h")
 	assert.Equal(t, 0, status)
 	assert.Empty(t, stderr)
-	assert.Contains(t, stdout, "flags of print:\n  -max-file-bytes")
+	assert.Contains(t, stdout, "flags of print:\n  -identity-target NAME")
+	assert.Contains(t, stdout, "\n  -max-file-bytes int")
 }
 
 func TestErrorTextHasOnePrefix(t *testing.T) {
