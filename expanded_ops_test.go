@@ -131,6 +131,10 @@ func customCallCases(t testing.TB, g *gen) []opCase {
 		out = append(out, cb.done(t, fmt.Sprintf("TopK/largest=%v", largest),
 			cb.CustomCall("TopK", []*hlo.Instruction{x}, result, cfg), exact()))
 	}
+	cb := newCase(g, "threefry2x32")
+	u := hlo.MakeShape(hlo.U32, 3, 67)
+	ops := []*hlo.Instruction{cb.param(u, unitDomain), cb.param(u, unitDomain), cb.param(u, unitDomain), cb.param(u, unitDomain)}
+	out = append(out, cb.done(t, "cu_threefry2x32", cb.CustomCall("cu_threefry2x32", ops, hlo.MakeTuple(u, u), nil), exact()))
 	return out
 }
 

@@ -122,3 +122,25 @@ func TestRngBitGeneratorLayout(t *testing.T) {
 	assertLit(t, vec(o[0], o[1], w1[0]), bits)
 	assert.Equal(t, []uint64{0, 2}, next)
 }
+
+// JAX's cu_threefry2x32 custom-call, evaluated through its HLO decomposition
+// (hlo.Builder.Threefry2x32), on the known-answer vectors, one per element.
+func TestCustomCallThreefry2x32KnownAnswers(t *testing.T) {
+	var k0, k1, x0, x1, y0, y1 []uint32
+	for _, v := range threefryKAT {
+		k0, k1, x0, x1 = append(k0, v.key[0]), append(k1, v.key[1]), append(x0, v.ctr[0]), append(x1, v.ctr[1])
+		y0, y1 = append(y0, v.out[0]), append(y1, v.out[1])
+	}
+	for _, target := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi"} {
+		out := evalText(t, `HloModule tf
+ENTRY e {
+  k0 = u32[3] parameter(0)
+  k1 = u32[3] parameter(1)
+  x0 = u32[3] parameter(2)
+  x1 = u32[3] parameter(3)
+  ROOT y = (u32[3], u32[3]) custom-call(k0, k1, x0, x1), custom_call_target="`+target+`", api_version=API_VERSION_STATUS_RETURNING
+}`, vec(k0...), vec(k1...), vec(x0...), vec(x1...))
+		assertLit(t, vec(y0...), out.Elems()[0], target)
+		assertLit(t, vec(y1...), out.Elems()[1], target)
+	}
+}

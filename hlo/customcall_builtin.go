@@ -3,7 +3,7 @@ package hlo
 import "fmt"
 
 // The built-in custom-call targets: the single-device identities and annotations
-// XLA emits, and TopK.
+// XLA emits, TopK, and JAX's fused threefry2x32.
 
 const identitySummary = "identity: the operand, unchanged"
 
@@ -18,6 +18,10 @@ func init() {
 	}
 	mustRegister(CustomCallTarget{Name: "TopK", Expand: expandTopK,
 		Summary: "the k largest (or smallest) elements along the last dimension and their indices"})
+	for _, name := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi"} {
+		mustRegister(CustomCallTarget{Name: name, Expand: expandThreefry2x32,
+			Summary: "JAX's threefry2x32: Threefry2x32-20 of (x0, x1) under (k0, k1), elementwise"})
+	}
 }
 
 func mustRegister(t CustomCallTarget) {

@@ -236,25 +236,8 @@ func threefrySplitDim(dims []int64) int {
 	return split
 }
 
-var threefryRotations = [8]uint32{13, 15, 26, 6, 17, 29, 16, 24}
-
 // threefryRounds is Threefry2x32-20 over the counter words, with scalar key words.
 func (g *rngBuilder) threefryRounds(x [2]*hlo.Instruction, key [2]*hlo.Instruction) [2]*hlo.Instruction {
-	b := g.b
-	ks := [3]*hlo.Instruction{key[0], key[1], b.Xor(b.Xor(g.u32(0x1BD11BDA), key[0]), key[1])}
-	x[0] = b.Add(x[0], g.like(ks[0], x[0]))
-	x[1] = b.Add(x[1], g.like(ks[1], x[1]))
-	for r := 0; r < 20; r++ {
-		rot := threefryRotations[r%8]
-		x[0] = b.Add(x[0], x[1])
-		left := b.ShiftLeft(x[1], g.like(g.u32(rot), x[1]))
-		right := b.ShiftRightLogical(x[1], g.like(g.u32(32-rot), x[1]))
-		x[1] = b.Xor(b.Or(left, right), x[0])
-		if r%4 == 3 {
-			s := uint32(r/4 + 1)
-			x[0] = b.Add(x[0], g.like(ks[s%3], x[0]))
-			x[1] = b.Add(x[1], g.like(b.Add(ks[(s+1)%3], g.u32(s)), x[1]))
-		}
-	}
-	return x
+	y0, y1 := g.b.Threefry2x32(x[0], x[1], key[0], key[1])
+	return [2]*hlo.Instruction{y0, y1}
 }
