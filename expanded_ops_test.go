@@ -2,6 +2,7 @@ package vkxla_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/vkxla/vkxla"
@@ -78,7 +79,7 @@ func batchNormCase(t testing.TB, g *gen, op hlo.Opcode, dt hlo.DType, dims []int
 // blocks; the bits must be equal.
 func rngBitGeneratorCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
-	if !containsDType(g.dtypes, hlo.U64) {
+	if !slices.Contains(g.dtypes, hlo.U64) {
 		t.Fatal("rng-bit-generator's state is u64; the device lacks 64-bit integers")
 	}
 	for _, alg := range []hlo.RngAlgorithm{hlo.RngDefault, hlo.RngPhilox, hlo.RngThreeFry} {
@@ -102,15 +103,6 @@ func rngBitGeneratorCases(t testing.TB, g *gen) []opCase {
 		}
 	}
 	return out
-}
-
-func containsDType(ts []hlo.DType, dt hlo.DType) bool {
-	for _, x := range ts {
-		if x == dt {
-			return true
-		}
-	}
-	return false
 }
 
 // customCallCases: the built-in targets.

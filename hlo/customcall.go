@@ -208,12 +208,18 @@ func splitTopLevel(s string) []string {
 	return append(parts, s[start:])
 }
 
-// mlirValue reads 4 : i64, 1.5 : f32, true, "text"; anything else stays text.
+// mlirValue reads 4 : i64, 1.5 : f32, true, "text"; anything else (arrays,
+// dense attributes, …) stays text.
 func mlirValue(v string) any {
-	if !strings.HasPrefix(v, `"`) {
-		if num, _, typed := strings.Cut(v, ":"); typed {
-			v = strings.TrimSpace(num)
+	if num, _, typed := strings.Cut(v, ":"); typed && !strings.HasPrefix(v, `"`) {
+		num = strings.TrimSpace(num)
+		if i, err := strconv.ParseInt(num, 10, 64); err == nil {
+			return i
 		}
+		if f, err := strconv.ParseFloat(num, 64); err == nil {
+			return f
+		}
+		return v
 	}
 	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
 		return i
@@ -221,8 +227,8 @@ func mlirValue(v string) any {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		return f
 	}
-	if b, err := strconv.ParseBool(v); err == nil && (v == "true" || v == "false") {
-		return b
+	if v == "true" || v == "false" {
+		return v == "true"
 	}
 	if s, err := strconv.Unquote(v); err == nil {
 		return s

@@ -3,6 +3,7 @@ package hlo
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Shape rules of the ops expander passes rewrite before code generation, following
@@ -92,29 +93,21 @@ func inferRngBitGenerator(a *shapeArgs) (Shape, error) {
 	}
 	state, d := a.operands[0], *a.declared
 	alg := a.attrs.RngAlgorithm.Effective()
-	switch {
-	case !state.Equal(MakeShape(U64, 2)) && !(alg == RngPhilox && state.Equal(MakeShape(U64, 3))):
-		return Shape{}, fmt.Errorf("state %v: %v takes u64[2]%s", state, alg,
-			map[bool]string{true: " or u64[3]", false: ""}[alg == RngPhilox])
-	case alg > RngPhilox:
+	if alg > RngPhilox {
 		return Shape{}, fmt.Errorf("unknown algorithm %v", a.attrs.RngAlgorithm)
-	case !d.IsTuple() || len(d.Elems) != 2 || !d.Elems[1].IsArray():
+	}
+	philox3 := alg == RngPhilox && state.Equal(MakeShape(U64, 3))
+	if !state.Equal(MakeShape(U64, 2)) && !philox3 {
+		return Shape{}, fmt.Errorf("state %v: want u64[2] (or u64[3] for rng_philox and rng_default)", state)
+	}
+	if !d.IsTuple() || len(d.Elems) != 2 || !d.Elems[1].IsArray() {
 		return Shape{}, fmt.Errorf("declared shape %v is not (state, bits)", d)
 	}
 	bits := d.Elems[1]
-	if !containsDType(RngOutputTypes, bits.DType) {
+	if !slices.Contains(RngOutputTypes, bits.DType) {
 		return Shape{}, fmt.Errorf("bits %v: want one of %v", bits, RngOutputTypes)
 	}
 	return MakeTuple(state, bits).Clone(), nil
-}
-
-func containsDType(ts []DType, t DType) bool {
-	for _, x := range ts {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // inferCustomCall: the result is declared; the operand layout constraints, if
