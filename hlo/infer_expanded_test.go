@@ -83,3 +83,33 @@ func TestParseBackendConfig(t *testing.T) {
 		t.Error("malformed JSON should be an error")
 	}
 }
+
+// XLA's iota replica groups: device ids laid out in the dims, transposed, then
+// read row-major as groups.
+func TestIotaReplicaGroups(t *testing.T) {
+	for text, want := range map[string]string{
+		"[1,1]<=[1]":             "{{0}}",
+		"[2,2]<=[4]":             "{{0,1},{2,3}}",
+		"[2,2]<=[2,2]T(1,0)":     "{{0,2},{1,3}}",
+		"[3,2]<=[2,3]T(1,0)":     "{{0,3},{1,4},{2,5}}",
+		"[1,4]<=[2,2]T(1,0)":     "{{0,2,1,3}}",
+		"[4,2]<=[2,2,2]T(2,1,0)": "{{0,4},{2,6},{1,5},{3,7}}",
+	} {
+		m, err := ParseModule(`HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups=` + text + `, to_apply=add
+}`)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if got := replicaGroupsText(m.Entry.Root.Attrs.ReplicaGroups); got != want {
+			t.Errorf("%s: groups %s, want %s", text, got, want)
+		}
+	}
+}
