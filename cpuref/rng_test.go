@@ -131,7 +131,7 @@ func TestCustomCallThreefry2x32KnownAnswers(t *testing.T) {
 		k0, k1, x0, x1 = append(k0, v.key[0]), append(k1, v.key[1]), append(x0, v.ctr[0]), append(x1, v.ctr[1])
 		y0, y1 = append(y0, v.out[0]), append(y1, v.out[1])
 	}
-	for _, target := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi"} {
+	for _, target := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi", "hip_threefry2x32", "hip_threefry2x32_ffi"} {
 		out := evalText(t, `HloModule tf
 ENTRY e {
   k0 = u32[3] parameter(0)

@@ -37,9 +37,11 @@ func (b *Builder) Threefry2x32(x0, x1, k0, k1 *Instruction) (*Instruction, *Inst
 	return x[0], x[1]
 }
 
-// expandThreefry2x32 is JAX's cu_threefry2x32 (and its typed-FFI form): operands
-// k0, k1, x0, x1, u32 arrays of one shape; result (y0, y1), Threefry2x32-20 of
-// (x0, x1) under (k0, k1), element by element.
+// expandThreefry2x32 is JAX's GPU threefry2x32 (cu_ and hip_, and their typed-FFI
+// forms; jaxlib/gpu_prng.py lowers to it): operands k0, k1, x0, x1, u32 arrays of
+// one shape; result (y0, y1), Threefry2x32-20 of (x0, x1) under (k0, k1), element
+// by element. The dynamic-shape form's fifth operand (a run-time length) is
+// refused: vkxla's shapes are static.
 func expandThreefry2x32(b *Builder, call *Instruction, xs []*Instruction) (*Instruction, error) {
 	if len(xs) != 4 {
 		return nil, fmt.Errorf("threefry2x32 takes 4 operands (k0, k1, x0, x1), got %d", len(xs))

@@ -18,7 +18,7 @@ func init() {
 	}
 	mustRegister(CustomCallTarget{Name: "TopK", Expand: expandTopK,
 		Summary: "the k largest (or smallest) elements along the last dimension and their indices"})
-	for _, name := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi"} {
+	for _, name := range []string{"cu_threefry2x32", "cu_threefry2x32_ffi", "hip_threefry2x32", "hip_threefry2x32_ffi"} {
 		mustRegister(CustomCallTarget{Name: name, Expand: expandThreefry2x32,
 			Summary: "JAX's threefry2x32: Threefry2x32-20 of (x0, x1) under (k0, k1), elementwise"})
 	}
