@@ -47,7 +47,7 @@ func TestExpandRngBitGeneratorOps(t *testing.T) {
 		hlo.OpShiftLeft: true, hlo.OpShiftRightLogical: true, hlo.OpAdd: true, hlo.OpMultiply: true,
 		hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpTuple: true}
 	for _, tc := range []struct {
-		alg, state, bits     string
+		alg, state, bits      string
 		multiplies, rotations int
 	}{
 		{"rng_philox", "u64[3]", "u32[4]", 20, 0},
