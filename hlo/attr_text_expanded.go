@@ -34,16 +34,18 @@ func init() {
 	batchNorm := []attrUse{req("epsilon"), req("feature_index")}
 	groups := opt("replica_groups")
 	for op, uses := range map[Opcode][]attrUse{
-		OpBatchNormTraining:      batchNorm,
-		OpBatchNormInference:     batchNorm,
-		OpBatchNormGrad:          batchNorm,
-		OpRngBitGenerator:        {req("algorithm")},
-		OpAllReduce:              {groups, req("to_apply")},
-		OpAllReduceStart:         {groups, req("to_apply")},
-		OpAllGather:              {groups, req("dimensions")},
-		OpAllGatherStart:         {groups, req("dimensions")},
-		OpReduceScatter:          {groups, req("dimensions"), req("to_apply")},
-		OpAllToAll:               {groups, opt("dimensions")},
+		OpBatchNormTraining:  batchNorm,
+		OpBatchNormInference: batchNorm,
+		OpBatchNormGrad:      batchNorm,
+		OpRngBitGenerator:    {req("algorithm")},
+		OpAllReduce:          {groups, req("to_apply")},
+		OpAllReduceStart:     {groups, req("to_apply")},
+		OpAllGather:          {groups, req("dimensions")},
+		OpAllGatherStart:     {groups, req("dimensions")},
+		OpReduceScatter:      {groups, req("dimensions"), req("to_apply")},
+		// all-to-all of several operands has no dimension and prints none.
+		OpAllToAll: {groups, {name: "dimensions",
+			codec: intListCodec(func(a *Attributes) *[]int64 { return &a.Dimensions }, nonEmpty)}},
 		OpCollectivePermute:      {req("source_target_pairs")},
 		OpCollectivePermuteStart: {req("source_target_pairs")},
 		OpCustomCall: {opt("window"), opt("dim_labels"), opt("feature_group_count"), opt("batch_group_count"),
