@@ -102,7 +102,45 @@ func rngBitGeneratorCases(t testing.TB, g *gen) []opCase {
 			}
 		}
 	}
-	return out
+	return append(out, rngLoopCase(t, g))
+}
+
+// rngLoopCase threads the state through a while loop, as a training loop does:
+// each iteration draws fresh bits from the state the last one left.
+func rngLoopCase(t testing.TB, g *gen) opCase {
+	m, err := hlo.ParseModule(`HloModule rng_loop
+cond {
+  p = (s32[], u64[2], u32[4,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], u64[2], u32[4,3]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  st = u64[2] get-tuple-element(p), index=1
+  acc = u32[4,3] get-tuple-element(p), index=2
+  r = (u64[2], u32[4,3]) rng-bit-generator(st), algorithm=rng_three_fry
+  st2 = u64[2] get-tuple-element(r), index=0
+  bits = u32[4,3] get-tuple-element(r), index=1
+  acc2 = u32[4,3] xor(acc, bits)
+  ROOT t = (s32[], u64[2], u32[4,3]) tuple(next, st2, acc2)
+}
+ENTRY e {
+  s = u64[2] parameter(0)
+  zero = s32[] constant(0)
+  z = u32[] constant(0)
+  acc = u32[4,3] broadcast(z), dimensions={}
+  init = (s32[], u64[2], u32[4,3]) tuple(zero, s, acc)
+  ROOT w = (s32[], u64[2], u32[4,3]) while(init), condition=cond, body=body
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := hlo.MustFromSlice([]int64{2}, []uint64{g.rng.Uint64(), g.rng.Uint64()})
+	return opCase{name: "in a while loop", module: m, inputs: []*hlo.Literal{state}, spec: exact()}
 }
 
 // customCallCases: the built-in targets.
