@@ -32,6 +32,8 @@ type CustomCallTarget struct {
 	// Summary is one line on what the target computes.
 	Summary string
 	Expand  CustomCallExpansion
+	// identity marks the pass-through targets (RegisterIdentityTarget).
+	identity bool
 }
 
 // ErrUnknownCustomCall is wrapped by the error for a custom_call_target nobody
@@ -64,10 +66,10 @@ func RegisterCustomCall(t CustomCallTarget) error {
 // annotations are on one device). Registering a name that is already an identity
 // target is not an error.
 func RegisterIdentityTarget(name string) error {
-	if t, ok := LookupCustomCall(name); ok && t.Summary == identitySummary {
+	if t, ok := LookupCustomCall(name); ok && t.identity {
 		return nil
 	}
-	return RegisterCustomCall(CustomCallTarget{Name: name, Summary: identitySummary, Expand: expandIdentity})
+	return RegisterCustomCall(identityTarget(name))
 }
 
 // LookupCustomCall returns the entry registered for a target name.

@@ -5,7 +5,9 @@ import "fmt"
 // The built-in custom-call targets: the single-device identities and annotations
 // XLA emits, TopK, and JAX's fused threefry2x32.
 
-const identitySummary = "identity: the operand, unchanged"
+func identityTarget(name string) CustomCallTarget {
+	return CustomCallTarget{Name: name, Summary: "identity: the operand, unchanged", Expand: expandIdentity, identity: true}
+}
 
 // identityTargets are XLA's sharding and placement annotations, which on one
 // device pass their operand through.
@@ -14,7 +16,7 @@ var identityTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToF
 
 func init() {
 	for _, name := range identityTargets {
-		mustRegister(CustomCallTarget{Name: name, Summary: identitySummary, Expand: expandIdentity})
+		mustRegister(identityTarget(name))
 	}
 	mustRegister(CustomCallTarget{Name: "TopK", Expand: expandTopK,
 		Summary: "the k largest (or smallest) elements along the last dimension and their indices"})
