@@ -44,9 +44,11 @@ func batchNormChannels(a *shapeArgs) (Shape, error) {
 	return MakeShape(x.DType, x.Dims[a.attrs.FeatureIndex]), nil
 }
 
-// checkOperandShapes checks operands[i] (for each listed i) against want.
-func checkOperandShapes(a *shapeArgs, want Shape, names map[int]string) error {
-	for i, name := range names {
+// checkOperandShapes checks the operands from index first on, named by names,
+// against want, in order (so the error names the first that differs).
+func checkOperandShapes(a *shapeArgs, want Shape, first int, names ...string) error {
+	for k, name := range names {
+		i := first + k
 		if !a.operands[i].Equal(want) {
 			return fmt.Errorf("%s (operand %d) is %v, want %v", name, i, a.operands[i], want)
 		}
@@ -57,7 +59,7 @@ func checkOperandShapes(a *shapeArgs, want Shape, names map[int]string) error {
 func inferBatchNormTraining(a *shapeArgs) (Shape, error) {
 	c, err := batchNormChannels(a)
 	if err == nil {
-		err = checkOperandShapes(a, c, map[int]string{1: "scale", 2: "offset"})
+		err = checkOperandShapes(a, c, 1, "scale", "offset")
 	}
 	return MakeTuple(a.operands[0], c, c).Clone(), err
 }
@@ -65,7 +67,7 @@ func inferBatchNormTraining(a *shapeArgs) (Shape, error) {
 func inferBatchNormInference(a *shapeArgs) (Shape, error) {
 	c, err := batchNormChannels(a)
 	if err == nil {
-		err = checkOperandShapes(a, c, map[int]string{1: "scale", 2: "offset", 3: "mean", 4: "variance"})
+		err = checkOperandShapes(a, c, 1, "scale", "offset", "mean", "variance")
 	}
 	return a.operands[0].Clone(), err
 }
@@ -73,10 +75,10 @@ func inferBatchNormInference(a *shapeArgs) (Shape, error) {
 func inferBatchNormGrad(a *shapeArgs) (Shape, error) {
 	c, err := batchNormChannels(a)
 	if err == nil {
-		err = checkOperandShapes(a, c, map[int]string{1: "scale", 2: "mean", 3: "variance"})
+		err = checkOperandShapes(a, c, 1, "scale", "mean", "variance")
 	}
 	if err == nil {
-		err = checkOperandShapes(a, a.operands[0], map[int]string{4: "grad_output"})
+		err = checkOperandShapes(a, a.operands[0], 4, "grad_output")
 	}
 	return MakeTuple(a.operands[0], c, c).Clone(), err
 }
