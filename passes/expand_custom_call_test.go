@@ -3,6 +3,7 @@ package passes
 import (
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vkxla/vkxla/hlo"
@@ -90,14 +91,19 @@ ENTRY %e (x: f32[4]) -> f32[4] {
 	}
 }
 
-// A user target: registered from Go, expanded by the pass like a built-in one.
-func TestUserCustomCallTarget(t *testing.T) {
-	err := hlo.RegisterCustomCall(hlo.CustomCallTarget{Name: "test.square_plus_one",
+// registerSquarePlusOne registers the test's user target once per process (the
+// registry is global; go test -count=N reruns the test).
+var registerSquarePlusOne = sync.OnceValue(func() error {
+	return hlo.RegisterCustomCall(hlo.CustomCallTarget{Name: "test.square_plus_one",
 		Expand: func(b *hlo.Builder, _ *hlo.Instruction, xs []*hlo.Instruction) (*hlo.Instruction, error) {
 			one := b.BroadcastScalar(b.ScalarConstant(xs[0].Shape.DType, 1), xs[0].Shape.Dims...)
 			return b.Add(b.Mul(xs[0], xs[0]), one), nil
 		}})
-	if err != nil {
+})
+
+// A user target: registered from Go, expanded by the pass like a built-in one.
+func TestUserCustomCallTarget(t *testing.T) {
+	if err := registerSquarePlusOne(); err != nil {
 		t.Fatal(err)
 	}
 	if err := hlo.RegisterCustomCall(hlo.CustomCallTarget{Name: "test.square_plus_one",

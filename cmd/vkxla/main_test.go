@@ -191,25 +191,31 @@ func TestCompileErrorHasOnePrefix(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(stderr, "vkxla:"), stderr)
 }
 
+// identityTargetRuns makes each run of TestIdentityTarget use a fresh target name:
+// registrations are process-wide and go test -count=N reruns the test.
+var identityTargetRuns int
+
 // TestIdentityTarget: a vendor's pass-through custom-call target is an error
 // naming it, the instruction and the line, until -identity-target names it.
 func TestIdentityTarget(t *testing.T) {
 	devicetest.Open(t)
+	identityTargetRuns++
+	target := fmt.Sprintf("acme.placement_hint.%d", identityTargetRuns)
 	path := filepath.Join(t.TempDir(), "vendor.hlo")
 	require.NoError(t, os.WriteFile(path, []byte(`HloModule vendor
 ENTRY e {
   x = f32[5] parameter(0)
-  tag = f32[5] custom-call(x), custom_call_target="acme.placement_hint", backend_config="{\"tier\": 2}"
+  tag = f32[5] custom-call(x), custom_call_target="`+target+`", backend_config="{\"tier\": 2}"
   ROOT y = f32[5] exponential(tag)
 }
 `), 0o644))
 	var out bytes.Buffer
 	err := run([]string{"run", path}, &out)
 	require.ErrorIs(t, err, hlo.ErrUnknownCustomCall)
-	for _, want := range []string{"4:", `"acme.placement_hint"`, "custom-call tag", "-identity-target acme.placement_hint"} {
+	for _, want := range []string{"4:", `"` + target + `"`, "custom-call tag", "-identity-target " + target} {
 		assert.Contains(t, err.Error(), want)
 	}
-	require.NoError(t, run([]string{"run", "-identity-target", "acme.placement_hint", "-identity-target", "acme.other", path}, &out), out.String())
+	require.NoError(t, run([]string{"run", "-identity-target", target, "-identity-target", "acme.other", path}, &out), out.String())
 	assert.Contains(t, out.String(), "agree within")
 
 	err = run([]string{"run", "-identity-target", "TopK", path}, &out)
