@@ -121,6 +121,9 @@ func exactOp(op hlo.Opcode) bool {
 	case hlo.KindMovement, hlo.KindLeaf, hlo.KindTuple:
 		return true
 	}
+	if op.Info().ExpandedBy == hlo.CollectiveExpander { // identities and zeros on one device
+		return true
+	}
 	switch op {
 	case hlo.OpNegate, hlo.OpAbs, hlo.OpSign, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestEven,
 		hlo.OpIsFinite, hlo.OpMaximum, hlo.OpMinimum, hlo.OpCompare, hlo.OpSelect, hlo.OpClamp,
@@ -140,7 +143,8 @@ func opTolerance(op hlo.Opcode) ErrorSpec {
 		return ErrorSpec{ULP: 2}
 	case hlo.OpAtan2:
 		return ErrorSpec{ULP: 4}
-	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter:
+	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter,
+		hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
 		return ErrorSpec{Abs: 1e-4, Rel: 1e-4}
 	case hlo.OpPower:
 		return ErrorSpec{Abs: 1e-5, Rel: 1e-4}

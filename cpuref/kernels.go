@@ -45,6 +45,25 @@ func init() {
 		hlo.OpConditional:     evalConditional,
 		hlo.OpCall:            evalCall,
 		hlo.OpFusion:          evalCall, // as a call: the kind changes nothing that is computed
+
+		hlo.OpBatchNormTraining:      evalBatchNormTraining,
+		hlo.OpBatchNormInference:     evalBatchNormInference,
+		hlo.OpBatchNormGrad:          evalBatchNormGrad,
+		hlo.OpRngBitGenerator:        evalRngBitGenerator,
+		hlo.OpCustomCall:             evalCustomCall,
+		hlo.OpAllReduce:              collectiveIdentity,
+		hlo.OpAllReduceStart:         collectiveIdentity,
+		hlo.OpAllReduceDone:          evalAsyncDone,
+		hlo.OpAllGather:              collectiveIdentity,
+		hlo.OpAllGatherStart:         evalAllGatherStart,
+		hlo.OpAllGatherDone:          evalAsyncDone,
+		hlo.OpReduceScatter:          collectiveIdentity,
+		hlo.OpAllToAll:               collectiveIdentity,
+		hlo.OpCollectivePermute:      evalCollectivePermute,
+		hlo.OpCollectivePermuteStart: evalCollectivePermuteStart,
+		hlo.OpCollectivePermuteDone:  evalAsyncDone,
+		hlo.OpReplicaID:              evalDeviceID,
+		hlo.OpPartitionID:            evalDeviceID,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

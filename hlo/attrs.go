@@ -40,6 +40,18 @@ type Attributes struct {
 	Literal *Literal
 	// FusionKind is fusion's kind= (XLA's fusion kind).
 	FusionKind FusionKind
+	// Epsilon and FeatureIndex are the batch-norm ops' epsilon= and feature_index=.
+	Epsilon      float32
+	FeatureIndex int64
+	// RngAlgorithm is rng-bit-generator's algorithm=.
+	RngAlgorithm RngAlgorithm
+	// ReplicaGroups are a collective's replica_groups (nil: every replica);
+	// SourceTargetPairs are collective-permute's source_target_pairs, each {s,t}.
+	// (all-gather, reduce-scatter and all-to-all keep their dimension in Dimensions.)
+	ReplicaGroups     [][]int64
+	SourceTargetPairs [][]int64
+	// CustomCall holds a custom-call's attributes.
+	CustomCall *CustomCallAttrs
 }
 
 // SliceDim is one dimension of a slice: elements start, start+stride, … < limit.

@@ -309,7 +309,21 @@ func cloneAttributes(a Attributes) Attributes {
 			cloneInts(s.ScatterIndicesBatchingDims)
 		c.Scatter = &s
 	}
+	c.ReplicaGroups = cloneIntLists(a.ReplicaGroups)
+	c.SourceTargetPairs = cloneIntLists(a.SourceTargetPairs)
+	c.CustomCall = a.CustomCall.clone()
 	return c
+}
+
+func cloneIntLists(xs [][]int64) [][]int64 {
+	if xs == nil {
+		return nil
+	}
+	out := make([][]int64, len(xs))
+	for i, x := range xs {
+		out[i] = cloneInts(x)
+	}
+	return out
 }
 
 func cloneInts(s []int64) []int64 {

@@ -22,11 +22,12 @@ import (
 var ErrDeclaredShape = errors.New("the result shape is declared by the instruction, not inferred; use CheckShape")
 
 // ResultIsDeclared reports the opcodes whose result shape is not a function of the
-// operands and attributes: parameter, iota, broadcast, reshape, convert and
-// bitcast-convert.
+// operands and attributes: parameter, iota, broadcast, reshape, convert,
+// bitcast-convert, rng-bit-generator (the bits' shape) and custom-call.
 func ResultIsDeclared(op Opcode) bool {
 	switch op {
-	case OpParameter, OpIota, OpBroadcast, OpReshape, OpConvert, OpBitcastConvert:
+	case OpParameter, OpIota, OpBroadcast, OpReshape, OpConvert, OpBitcastConvert,
+		OpRngBitGenerator, OpCustomCall:
 		return true
 	}
 	return false
@@ -165,7 +166,8 @@ func checkArity(info *OpInfo, n int) error {
 func checkCalledCount(info *OpInfo, called []*Computation) error {
 	roles := info.Called
 	if len(roles) == 1 && roles[0][len(roles[0])-1] == '*' {
-		if len(called) == 0 {
+		// A custom-call's called_computations may be empty.
+		if len(called) == 0 && info.Kind != KindExpanded {
 			return fmt.Errorf("needs at least one computation in %s", roles[0][:len(roles[0])-1])
 		}
 	} else if len(called) != len(roles) {

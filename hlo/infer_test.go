@@ -595,5 +595,6 @@ func TestResultIsDeclared(t *testing.T) {
 			declared = append(declared, op)
 		}
 	}
-	assert.Equal(t, []Opcode{OpParameter, OpIota, OpConvert, OpBitcastConvert, OpBroadcast, OpReshape}, declared)
+	assert.Equal(t, []Opcode{OpParameter, OpIota, OpConvert, OpBitcastConvert, OpBroadcast, OpReshape,
+		OpRngBitGenerator, OpCustomCall}, declared)
 }

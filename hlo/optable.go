@@ -84,6 +84,26 @@ const (
 	OpConditional
 	OpCall
 	OpFusion
+	// Ops an expander pass rewrites into the ops above before code generation
+	// (OpInfo.ExpandedBy names the pass).
+	OpBatchNormTraining
+	OpBatchNormInference
+	OpBatchNormGrad
+	OpRngBitGenerator
+	OpCustomCall
+	OpAllReduce
+	OpAllReduceStart
+	OpAllReduceDone
+	OpAllGather
+	OpAllGatherStart
+	OpAllGatherDone
+	OpReduceScatter
+	OpAllToAll
+	OpCollectivePermute
+	OpCollectivePermuteStart
+	OpCollectivePermuteDone
+	OpReplicaID
+	OpPartitionID
 	numOpcodes
 )
 
@@ -101,7 +121,8 @@ const (
 	KindContraction               // dot, convolution
 	KindSort
 	KindTuple
-	KindControl // while, conditional, call, fusion
+	KindControl  // while, conditional, call, fusion
+	KindExpanded // rewritten into other ops by an expander pass before code generation
 )
 
 // TypeClass constrains the element type of an op's (array) operands.
@@ -159,8 +180,15 @@ type OpInfo struct {
 	// as the HLO text attribute names them (to_apply, condition, body, …). A role
 	// ending in "*" is a list attribute (branch_computations).
 	Called []string
-	// SideEffectFree ops may be removed when unused and duplicated when rematerialised.
+	// SideEffectFree ops may be removed when unused, merged with an identical
+	// instruction and duplicated when rematerialised. A custom-call refines it per
+	// instruction (Instruction.SideEffectFree).
 	SideEffectFree bool
+	// ExpandedBy names the pass of passes.Pipeline that rewrites every instruction of
+	// this op into other ops before code generation (Kind is KindExpanded). Code
+	// generation never sees these ops; cpuref defines them directly, and the GPU
+	// differential tests run them through the whole pipeline.
+	ExpandedBy string
 }
 
 func unaryOp(name string, types TypeClass) OpInfo {
@@ -174,6 +202,24 @@ func binaryOp(name string, types TypeClass, commutative bool) OpInfo {
 
 func op(name string, kind OpKind, arity int, called ...string) OpInfo {
 	return OpInfo{Name: name, Kind: kind, Arity: arity, Called: called, SideEffectFree: true}
+}
+
+// The expander passes, by pipeline name.
+const (
+	BatchNormExpander       = "batchnorm-expander"
+	RngBitGeneratorExpander = "rng-bit-generator-expander"
+	CustomCallExpander      = "custom-call-expander"
+	CollectiveExpander      = "collective-expander"
+)
+
+func expanded(name string, arity int, pass string, called ...string) OpInfo {
+	return OpInfo{Name: name, Kind: KindExpanded, Arity: arity, Called: called, SideEffectFree: true, ExpandedBy: pass}
+}
+
+// collective is a collective op of the one-device subset: side-effect free here,
+// as a one-member replica group exchanges nothing.
+func collective(name string, arity int, called ...string) OpInfo {
+	return expanded(name, arity, CollectiveExpander, called...)
 }
 
 func elementwise(name string, arity int) OpInfo {
@@ -258,6 +304,29 @@ var opTable = [numOpcodes]OpInfo{
 	OpConditional:     op("conditional", KindControl, Variadic, "branch_computations*"),
 	OpCall:            op("call", KindControl, Variadic, "to_apply"),
 	OpFusion:          op("fusion", KindControl, Variadic, "calls"),
+
+	OpBatchNormTraining:  expanded("batch-norm-training", 3, BatchNormExpander),
+	OpBatchNormInference: expanded("batch-norm-inference", 5, BatchNormExpander),
+	OpBatchNormGrad:      expanded("batch-norm-grad", 5, BatchNormExpander),
+	OpRngBitGenerator:    expanded("rng-bit-generator", 1, RngBitGeneratorExpander),
+	// A custom-call may have side effects (custom_call_has_side_effect=true); the
+	// column is false so that code reading only the op table stays safe.
+	OpCustomCall: {Name: "custom-call", Kind: KindExpanded, Arity: Variadic,
+		Called: []string{"called_computations*"}, ExpandedBy: CustomCallExpander},
+
+	OpAllReduce:              collective("all-reduce", Variadic, "to_apply"),
+	OpAllReduceStart:         collective("all-reduce-start", Variadic, "to_apply"),
+	OpAllReduceDone:          collective("all-reduce-done", 1),
+	OpAllGather:              collective("all-gather", Variadic),
+	OpAllGatherStart:         collective("all-gather-start", Variadic),
+	OpAllGatherDone:          collective("all-gather-done", 1),
+	OpReduceScatter:          collective("reduce-scatter", Variadic, "to_apply"),
+	OpAllToAll:               collective("all-to-all", Variadic),
+	OpCollectivePermute:      collective("collective-permute", 1),
+	OpCollectivePermuteStart: collective("collective-permute-start", 1),
+	OpCollectivePermuteDone:  collective("collective-permute-done", 1),
+	OpReplicaID:              collective("replica-id", 0),
+	OpPartitionID:            collective("partition-id", 0),
 }
 
 // Info returns the op-table row of an opcode.

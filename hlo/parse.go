@@ -487,6 +487,13 @@ func (p *parser) checkRequired(it *instText, seen map[string]bool) error {
 		return p.checkBranches(it, seen)
 	case OpDot:
 		dotDims(&in.Attrs)
+	case OpCustomCall:
+		target := in.Attrs.CustomCall.Target
+		if _, ok := LookupCustomCall(target); !ok {
+			e := p.errorAt(it.pos, "%v", unknownTarget(target, in.Name))
+			e.Err = ErrUnknownCustomCall
+			return e
+		}
 	}
 	return nil
 }

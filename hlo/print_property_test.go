@@ -170,6 +170,39 @@ func (g *moduleGen) attributes(in *Instruction) {
 			ScatterDimsToOperandDims: g.someInts(), IndexVectorDim: int64(g.rng.IntN(3)),
 			InputBatchingDims: g.someInts(), ScatterIndicesBatchingDims: g.someInts(),
 			IndicesAreSorted: g.rng.IntN(2) == 0, UniqueIndices: g.rng.IntN(2) == 0}
+	default:
+		g.expandedAttributes(in)
+	}
+}
+
+// expandedAttributes fills the attributes of the ops expander passes lower.
+func (g *moduleGen) expandedAttributes(in *Instruction) {
+	a := &in.Attrs
+	switch in.Info().ExpandedBy {
+	case BatchNormExpander:
+		a.Epsilon, a.FeatureIndex = g.rng.Float32(), int64(g.rng.IntN(3))
+	case RngBitGeneratorExpander:
+		a.RngAlgorithm = RngAlgorithm(g.rng.IntN(3))
+	case CollectiveExpander:
+		for range g.rng.IntN(3) {
+			a.ReplicaGroups = append(a.ReplicaGroups, g.someInts())
+			a.SourceTargetPairs = append(a.SourceTargetPairs, g.ints(2))
+		}
+		a.Dimensions = g.ints(1)
+	case CustomCallExpander:
+		a.CustomCall = &CustomCallAttrs{Target: []string{"Sharding", "TopK", "MoveToHost"}[g.rng.IntN(3)],
+			APIVersion: customCallAPIVersions[g.rng.IntN(4)], Schedule: customCallSchedules[g.rng.IntN(3)],
+			HasSideEffect: g.rng.IntN(2) == 0}
+		switch g.rng.IntN(3) {
+		case 0:
+			a.CustomCall.BackendConfig = "opaque \"quoted\" text"
+		case 1:
+			a.CustomCall.BackendConfig, a.CustomCall.Braced = "{k = 4 : i64, largest = true}", true
+		}
+		if g.rng.IntN(2) == 0 {
+			a.CustomCall.OutputToOperandAliasing = []OutputOperandAlias{{Output: g.someInts(), Operand: 0, OperandIndex: g.someInts()}}
+			a.CustomCall.OperandLayoutConstraints = []Shape{g.shape(0)}
+		}
 	}
 }
 

@@ -156,8 +156,11 @@ func TestOpTableRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int(numOpcodes)-1, len(AllOpcodes()))
-	_, ok := LookupOpcode("custom-call")
+	_, ok := LookupOpcode("cholesky")
 	assert.False(t, ok)
+	for _, op := range AllOpcodes() { // expanded ops, and only they, name their pass
+		assert.Equal(t, op.Info().Kind == KindExpanded, op.Info().ExpandedBy != "", op.String())
+	}
 	assert.Equal(t, "opcode(0)", OpInvalid.String())
 	assert.Equal(t, "opcode(250)", Opcode(250).String())
 	assert.Equal(t, "invalid", Opcode(250).Info().Name)

@@ -10,9 +10,9 @@ import (
 // CSE merges instructions that compute the same value: the same opcode, shape,
 // attributes, called computations and (already merged) operands, as XLA's
 // HloCSE does. Frontend dumps repeat broadcasts, converts and whole
-// subexpressions; each copy would otherwise cost a kernel or a buffer. No op in
-// the table has side effects, so every instruction but a parameter may merge;
-// constants merge when their bytes are equal (hashed, never printed: a constant
+// subexpressions; each copy would otherwise cost a kernel or a buffer. Every
+// instruction but a parameter and one with side effects (Instruction.SideEffectFree)
+// may merge; constants merge when their bytes are equal (hashed, never printed: a constant
 // can be hundreds of megabytes).
 func CSE(m *hlo.Module, _ Config) (bool, error) {
 	return anyComputation(m, mergeEqualInstructions), nil
@@ -38,8 +38,11 @@ func mergeEqualInstructions(c *hlo.Computation) bool {
 // cseKey is the instruction's printed form without its own name: operands and
 // called computations print by their (unique) names, attributes in full. A
 // constant's key is its shape and a hash of its bytes. Parameters and tuple
-// constants have no key.
+// constants and instructions with side effects have no key.
 func cseKey(in *hlo.Instruction) (string, bool) {
+	if !in.SideEffectFree() {
+		return "", false
+	}
 	switch in.Op {
 	case hlo.OpParameter:
 		return "", false

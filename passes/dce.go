@@ -4,16 +4,23 @@ import "github.com/vkxla/vkxla/hlo"
 
 // DCE removes every instruction whose value does not reach its computation's root
 // (parameters stay: they are the signature), then every computation that no
-// remaining instruction calls. No op in the table has side effects, so nothing else
-// must be kept.
+// remaining instruction calls. An instruction with side effects (a custom-call with
+// custom_call_has_side_effect=true: Instruction.SideEffectFree) stays, with what it
+// reads, even when nothing uses its value.
 func DCE(m *hlo.Module, _ Config) (bool, error) {
 	changed := anyComputation(m, removeDeadInstructions)
 	return removeUncalledComputations(m) || changed, nil
 }
 
-// removeDeadInstructions keeps the parameters and what the root depends on.
+// removeDeadInstructions keeps the parameters, the instructions with side effects
+// and what they and the root depend on.
 func removeDeadInstructions(c *hlo.Computation) bool {
 	live := map[*hlo.Instruction]bool{c.Root: true}
+	for _, in := range c.Instructions {
+		if !in.SideEffectFree() {
+			live[in] = true
+		}
+	}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
 		if !live[in] {

@@ -20,10 +20,19 @@ type Pass struct {
 	// Summary is one line on what it does.
 	Summary string
 	Run     func(m *hlo.Module, cfg Config) (changed bool, err error)
+	// Required passes lower ops code generation lacks; disabling one is an error.
+	Required bool
 }
 
 // Pipeline is every pass, in the order Run applies them.
 var Pipeline = []Pass{
+	// The expanders come first and cannot be disabled: they lower ops that code
+	// generation lacks (hlo.OpInfo.ExpandedBy names them), custom-calls first, as a
+	// decomposition may use the other expanded ops.
+	{Name: hlo.CustomCallExpander, Summary: "replace custom-calls by their registered decompositions", Run: ExpandCustomCalls, Required: true},
+	{Name: hlo.BatchNormExpander, Summary: "lower batch-norm-training, -inference and -grad to arithmetic and reductions", Run: ExpandBatchNorm, Required: true},
+	{Name: hlo.RngBitGeneratorExpander, Summary: "lower rng-bit-generator to Philox or Threefry in integer ops", Run: ExpandRngBitGenerator, Required: true},
+	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
@@ -81,6 +90,9 @@ func Run(m *hlo.Module, cfg Config) error {
 	for _, name := range cfg.Disabled {
 		if !slices.Contains(Names(), name) {
 			return fmt.Errorf("passes: unknown pass %q to disable (passes: %v)", name, Names())
+		}
+		if i := slices.IndexFunc(Pipeline, func(p Pass) bool { return p.Name == name }); Pipeline[i].Required {
+			return fmt.Errorf("passes: pass %q cannot be disabled: it lowers ops code generation lacks", name)
 		}
 	}
 	if err := hlo.Verify(m); err != nil {

@@ -259,7 +259,7 @@ func nextReader(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instru
 }
 
 func rematerializable(in *hlo.Instruction) bool {
-	if !in.Shape.IsArray() {
+	if !in.Shape.IsArray() || !in.SideEffectFree() {
 		return false
 	}
 	switch in.Op {

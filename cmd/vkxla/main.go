@@ -22,6 +22,7 @@ import (
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
 )
 
 //go:embed examples/mlp.hlo
@@ -73,11 +74,12 @@ func run(args []string, out io.Writer) error {
 
 const usage = `usage:
   vkxla run [-inputs random|ones|npy:DIR] [-seed N] [-positive] [-check] [-validation]
-            [-budget BYTES] [-without PASS,...] [-timeout D]
+            [-budget BYTES] [-without PASS,...] [-timeout D] [-identity-target NAME]...
             [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
                                                  run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
-  vkxla print [-max-file-bytes N] file.hlo       parse, verify and print a module
+  vkxla print [-max-file-bytes N] [-identity-target NAME]... file.hlo
+                                                 parse, verify and print a module
   vkxla compile [-target lavapipe|caps.json] [-budget BYTES] [-without PASS,...]
                 [-dump DIR] [-plot FILE.svg] [-max-file-bytes N] file.hlo
                                                  plan for a device without one: the module
@@ -110,6 +112,7 @@ func runCommand(args []string, out io.Writer) error {
 	fs.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on the whole run, cpuref and GPU (0: none)")
 	fs.Int64Var(&rf.maxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
 	cpurefMax := fs.Int64("cpuref-max-bytes", 0, "cpuref's memory limit, per value and in total (0: cpuref's defaults, 2 GiB and 8 GiB)")
+	identityTargetFlag(fs)
 	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
 	}
@@ -138,6 +141,17 @@ func runCommand(args []string, out io.Writer) error {
 		}
 	}
 	return runModule(out, name, text, rf)
+}
+
+// identityTargetFlag adds -identity-target NAME (repeatable): a vendor's
+// pass-through custom-call target, run as the identity (docs/custom-calls.md).
+func identityTargetFlag(fs *flag.FlagSet) {
+	fs.Func("identity-target", "treat custom-call target `NAME` as the identity (repeatable)", func(name string) error {
+		if err := hlo.RegisterIdentityTarget(name); err != nil {
+			return fmt.Errorf("-identity-target %s: %w", name, err)
+		}
+		return nil
+	})
 }
 
 // parseFlags parses a subcommand's flags. The flag package's own printing is

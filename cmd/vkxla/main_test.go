@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/device/devicetest"
+	"github.com/vkxla/vkxla/hlo"
 )
 
 // TestRunExample is the README's main job: the example MLP on the default device,
@@ -108,7 +110,8 @@ func TestFlagErrorPrintedOnce(t *testing.T) {
 	status, stdout, stderr = runMain(t, "print", "-h")
 	assert.Equal(t, 0, status)
 	assert.Empty(t, stderr)
-	assert.Contains(t, stdout, "flags of print:\n  -max-file-bytes")
+	assert.Contains(t, stdout, "flags of print:\n  -identity-target NAME")
+	assert.Contains(t, stdout, "\n  -max-file-bytes int")
 }
 
 func TestErrorTextHasOnePrefix(t *testing.T) {
@@ -171,4 +174,36 @@ func TestCompileErrorHasOnePrefix(t *testing.T) {
 	assert.Equal(t, 1, status)
 	assert.True(t, strings.HasPrefix(stderr, "vkxla: Compile "), stderr)
 	assert.Equal(t, 1, strings.Count(stderr, "vkxla:"), stderr)
+}
+
+// identityTargetRuns makes each run of TestIdentityTarget use a fresh target name:
+// registrations are process-wide and go test -count=N reruns the test.
+var identityTargetRuns int
+
+// TestIdentityTarget: a vendor's pass-through custom-call target is an error
+// naming it, the instruction and the line, until -identity-target names it.
+func TestIdentityTarget(t *testing.T) {
+	devicetest.Open(t)
+	identityTargetRuns++
+	target := fmt.Sprintf("acme.placement_hint.%d", identityTargetRuns)
+	path := filepath.Join(t.TempDir(), "vendor.hlo")
+	require.NoError(t, os.WriteFile(path, []byte(`HloModule vendor
+ENTRY e {
+  x = f32[5] parameter(0)
+  tag = f32[5] custom-call(x), custom_call_target="`+target+`", backend_config="{\"tier\": 2}"
+  ROOT y = f32[5] exponential(tag)
+}
+`), 0o644))
+	var out bytes.Buffer
+	err := run([]string{"run", path}, &out)
+	require.ErrorIs(t, err, hlo.ErrUnknownCustomCall)
+	for _, want := range []string{"4:", `"` + target + `"`, "custom-call tag", "-identity-target " + target} {
+		assert.Contains(t, err.Error(), want)
+	}
+	require.NoError(t, run([]string{"run", "-identity-target", target, "-identity-target", "acme.other", path}, &out), out.String())
+	assert.Contains(t, out.String(), "agree within")
+
+	err = run([]string{"run", "-identity-target", "TopK", path}, &out)
+	require.Error(t, err, "TopK is not an identity target")
+	assert.Contains(t, err.Error(), "-identity-target TopK")
 }

@@ -215,6 +215,7 @@ func devicesCommand(out io.Writer) error {
 func printCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("print", flag.ContinueOnError)
 	maxFileBytes := fs.Int64("max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
+	identityTargetFlag(fs)
 	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
 	}

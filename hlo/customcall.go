@@ -1,0 +1,247 @@
+package hlo
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// The custom-call registry: XLA's extension point. A custom_call_target names an
+// entry; the custom-call expander pass (and cpuref) replace each call by the HLO
+// its entry builds. Users register their own targets from Go; `vkxla run
+// -identity-target NAME` registers pass-through targets. docs/custom-calls.md
+// lists the built-in targets.
+
+// CustomCallExpansion builds a custom-call's decomposition in b. operands are b's
+// parameters, one per operand of call with its shape; call gives the attributes
+// (call.Attrs.CustomCall), the called computations and the declared result shape.
+// It returns the root, whose shape must be call.Shape, or an error saying what the
+// call got wrong.
+type CustomCallExpansion func(b *Builder, call *Instruction, operands []*Instruction) (*Instruction, error)
+
+// CustomCallTarget is one registry entry. Today every entry lowers through Expand;
+// an entry of another kind (a user-supplied SPIR-V kernel) would be a further
+// field, with exactly one of them set.
+type CustomCallTarget struct {
+	// Name is the custom_call_target it serves.
+	Name string
+	// Summary is one line on what the target computes.
+	Summary string
+	Expand  CustomCallExpansion
+	// identity marks the pass-through targets (RegisterIdentityTarget).
+	identity bool
+}
+
+// ErrUnknownCustomCall is wrapped by the error for a custom_call_target nobody
+// registered.
+var ErrUnknownCustomCall = errors.New("unknown custom-call target")
+
+var customCalls = struct {
+	sync.RWMutex
+	byName map[string]CustomCallTarget
+}{byName: map[string]CustomCallTarget{}}
+
+// RegisterCustomCall adds a target. Names are registered once: a second
+// registration of a name is an error, so that a compiled (and cached) program
+// never changes meaning under it.
+func RegisterCustomCall(t CustomCallTarget) error {
+	if t.Name == "" || t.Expand == nil {
+		return fmt.Errorf("hlo: custom-call target %q needs a name and an Expand function", t.Name)
+	}
+	customCalls.Lock()
+	defer customCalls.Unlock()
+	if _, dup := customCalls.byName[t.Name]; dup {
+		return fmt.Errorf("hlo: custom-call target %q is already registered", t.Name)
+	}
+	customCalls.byName[t.Name] = t
+	return nil
+}
+
+// RegisterIdentityTarget registers name as a pass-through target: one operand,
+// a result of the same shape, the operand's value (as XLA's sharding and placement
+// annotations are on one device). Registering a name that is already an identity
+// target is not an error.
+func RegisterIdentityTarget(name string) error {
+	if t, ok := LookupCustomCall(name); ok && t.identity {
+		return nil
+	}
+	return RegisterCustomCall(identityTarget(name))
+}
+
+// LookupCustomCall returns the entry registered for a target name.
+func LookupCustomCall(name string) (CustomCallTarget, bool) {
+	customCalls.RLock()
+	defer customCalls.RUnlock()
+	t, ok := customCalls.byName[name]
+	return t, ok
+}
+
+// CustomCallTargets lists the registered targets by name.
+func CustomCallTargets() []CustomCallTarget {
+	customCalls.RLock()
+	defer customCalls.RUnlock()
+	ts := make([]CustomCallTarget, 0, len(customCalls.byName))
+	for _, t := range customCalls.byName {
+		ts = append(ts, t)
+	}
+	slices.SortFunc(ts, func(a, b CustomCallTarget) int { return strings.Compare(a.Name, b.Name) })
+	return ts
+}
+
+// unknownTarget is the error for an unregistered target.
+func unknownTarget(target, inst string) error {
+	return fmt.Errorf("%w %q in custom-call %s: register it with hlo.RegisterCustomCall, "+
+		"or pass -identity-target %s to vkxla run if it passes its operand through", ErrUnknownCustomCall, target, inst, target)
+}
+
+// ExpandCustomCall builds the decomposition of a custom-call as a computation whose
+// parameters are the call's operands and whose root is its result. The expander
+// pass splices it in place of the call; cpuref evaluates it.
+func ExpandCustomCall(call *Instruction) (*Computation, error) {
+	cc := call.Attrs.CustomCall
+	if call.Op != OpCustomCall || cc == nil {
+		return nil, fmt.Errorf("%s is not a custom-call", call.Name)
+	}
+	t, ok := LookupCustomCall(cc.Target)
+	if !ok {
+		return nil, unknownTarget(cc.Target, call.Name)
+	}
+	b := NewBuilder(call.Name + ".expansion")
+	params := make([]*Instruction, len(call.Operands))
+	for i, x := range call.Operands {
+		params[i] = b.Parameter(x.Shape, fmt.Sprintf("%s.arg%d", call.Name, i))
+	}
+	root, err := t.Expand(b, call, params)
+	if err == nil {
+		err = b.Err()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("custom-call %s (target %q): %w", call.Name, cc.Target, err)
+	}
+	if root == nil || !root.Shape.Equal(call.Shape) {
+		got := "nil"
+		if root != nil {
+			got = root.Shape.String()
+		}
+		return nil, fmt.Errorf("custom-call %s (target %q): the expansion has shape %s, the call declares %v",
+			call.Name, cc.Target, got, call.Shape)
+	}
+	return b.BuildComputation(root)
+}
+
+// CustomCall adds a custom-call of the given target and declared result shape;
+// attrs may be nil (only the target is then set), called holds its
+// called_computations.
+func (b *Builder) CustomCall(target string, operands []*Instruction, shape Shape, attrs *CustomCallAttrs, called ...*Computation) *Instruction {
+	cc := &CustomCallAttrs{}
+	if attrs != nil {
+		cc = attrs.clone()
+	}
+	cc.Target = target
+	s := shape.Clone()
+	return b.emit(opSpec{op: OpCustomCall, operands: operands, attrs: Attributes{CustomCall: cc},
+		called: called, result: func([]Shape) Shape { return s }})
+}
+
+// ParseBackendConfig reads a backend_config: a JSON object, or an MLIR attribute
+// dictionary as typed-FFI calls print it ({k = 4 : i64, largest = true}). Values
+// are int64, float64, bool or string (JSON's nested values are kept as decoded; an
+// MLIR value of another form is kept as its text). An empty config is an empty map.
+func ParseBackendConfig(text string) (map[string]any, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return map[string]any{}, nil
+	}
+	if strings.HasPrefix(text, `{"`) || text == "{}" {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(text), &m); err == nil {
+			return m, nil
+		} else if text != "{}" {
+			return nil, fmt.Errorf("malformed JSON: %v", err)
+		}
+	}
+	if !strings.HasPrefix(text, "{") || !strings.HasSuffix(text, "}") {
+		return nil, fmt.Errorf("want a JSON object or an MLIR attribute dictionary {name = value, …}, found %q", text)
+	}
+	return parseMLIRDict(text[1 : len(text)-1])
+}
+
+// parseMLIRDict reads "name = value [: type], …" entries (the braces removed).
+func parseMLIRDict(body string) (map[string]any, error) {
+	m := map[string]any{}
+	for _, entry := range splitTopLevel(body) {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(entry, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, fmt.Errorf("MLIR dictionary entry %q is not name = value", entry)
+		}
+		m[name] = mlirValue(strings.TrimSpace(value))
+	}
+	return m, nil
+}
+
+// splitTopLevel splits at commas outside brackets and strings.
+func splitTopLevel(s string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			i = scanString(s, i) - 1
+		case '{', '[', '(', '<':
+			depth++
+		case '}', ']', ')', '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// mlirValue reads 4 : i64, 1.5 : f32, true, "text"; anything else (arrays,
+// dense attributes, …) stays text.
+func mlirValue(v string) any {
+	if num, _, typed := strings.Cut(v, ":"); typed && !strings.HasPrefix(v, `"`) {
+		num = strings.TrimSpace(num)
+		if i, err := strconv.ParseInt(num, 10, 64); err == nil {
+			return i
+		}
+		if f, err := strconv.ParseFloat(num, 64); err == nil {
+			return f
+		}
+		return v
+	}
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil {
+		return i
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f
+	}
+	if v == "true" || v == "false" {
+		return v == "true"
+	}
+	if s, err := strconv.Unquote(v); err == nil {
+		return s
+	}
+	return v
+}
+
+// BackendConfigMap reads the call's backend_config (see ParseBackendConfig).
+func (c *CustomCallAttrs) BackendConfigMap() (map[string]any, error) {
+	if c == nil {
+		return map[string]any{}, nil
+	}
+	return ParseBackendConfig(c.BackendConfig)
+}
