@@ -1,9 +1,13 @@
 package vkxla_test
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/hlo"
@@ -210,4 +214,26 @@ func collectiveCases(op hlo.Opcode) caseGen {
 		}
 		return out
 	}
+}
+
+// TestSeveralReplicasAreUnsupported: a collective over two replicas is valid HLO
+// that one device cannot run: Compile says so with vkxla.ErrUnsupported, naming
+// the instruction.
+func TestSeveralReplicasAreUnsupported(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule two_replicas
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT r = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+}
+`)
+	require.NoError(t, err)
+	_, err = rt.Compile(context.Background(), m)
+	require.ErrorIs(t, err, vkxla.ErrUnsupported)
+	assert.Contains(t, err.Error(), "all-reduce r")
 }

@@ -1,6 +1,7 @@
 package autodiff
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,8 +58,10 @@ func TestTableIsHonest(t *testing.T) {
 // and is-finite give pred; the integer-only and integer-or-pred elementwise ops.
 func neverFloat(op hlo.Opcode) bool {
 	switch op {
-	case hlo.OpCompare, hlo.OpIsFinite:
+	case hlo.OpCompare, hlo.OpIsFinite, hlo.OpReplicaID, hlo.OpPartitionID:
 		return true
+	case hlo.OpRngBitGenerator: // a u64 state and bits of hlo.RngOutputTypes
+		return !slices.ContainsFunc(hlo.RngOutputTypes, hlo.DType.IsFloat)
 	}
 	info := op.Info()
 	if info.Kind != hlo.KindUnary && info.Kind != hlo.KindBinary {
@@ -76,7 +79,7 @@ func neverFloat(op hlo.Opcode) bool {
 // piecewise-constant zero row) appears in none of the finite-difference cases.
 func TestEveryRuleHasAnFDCase(t *testing.T) {
 	lists := [][]fdCase{elementwiseCases(t), movementCases(t), gatherScatterCases(t), scatterReplaceCases(t),
-		reduceCases(t), dotCases(t), convolutionCases(t), reduceWindowCases(t), sortCases(t), controlFlowCases(t)}
+		reduceCases(t), dotCases(t), convolutionCases(t), reduceWindowCases(t), sortCases(t), controlFlowCases(t), expandedCases(t)}
 	seen := map[hlo.Opcode]bool{}
 	for _, cases := range lists {
 		for _, c := range cases {

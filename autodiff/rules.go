@@ -76,4 +76,7 @@ func init() {
 	for op, r := range reductionRows() {
 		table[op] = r
 	}
+	for op, r := range expandedRows() {
+		table[op] = r
+	}
 }

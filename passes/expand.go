@@ -138,13 +138,3 @@ func remapCalled(called []*hlo.Computation, copies map[*hlo.Computation]*hlo.Com
 func isOp(ops ...hlo.Opcode) func(*hlo.Instruction) bool {
 	return func(in *hlo.Instruction) bool { return slices.Contains(ops, in.Op) }
 }
-
-// operandParams starts a builder whose parameters have in's operand shapes.
-func operandParams(in *hlo.Instruction) (*hlo.Builder, []*hlo.Instruction) {
-	b := hlo.NewBuilder(in.Name + ".expanded")
-	params := make([]*hlo.Instruction, len(in.Operands))
-	for i, x := range in.Operands {
-		params[i] = b.Parameter(x.Shape, in.Name+".arg")
-	}
-	return b, params
-}

@@ -1,0 +1,37 @@
+package autodiff
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// expandedRows covers the ops an expander pass rewrites before code generation
+// (custom-calls, batch norm, single-replica collectives): the forward replay puts
+// hlo.Decompose's computation in their place, the same ops the expander splices
+// in, and the tape differentiates those by their own rules. So a custom-call is
+// differentiable exactly when its registered decomposition is, batch norm's
+// gradient is the derivative of its formulas (batch-norm-grad's too, for grad of
+// grad), and a collective on one replica passes its cotangent through (or drops it
+// where the forward gives zeros).
+func expandedRows() map[hlo.Opcode]row {
+	rows := map[hlo.Opcode]row{}
+	for _, op := range hlo.AllOpcodes() {
+		if op.Info().ExpandedBy != "" {
+			rows[op] = row{expand: expandDecomposed}
+		}
+	}
+	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID} {
+		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids
+	}
+	return rows
+}
+
+// expandDecomposed replays the instruction's decomposition in its place.
+func expandDecomposed(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+	c, err := hlo.Decompose(in)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNotDifferentiable, err)
+	}
+	return e.replay(c, ops)
+}

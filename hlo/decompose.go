@@ -1,0 +1,33 @@
+package hlo
+
+import "fmt"
+
+// Decompose returns the computation an instruction of an expanded op (its row's
+// ExpandedBy is set) stands for, its parameters standing for the instruction's
+// operands: custom-calls by their registered target, batch norm by its formulas,
+// rng-bit-generator by integer ops, single-replica collectives by identities. The
+// expander passes splice it in before code generation, and autodiff differentiates
+// it: one decomposition serves both.
+func Decompose(in *Instruction) (*Computation, error) {
+	switch in.Info().ExpandedBy {
+	case CustomCallExpander:
+		return ExpandCustomCall(in)
+	case BatchNormExpander:
+		return decomposeBatchNorm(in)
+	case RngBitGeneratorExpander:
+		return decomposeRngBitGenerator(in)
+	case CollectiveExpander:
+		return decomposeCollective(in)
+	}
+	return nil, fmt.Errorf("%s %s: %v is not an expanded op", in.Op, in.Name, in.Op)
+}
+
+// operandParams starts a builder whose parameters have in's operand shapes.
+func operandParams(in *Instruction) (*Builder, []*Instruction) {
+	b := NewBuilder(in.Name + ".expanded")
+	params := make([]*Instruction, len(in.Operands))
+	for i, x := range in.Operands {
+		params[i] = b.Parameter(x.Shape, in.Name+".arg")
+	}
+	return b, params
+}
