@@ -123,25 +123,13 @@ func replicaGroupsText(groups [][]int64) string {
 	return "{" + strings.Join(parts, ",") + "}"
 }
 
-// parseIntLists reads {{0,1},{2}} or {}.
+// parseIntLists reads {{0,1},{2}} or {} (empty, not nil).
 func (p *parser) parseIntLists() ([][]int64, error) {
-	if err := p.expect("{", "to open a list of integer lists"); err != nil {
-		return nil, err
+	lists, err := parseBracedList(p, "integer lists", p.parseIntList)
+	if lists == nil && err == nil {
+		lists = [][]int64{}
 	}
-	lists := [][]int64{}
-	for !p.accept("}") {
-		if len(lists) > 0 {
-			if err := p.expect(",", "or '}' in a list of integer lists"); err != nil {
-				return nil, err
-			}
-		}
-		xs, err := p.parseIntList()
-		if err != nil {
-			return nil, err
-		}
-		lists = append(lists, xs)
-	}
-	return lists, nil
+	return lists, err
 }
 
 // maxIotaReplicas bounds the iota form's device count, so that a typo cannot make

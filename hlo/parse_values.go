@@ -127,17 +127,22 @@ func (p *parser) parseInt() (int64, error) {
 
 // parseIntList reads {1,2,3} or {}.
 func (p *parser) parseIntList() ([]int64, error) {
-	if err := p.expect("{", "to open a list of integers"); err != nil {
+	return parseBracedList(p, "integers", p.parseInt)
+}
+
+// parseBracedList reads {item, item, …} or {} (nil), what naming the items in errors.
+func parseBracedList[T any](p *parser, what string, item func() (T, error)) ([]T, error) {
+	if err := p.expect("{", "to open a list of "+what); err != nil {
 		return nil, err
 	}
-	var xs []int64
+	var xs []T
 	for !p.accept("}") {
 		if len(xs) > 0 {
-			if err := p.expect(",", "or '}' in a list of integers"); err != nil {
+			if err := p.expect(",", "or '}' in a list of "+what); err != nil {
 				return nil, err
 			}
 		}
-		v, err := p.parseInt()
+		v, err := item()
 		if err != nil {
 			return nil, err
 		}
