@@ -51,49 +51,66 @@ func mlpLogits(b *hlo.Builder, ps []nn.X, x nn.X) nn.X {
 // LMConfig sizes TransformerLM.
 type LMConfig struct {
 	Vocab, Seq, Dim, Heads, Hidden, Batch int64
+	// Blocks is the number of transformer blocks (0 means 1).
+	Blocks int
 }
 
-// TransformerLM is a one-block decoder language model: tokens [batch, seq, vocab]
+// TransformerLM is a decoder language model: tokens [batch, seq, vocab]
 // (one-hot) are embedded (a dense [vocab, dim] table plus a learned position
-// embedding [seq, dim]), go through one pre-layernorm transformer block with
+// embedding [seq, dim]), go through c.Blocks pre-layernorm transformer blocks with
 // causal multi-head attention and a GELU MLP (nn.TransformerBlock), a final
 // layernorm and an unembedding [dim, vocab]; the loss is the softmax
 // cross-entropy against targets [batch, seq, vocab] (one-hot next tokens), the
 // mean over every position. Tokens come one-hot so that the embedding is a dot
-// (its gradient a dot too) rather than a gather.
+// (its gradient a dot too) rather than a gather. Block k's parameters are named
+// "block<k>.q" and so on.
 func TransformerLM(name string, dt hlo.DType, c LMConfig) Model {
-	d, f := c.Dim, c.Hidden
+	d, blocks := c.Dim, max(c.Blocks, 1)
 	ones := Init{Const: 1}
 	m := Model{Name: name,
-		Params: []Tensor{
-			tensor("embed", dt, Init{Scale: 0.5}, c.Vocab, d),
-			tensor("pos", dt, Init{Scale: 0.1}, c.Seq, d),
-			tensor("ln1.scale", dt, ones, d), tensor("ln1.bias", dt, Init{}, d),
-			tensor("q", dt, glorot(d, d), d, d), tensor("k", dt, glorot(d, d), d, d),
-			tensor("v", dt, glorot(d, d), d, d), tensor("o", dt, glorot(d, d), d, d),
-			tensor("ln2.scale", dt, ones, d), tensor("ln2.bias", dt, Init{}, d),
-			tensor("w1", dt, glorot(d, f), d, f), tensor("b1", dt, Init{}, f),
-			tensor("w2", dt, glorot(f, d), f, d), tensor("b2", dt, Init{}, d),
-			tensor("lnf.scale", dt, ones, d), tensor("lnf.bias", dt, Init{}, d),
-			tensor("unembed", dt, glorot(d, c.Vocab), d, c.Vocab),
-		},
+		Params: []Tensor{tensor("embed", dt, Init{Scale: 0.5}, c.Vocab, d), tensor("pos", dt, Init{Scale: 0.1}, c.Seq, d)},
 		Batch: []Tensor{
 			tensor("tokens", dt, Init{}, c.Batch, c.Seq, c.Vocab),
 			tensor("targets", dt, Init{}, c.Batch, c.Seq, c.Vocab),
 		},
 	}
+	for k := range blocks {
+		m.Params = append(m.Params, blockParams(fmt.Sprintf("block%d.", k), dt, d, c.Hidden)...)
+	}
+	m.Params = append(m.Params, tensor("lnf.scale", dt, ones, d), tensor("lnf.bias", dt, Init{}, d),
+		tensor("unembed", dt, glorot(d, c.Vocab), d, c.Vocab))
 	m.Loss = func(b *hlo.Builder, p, batch []nn.X) nn.X {
 		x := b.Add(nn.Dense(b, batch[0], p[0], nil), b.Broadcast(p[1], []int64{c.Batch, c.Seq, d}, []int64{1, 2}))
-		x = nn.TransformerBlock(b, x, nn.TransformerParams{
-			LN1Scale: p[2], LN1Bias: p[3],
-			Attention: nn.AttentionParams{Q: p[4], K: p[5], V: p[6], O: p[7]},
-			LN2Scale:  p[8], LN2Bias: p[9], W1: p[10], B1: p[11], W2: p[12], B2: p[13],
-		}, c.Heads, true)
-		logits := nn.Dense(b, nn.LayerNorm(b, x, p[14], p[15], 1e-5), p[16], nil)
+		for k := range blocks {
+			q := p[2+k*blockTensors:]
+			x = nn.TransformerBlock(b, x, nn.TransformerParams{
+				LN1Scale: q[0], LN1Bias: q[1],
+				Attention: nn.AttentionParams{Q: q[2], K: q[3], V: q[4], O: q[5]},
+				LN2Scale:  q[6], LN2Bias: q[7], W1: q[8], B1: q[9], W2: q[10], B2: q[11],
+			}, c.Heads, true)
+		}
+		f := p[2+blocks*blockTensors:]
+		logits := nn.Dense(b, nn.LayerNorm(b, x, f[0], f[1], 1e-5), f[2], nil)
 		rows := c.Batch * c.Seq
 		return nn.SoftmaxCrossEntropy(b, b.Reshape(logits, rows, c.Vocab), b.Reshape(batch[1], rows, c.Vocab))
 	}
 	return m
+}
+
+// blockTensors is the number of parameters of one transformer block.
+const blockTensors = 12
+
+// blockParams are one block's parameters (nn.TransformerParams' order).
+func blockParams(prefix string, dt hlo.DType, d, f int64) []Tensor {
+	ones := Init{Const: 1}
+	return []Tensor{
+		tensor(prefix+"ln1.scale", dt, ones, d), tensor(prefix+"ln1.bias", dt, Init{}, d),
+		tensor(prefix+"q", dt, glorot(d, d), d, d), tensor(prefix+"k", dt, glorot(d, d), d, d),
+		tensor(prefix+"v", dt, glorot(d, d), d, d), tensor(prefix+"o", dt, glorot(d, d), d, d),
+		tensor(prefix+"ln2.scale", dt, ones, d), tensor(prefix+"ln2.bias", dt, Init{}, d),
+		tensor(prefix+"w1", dt, glorot(d, f), d, f), tensor(prefix+"b1", dt, Init{}, f),
+		tensor(prefix+"w2", dt, glorot(f, d), f, d), tensor(prefix+"b2", dt, Init{}, d),
+	}
 }
 
 // ConvConfig sizes ConvNet: images [Batch, Size, Size, Channels], two 3×3

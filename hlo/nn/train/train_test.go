@@ -36,7 +36,7 @@ func testModels() []struct {
 		batch []*hlo.Literal
 	}{
 		{MLP("mlp", hlo.F64, 6, 3, 5, 4, 3), []*hlo.Literal{x, y}},
-		{TransformerLM("lm", hlo.F64, LMConfig{Vocab: 5, Seq: 4, Dim: 4, Heads: 2, Hidden: 8, Batch: 2}), []*hlo.Literal{tok, tgt}},
+		{TransformerLM("lm", hlo.F64, LMConfig{Vocab: 5, Seq: 4, Dim: 4, Heads: 2, Hidden: 8, Batch: 2, Blocks: 2}), []*hlo.Literal{tok, tgt}},
 		{ConvNet("convnet", hlo.F64, conv), []*hlo.Literal{images, labels}},
 	}
 }
