@@ -2,6 +2,7 @@ package vkxla_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -33,6 +34,14 @@ var gradPrograms = []struct {
 	{"strided depthwise conv and overlapping pool", [][]int64{{1, 9, 9, 4}, {3, 3, 1, 4}},
 		func(b *hlo.Builder, p []nn.X) nn.X {
 			h := nn.MaxPool2D(b, nn.DepthwiseConv2D(b, p[0], p[1], 2, nn.Same), 2, 1, nn.Valid)
+			return sumAll(b, b.Mul(h, h))
+		}},
+	{"window- and base-dilated max pool", [][]int64{{2, 9, 8, 3}},
+		func(b *hlo.Builder, p []nn.X) nn.X {
+			w := []hlo.WindowDim{hlo.NewWindowDim(1), hlo.NewWindowDim(3), hlo.NewWindowDim(2), hlo.NewWindowDim(1)}
+			w[1].Stride, w[1].WindowDilation, w[1].PadLow, w[1].PadHigh = 2, 2, 1, 1
+			w[2].BaseDilation, w[2].WindowDilation = 2, 3
+			h := b.ReduceWindow([]nn.X{p[0]}, []nn.X{b.ScalarConstant(hlo.F32, math.Inf(-1))}, b.Reducer(hlo.OpMaximum, hlo.F32), w)
 			return sumAll(b, b.Mul(h, h))
 		}},
 	{"while loop of tanh(x·w), 4 iterations", [][]int64{{4, 6}, {6, 6}},
