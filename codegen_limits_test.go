@@ -25,7 +25,7 @@ func TestFilterGradientSplitK(t *testing.T) {
 	x := b.Parameter(f32(64, 32, 32, 3), "x")
 	kernel := b.Parameter(f32(3, 3, 3, 8), "kernel")
 	ct := b.Parameter(f32(64, 32, 32, 8), "ct")
-	loss := sumAll(b, b.Mul(nn.Conv2D(b, x, kernel, 1, nn.Same), ct))
+	loss := gradSumAll(b, b.Mul(nn.Conv2D(b, x, kernel, 1, nn.Same), ct))
 	m := mustBuild(t, b, loss)
 	g, err := autodiff.Grad(m, []int{1}, nil)
 	require.NoError(t, err)
@@ -75,7 +75,7 @@ func TestDilatedSelectAndScatter(t *testing.T) {
 				dims := []int64{9, 10, 2}[:len(w)]
 				b := hlo.NewBuilder("sas")
 				xs := hlo.MakeShape(c.dt, dims...)
-				ss := hlo.MakeShape(c.dt, windowOutput(dims, w)...)
+				ss := hlo.MakeShape(c.dt, sasWindowOutput(dims, w)...)
 				x, src := b.Parameter(xs, "x"), b.Parameter(ss, "source")
 				m := mustBuild(t, b, b.SelectAndScatter(x, src, b.ScalarConstant(c.dt, 0),
 					b.Comparator(c.dir, c.dt), b.Reducer(hlo.OpAdd, c.dt), w))
@@ -87,9 +87,9 @@ func TestDilatedSelectAndScatter(t *testing.T) {
 	}
 }
 
-// windowOutput is the shape of a reduce-window over dims: the windows that fit in
+// sasWindowOutput is the shape of a reduce-window over dims: the windows that fit in
 // the padded, base-dilated input.
-func windowOutput(dims []int64, w []hlo.WindowDim) []int64 {
+func sasWindowOutput(dims []int64, w []hlo.WindowDim) []int64 {
 	out := make([]int64, len(dims))
 	for d, n := range dims {
 		wd := w[d]

@@ -34,7 +34,7 @@ var gradPrograms = []struct {
 	{"strided depthwise conv and overlapping pool", [][]int64{{1, 9, 9, 4}, {3, 3, 1, 4}},
 		func(b *hlo.Builder, p []nn.X) nn.X {
 			h := nn.MaxPool2D(b, nn.DepthwiseConv2D(b, p[0], p[1], 2, nn.Same), 2, 1, nn.Valid)
-			return sumAll(b, b.Mul(h, h))
+			return gradSumAll(b, b.Mul(h, h))
 		}},
 	{"window- and base-dilated max pool", [][]int64{{2, 9, 8, 3}},
 		func(b *hlo.Builder, p []nn.X) nn.X {
@@ -42,13 +42,13 @@ var gradPrograms = []struct {
 			w[1].Stride, w[1].WindowDilation, w[1].PadLow, w[1].PadHigh = 2, 2, 1, 1
 			w[2].BaseDilation, w[2].WindowDilation = 2, 3
 			h := b.ReduceWindow([]nn.X{p[0]}, []nn.X{b.ScalarConstant(hlo.F32, math.Inf(-1))}, b.Reducer(hlo.OpMaximum, hlo.F32), w)
-			return sumAll(b, b.Mul(h, h))
+			return gradSumAll(b, b.Mul(h, h))
 		}},
 	{"while loop of tanh(x·w), 4 iterations", [][]int64{{4, 6}, {6, 6}},
-		func(b *hlo.Builder, p []nn.X) nn.X { return sumAll(b, tanhLoop(b, p[0], p[1], 4)) }},
+		func(b *hlo.Builder, p []nn.X) nn.X { return gradSumAll(b, gradTanhLoop(b, p[0], p[1], 4)) }},
 }
 
-func sumAll(b *hlo.Builder, x nn.X) nn.X {
+func gradSumAll(b *hlo.Builder, x nn.X) nn.X {
 	dims := make([]int64, x.Shape.Rank())
 	for i := range dims {
 		dims[i] = int64(i)
@@ -56,8 +56,8 @@ func sumAll(b *hlo.Builder, x nn.X) nn.X {
 	return b.Reduce([]nn.X{x}, []nn.X{b.ScalarConstant(x.Shape.DType, 0)}, b.Reducer(hlo.OpAdd, x.Shape.DType), dims)
 }
 
-// tanhLoop is a while loop that applies x ← tanh(x·w) n times.
-func tanhLoop(b *hlo.Builder, x, w nn.X, n int32) nn.X {
+// gradTanhLoop is a while loop that applies x ← tanh(x·w) n times.
+func gradTanhLoop(b *hlo.Builder, x, w nn.X, n int32) nn.X {
 	state := hlo.MakeTuple(hlo.Scalar(hlo.S32), x.Shape, w.Shape)
 	bb := hlo.NewBuilder("body")
 	p := bb.Parameter(state, "state")
