@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"regexp"
 	"strconv"
 	"testing"
@@ -9,7 +10,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/device/devicetest"
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/hlo/nn/train"
 )
 
 // TestTrainMLP is the README's training example: the MLP's loss on the GPU falls
@@ -50,4 +54,27 @@ func TestTrainCap(t *testing.T) {
 	err = run([]string{"train", "-target", "0"}, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "-target")
+}
+
+// TestTrainDriftCheck: a GPU step that computes something else than the step
+// cpuref runs (here the same model at twice the learning rate) is caught at the
+// first step, naming the output.
+func TestTrainDriftCheck(t *testing.T) {
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(devicetest.Open(t)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	c := defaultTrainConfig()
+	model := train.MLP("mlp", hlo.F32, c.examples, c.sizes...)
+	step, err := train.Build(model, train.SGD{LR: c.lr, Momentum: c.momentum})
+	require.NoError(t, err)
+	other, err := train.Build(model, train.SGD{LR: 2 * c.lr, Momentum: c.momentum})
+	require.NoError(t, err)
+	exe, err := rt.Compile(context.Background(), other.Module)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	x, labels := train.Blobs(c.seed, hlo.F32, c.examples, c.sizes[0], c.sizes[len(c.sizes)-1], 0.5)
+	var out bytes.Buffer
+	err = trainLoop(context.Background(), &out, exe, step, c, []*hlo.Literal{x, labels})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "step 1: output 1 differs from cpuref started from the same state")
 }
