@@ -10,7 +10,7 @@ GO ?= go
 export VK_LAYER_SETTINGS_PATH := $(CURDIR)/testdata/vk_layer_settings.txt
 test test-go test-race test-cgocheck bench: export VKXLA_VALIDATION ?= 1
 
-.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench
+.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench peer
 
 setup:
 	@bash scripts/setup.sh
@@ -45,3 +45,9 @@ bench: setup
 # A few minutes of parser fuzzing (not part of make test; the seed corpus is).
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzParse -fuzztime 3m ./hlo/
+
+# The peer check (bench/peer, its own module so that the main module gains no
+# dependency): the MLP gradient against GoMLX v0.26.0's pure-Go backend, values and
+# times side by side. Not part of make test (it downloads GoMLX).
+peer: setup
+	cd bench/peer && $(GO) test -count=1 -v ./...

@@ -37,9 +37,8 @@ func vjpReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
 // vjpPool differentiates a max or min reduce-window. The init value takes part in
 // every window (out = max(init, window)), so first the outputs some element
 // reaches are found, from the windows' max over elements only (padding counts as
-// the identity, -Inf for max): there the cotangent goes to an element (poolGrad,
-// or dilatedPoolGrad for window dilation, which select-and-scatter lacks); where
-// the init value alone wins, it goes to the init value.
+// the identity, -Inf for max): there the cotangent goes to an element (poolGrad);
+// where the init value alone wins, it goes to the init value.
 func (e *engine) vjpPool(n *node, op hlo.Opcode, g *hlo.Instruction) ([]*cot, error) {
 	x, out := n.args[0], n.out
 	win := n.orig.Attrs.Window
@@ -53,18 +52,9 @@ func (e *engine) vjpPool(n *node, op hlo.Opcode, g *hlo.Instruction) ([]*cot, er
 	reached := e.b.Compare(best, out, hlo.CmpEQ)
 	zero := e.like(g, 0)
 	ge := e.b.Select(reached, g, zero)
-	var gx *hlo.Instruction
-	dilatedWindow := false
-	for _, w := range win {
-		dilatedWindow = dilatedWindow || w.WindowDilation != 1
-	}
-	if dilatedWindow {
-		gx = e.dilatedPoolGrad(x, id, out, ge, win)
-	} else {
-		var err error
-		if gx, err = e.poolGrad(x, id, ge, win, dir); err != nil {
-			return nil, err
-		}
+	gx, err := e.poolGrad(x, ge, win, dir)
+	if err != nil {
+		return nil, err
 	}
 	grads := []*cot{{arr: gx}, nil}
 	if e.needs(n, 1) {
@@ -74,30 +64,16 @@ func (e *engine) vjpPool(n *node, op hlo.Opcode, g *hlo.Instruction) ([]*cot, er
 }
 
 // poolGrad is select-and-scatter of the cotangent onto the window elements that
-// select (compare dir) picks. Base dilation, which select-and-scatter lacks, is
-// made explicit first (padForWindow: holes and padding become elements holding id,
-// the identity, which is never selected over an element) and undone after
-// (unpadWindow).
-func (e *engine) poolGrad(x, id, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
+// select (compare dir) picks, over the forward window itself: select-and-scatter
+// skips padding and base-dilation holes and places window-dilated elements as
+// reduce-window does.
+func (e *engine) poolGrad(x, g *hlo.Instruction, win []hlo.WindowDim, dir hlo.ComparisonDirection) (*hlo.Instruction, error) {
 	dt := x.Shape.DType
 	sel, err := selector(dir, dt)
 	if err != nil {
 		return nil, err
 	}
-	zero, add := e.b.ScalarConstant(dt, 0), e.b.Reducer(hlo.OpAdd, dt)
-	baseDilated := false
-	for _, w := range win {
-		baseDilated = baseDilated || w.BaseDilation != 1
-	}
-	if !baseDilated {
-		return e.b.SelectAndScatter(x, g, zero, sel, add, win), nil
-	}
-	plain := make([]hlo.WindowDim, len(win))
-	for i, w := range win {
-		plain[i] = hlo.WindowDim{Size: w.Size, Stride: w.Stride, WindowDilation: 1, BaseDilation: 1}
-	}
-	spread := e.b.SelectAndScatter(e.padForWindow(x, id, win), g, zero, sel, add, plain)
-	return e.unpadWindow(spread, x, win), nil
+	return e.b.SelectAndScatter(x, g, e.b.ScalarConstant(dt, 0), sel, e.b.Reducer(hlo.OpAdd, dt), win), nil
 }
 
 // selector builds select-and-scatter's (a, b) -> compare(a, b, dir).
@@ -129,18 +105,8 @@ func (e *engine) windowSumTranspose(x, g *hlo.Instruction, win []hlo.WindowDim) 
 	return e.unpadWindow(spread, x, win)
 }
 
-// padForWindow makes a window's padding and base dilation explicit: x padded with
-// v, holes included.
-func (e *engine) padForWindow(x, v *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
-	pads := make([]hlo.PadDim, len(win))
-	for i, w := range win {
-		pads[i] = hlo.PadDim{Low: w.PadLow, High: w.PadHigh, Interior: w.BaseDilation - 1}
-	}
-	return e.b.Pad(x, v, pads)
-}
-
-// unpadWindow is padForWindow's transpose: the elements of g (shaped like the
-// padded, dilated operand) that are x's own.
+// unpadWindow takes the elements of g (shaped like x padded and base-dilated as
+// the window says) that are x's own.
 func (e *engine) unpadWindow(g, x *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
 	rank := x.Shape.Rank()
 	unpad := make([]hlo.PadDim, rank)
@@ -151,55 +117,6 @@ func (e *engine) unpadWindow(g, x *hlo.Instruction, win []hlo.WindowDim) *hlo.In
 	}
 	zero := e.b.ScalarConstant(g.Shape.DType, 0)
 	return e.b.Slice(e.b.Pad(g, zero, unpad), starts, limits, strides)
-}
-
-// dilatedPoolGrad is the max/min pooling gradient for windows with window dilation
-// (which select-and-scatter lacks), with select-and-scatter's semantics: each
-// output's cotangent goes to the first element of its window, in window order, that
-// equals the output. The window offsets are visited in that order; offset w's
-// elements of every window form one strided slice of the padded operand, so each
-// step is a slice, a compare against the output and a strided pad back.
-func (e *engine) dilatedPoolGrad(x, id, out, g *hlo.Instruction, win []hlo.WindowDim) *hlo.Instruction {
-	xp := e.padForWindow(x, id, win)
-	rank := x.Shape.Rank()
-	zero := e.b.ScalarConstant(g.Shape.DType, 0)
-	taken := e.b.BroadcastScalar(e.b.ScalarConstant(hlo.Pred, 0), out.Shape.Dims...)
-	var total *hlo.Instruction
-	offset := make([]int64, rank)
-	for {
-		starts, limits, strides := make([]int64, rank), make([]int64, rank), make([]int64, rank)
-		back := make([]hlo.PadDim, rank)
-		for i, w := range win {
-			starts[i] = offset[i] * w.WindowDilation
-			limits[i] = starts[i] + dilated(out.Shape.Dims[i], w.Stride)
-			strides[i] = w.Stride
-			back[i] = hlo.PadDim{Low: starts[i], High: xp.Shape.Dims[i] - limits[i], Interior: w.Stride - 1}
-		}
-		hit := e.b.Compare(e.b.Slice(xp, starts, limits, strides), out, hlo.CmpEQ)
-		first := e.b.And(hit, e.b.Not(taken))
-		taken = e.b.Or(taken, hit)
-		part := e.b.Pad(e.b.Select(first, g, e.like(g, 0)), zero, back)
-		if total == nil {
-			total = part
-		} else {
-			total = e.b.Add(total, part)
-		}
-		if !nextOffset(offset, win) {
-			break
-		}
-	}
-	return e.unpadWindow(total, x, win)
-}
-
-// nextOffset advances a window offset in row-major order; false after the last.
-func nextOffset(offset []int64, win []hlo.WindowDim) bool {
-	for i := len(offset) - 1; i >= 0; i-- {
-		if offset[i]++; offset[i] < win[i].Size {
-			return true
-		}
-		offset[i] = 0
-	}
-	return false
 }
 
 // vjpSelectAndScatter: the result is linear in the source (and the init value,

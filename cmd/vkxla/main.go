@@ -2,6 +2,8 @@
 //
 //	vkxla run [file.hlo]   run a module (default: the built-in MLP example) on random
 //	                       inputs, on the GPU and on cpuref, and print both
+//	vkxla train            train an MLP on a synthetic data set on the GPU, each step
+//	                       checked against cpuref, until the loss is below a target
 //	vkxla devices          list the Vulkan devices and their capabilities
 //	vkxla print file.hlo   parse, verify and print a module
 //	vkxla compile file.hlo plan a module for a device described as data (no device
@@ -59,6 +61,8 @@ func run(args []string, out io.Writer) error {
 	switch args[0] {
 	case "run":
 		return runCommand(args[1:], out)
+	case "train":
+		return trainCommand(args[1:], out)
 	case "devices":
 		return devicesCommand(out)
 	case "print":
@@ -77,6 +81,9 @@ const usage = `usage:
             [-budget BYTES] [-without PASS,...] [-timeout D] [-identity-target NAME]...
             [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
                                                  run on the GPU and on cpuref, print both
+  vkxla train [-steps N] [-target LOSS] [-seed N] [-every N] [-validation]
+                                                 train an MLP on synthetic data on the GPU,
+                                                 each step checked against cpuref
   vkxla devices                                  list Vulkan devices
   vkxla print [-max-file-bytes N] [-identity-target NAME]... file.hlo
                                                  parse, verify and print a module

@@ -22,9 +22,14 @@ var nhwc = hlo.ConvDims{
 
 // window is the spatial window of a kernel [KH, KW, …] over input [N, H, W, C].
 func window(input, kernel X, stride int64, pad Padding) []hlo.WindowDim {
+	return spatialWindow(input, kernel.Shape.Dims[:2], stride, pad)
+}
+
+// spatialWindow is the window of the given [height, width] over input [N, H, W, C].
+func spatialWindow(input X, sizes []int64, stride int64, pad Padding) []hlo.WindowDim {
 	w := make([]hlo.WindowDim, 2)
 	for i := range w {
-		in, size := input.Shape.Dims[1+i], kernel.Shape.Dims[i]
+		in, size := input.Shape.Dims[1+i], sizes[i]
 		w[i] = hlo.NewWindowDim(size)
 		w[i].Stride = stride
 		if pad == Same {

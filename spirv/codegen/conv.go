@@ -15,59 +15,199 @@ import (
 // positions, in row-major order (cpuref's order).
 // Accumulation as dot (f32 for f16/bf16, wrapping integers).
 func emitConvolution(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
+	t, ok := newConvTerms(g, in, idx)
+	if !ok {
+		return 0
+	}
+	dt := in.Shape.DType
+	acc := g.k.variable(g.k.regType(dt), g.k.zero(dt), "conv_acc")
+	g.loop(t.total, func(j spirv.ID) { t.accumulate(acc, j) })
+	return g.k.round(g.k.f.Load(acc), dt)
+}
+
+// convTerms are the products one output element of a convolution sums: term j
+// (in [0, total)) is input feature j / window size at window position j mod
+// window size, row-major.
+type convTerms struct {
+	g             *gen
+	in            *hlo.Instruction
+	idx           []spirv.ID
+	featBase      spirv.ID // the first input feature of the output feature's group
+	batch         spirv.ID // the lhs batch index
+	sizes         []int64  // kernel input features, then the window's sizes
+	total         int64
+	kernelFeature spirv.ID
+}
+
+func newConvTerms(g *gen, in *hlo.Instruction, idx []spirv.ID) (*convTerms, bool) {
 	k, f := g.k, g.k.f
 	lhs, rhs := in.Operands[0], in.Operands[1]
 	cd := in.Attrs.Conv
 	if cd == nil {
 		g.fail(in, "no dim_labels")
-		return 0
+		return nil, false
 	}
-	w := in.Attrs.Window
-	fg, bg := in.Attrs.FeatureGroupCount, in.Attrs.BatchGroupCount
-	fg, bg = max(fg, 1), max(bg, 1)
+	fg, bg := max(in.Attrs.FeatureGroupCount, 1), max(in.Attrs.BatchGroupCount, 1)
 	kIn := rhs.Shape.Dims[cd.KernelInput]
 	kOut := rhs.Shape.Dims[cd.KernelOutput]
 	inBatch := lhs.Shape.Dims[cd.InputBatch]
 	of := idx[cd.OutputFeature]
+	t := &convTerms{g: g, in: in, idx: idx, kernelFeature: of, batch: idx[cd.OutputBatch],
+		sizes: append([]int64{kIn}, windowSizes(in.Attrs.Window)...)}
+	t.total = product(t.sizes)
 	// Input feature base: the feature group of the output feature times kIn.
-	featBase := f.IMul(f.SDiv(of, k.ic(kOut/fg)), k.ic(kIn))
-	batch := idx[cd.OutputBatch]
+	t.featBase = f.IMul(f.SDiv(of, k.ic(kOut/fg)), k.ic(kIn))
 	if bg > 1 {
 		// Output feature o is in batch group o/(O/B), which reads lhs batch
 		// group·(N/B) + b (docs/cpuref.md).
 		group := f.SDiv(of, k.ic(kOut/bg))
-		batch = f.IAdd(batch, f.IMul(group, k.ic(inBatch/bg)))
+		t.batch = f.IAdd(t.batch, f.IMul(group, k.ic(inBatch/bg)))
 	}
-	sizes := append([]int64{kIn}, windowSizes(w)...)
-	dt := in.Shape.DType
-	acc := k.variable(k.regType(dt), k.zero(dt), "conv_acc")
-	g.loop(product(sizes), func(j spirv.ID) {
-		c := k.delinearize(j, sizes)
-		ki, pos := c[0], c[1:]
-		li := make([]spirv.ID, lhs.Shape.Rank())
-		ri := make([]spirv.ID, rhs.Shape.Rank())
-		li[cd.InputBatch] = batch
-		li[cd.InputFeature] = f.IAdd(featBase, ki)
-		ri[cd.KernelInput] = ki
-		ri[cd.KernelOutput] = of
-		var conds []spirv.ID
-		for s, wd := range w {
-			out := idx[cd.OutputSpatial[s]]
-			base := []int64{lhs.Shape.Dims[cd.InputSpatial[s]]}
-			src, cs := k.windowSource(w[s:s+1], base, []spirv.ID{out}, []spirv.ID{pos[s]})
-			conds = append(conds, cs...)
-			li[cd.InputSpatial[s]] = src[0]
-			kp := pos[s]
-			if wd.WindowReversal {
-				kp = f.ISub(k.ic(wd.Size-1), kp)
-			}
-			ri[cd.KernelSpatial[s]] = kp
+	return t, true
+}
+
+// accumulate adds term j to the register variable acc (when its window position
+// lies inside the input).
+func (t *convTerms) accumulate(acc, j spirv.ID) {
+	g, k, f := t.g, t.g.k, t.g.k.f
+	lhs, rhs := t.in.Operands[0], t.in.Operands[1]
+	cd, w := t.in.Attrs.Conv, t.in.Attrs.Window
+	c := k.delinearize(j, t.sizes)
+	ki, pos := c[0], c[1:]
+	li := make([]spirv.ID, lhs.Shape.Rank())
+	ri := make([]spirv.ID, rhs.Shape.Rank())
+	li[cd.InputBatch] = t.batch
+	li[cd.InputFeature] = f.IAdd(t.featBase, ki)
+	ri[cd.KernelInput] = ki
+	ri[cd.KernelOutput] = t.kernelFeature
+	var conds []spirv.ID
+	for s, wd := range w {
+		out := t.idx[cd.OutputSpatial[s]]
+		base := []int64{lhs.Shape.Dims[cd.InputSpatial[s]]}
+		src, cs := k.windowSource(w[s:s+1], base, []spirv.ID{out}, []spirv.ID{pos[s]})
+		conds = append(conds, cs...)
+		li[cd.InputSpatial[s]] = src[0]
+		kp := pos[s]
+		if wd.WindowReversal {
+			kp = f.ISub(k.ic(wd.Size-1), kp)
 		}
-		f.If(k.all(conds...), func() {
-			g.scoped(func() {
-				f.Store(acc, k.mulAdd(f.Load(acc), g.emit(lhs, li), g.emit(rhs, ri)))
+		ri[cd.KernelSpatial[s]] = kp
+	}
+	f.If(k.all(conds...), func() {
+		g.scoped(func() {
+			f.Store(acc, k.mulAdd(f.Load(acc), g.emit(lhs, li), g.emit(rhs, ri)))
+		})
+	}, nil)
+}
+
+// Split-K convolution. A convolution whose output elements each sum many terms
+// (a filter gradient contracts over batch × height × width: 65536 terms for a
+// batch of 64 32×32 images) would make one invocation loop past the target's
+// loop-iteration bound (lavapipe ends an invocation's loops after 65535), and
+// leaves most of the device idle besides, as such a convolution has few outputs.
+// At a kernel's root it runs as two dispatches instead: the first sums each
+// chunk of convChunk terms of every output element into a scratch buffer (one
+// invocation per element and chunk), the second adds each element's chunks in
+// order and rounds. Chunked sums round differently from cpuref's sequential one,
+// within the convolution's tolerance; integer results are exact (wrapping adds).
+
+// convChunk is the most terms one invocation of the first pass sums.
+const convChunk = 4096
+
+// convChunkSize is convChunk, or a quarter of the target's loop bound when that
+// is smaller (the invocation's grid-stride loop needs its share too).
+func convChunkSize(t Target) int64 {
+	if lim := t.MaxLoopIterations; lim > 0 {
+		return max(1, min(convChunk, lim/4))
+	}
+	return convChunk
+}
+
+// useSplitConv picks the split for a root convolution of more than four chunks of
+// terms per output element.
+func useSplitConv(root *hlo.Instruction, t Target) bool {
+	if root.Op != hlo.OpConvolution || root.Attrs.Conv == nil {
+		return false
+	}
+	cd, rhs := root.Attrs.Conv, root.Operands[1]
+	terms := rhs.Shape.Dims[cd.KernelInput] * product(windowSizes(root.Attrs.Window))
+	return terms > 4*convChunkSize(t)
+}
+
+// partialDType is the type a split convolution's partial sums are kept in: the
+// accumulator's (f32 for f16 and bf16).
+func partialDType(dt hlo.DType) hlo.DType {
+	if isNarrowFloat(dt) {
+		return hlo.F32
+	}
+	return dt
+}
+
+func (l *lowering) lowerSplitConv() error {
+	root := l.c.Root
+	n := root.Shape.NumElements()
+	if n == 0 {
+		return nil
+	}
+	dt := root.Shape.DType
+	pdt := partialDType(dt)
+	chunk := convChunkSize(l.t)
+	rhs, cd := root.Operands[1], root.Attrs.Conv
+	total := rhs.Shape.Dims[cd.KernelInput] * product(windowSizes(root.Attrs.Window))
+	parts := (total + chunk - 1) / chunk
+	scratch := l.p.scratchIndex()
+	l.p.Scratch = append(l.p.Scratch, n*parts*int64(pdt.Size()))
+	if err := l.convPartials(scratch, pdt, chunk, parts); err != nil {
+		return err
+	}
+	return l.convSumPartials(scratch, pdt, parts)
+}
+
+// convPartials is the first pass: partial[e·parts + p] = the sum of output
+// element e's terms p·chunk … (p+1)·chunk − 1.
+func (l *lowering) convPartials(scratch int, pdt hlo.DType, chunk, parts int64) error {
+	root := l.c.Root
+	dt := root.Shape.DType
+	k := l.newKernel("conv_partial", defaultLocal)
+	f := k.f
+	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, pdt, 0)
+	g := l.kernelGen(k)
+	groups := k.gridStride(root.Shape.NumElements()*parts, func(i spirv.ID) {
+		g.scoped(func() {
+			e, p := f.SDiv(i, k.ic(parts)), f.SRem(i, k.ic(parts))
+			t, ok := newConvTerms(g, root, k.delinearize(e, root.Shape.Dims))
+			if !ok {
+				return
+			}
+			acc := k.variable(k.regType(dt), k.zero(dt), "conv_acc")
+			start := f.IMul(p, k.ic(chunk))
+			end := f.IAdd(start, k.ic(chunk))
+			end = f.Select(f.Less(end, k.ic(t.total)), end, k.ic(t.total))
+			k.countLoop(chunk, func() {
+				f.Range(start, end, k.ic(1), func(j spirv.ID) { g.scoped(func() { t.accumulate(acc, j) }) })
 			})
-		}, nil)
+			k.store(partial, i, f.Load(acc), pdt)
+		})
 	})
-	return k.round(f.Load(acc), dt)
+	return l.add(k, groups)
+}
+
+// convSumPartials is the second pass: each output element is the sum of its
+// chunks, in chunk order, rounded to the result type.
+func (l *lowering) convSumPartials(scratch int, pdt hlo.DType, parts int64) error {
+	root := l.c.Root
+	dt := root.Shape.DType
+	k := l.newKernel("conv_sum", defaultLocal)
+	f := k.f
+	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, pdt, spirv.ReadOnly)
+	outs := l.bindOutputs(k)
+	groups := k.gridStride(root.Shape.NumElements(), func(e spirv.ID) {
+		acc := k.variable(k.regType(pdt), k.zero(pdt), "conv_sum")
+		base := f.IMul(e, k.ic(parts))
+		k.loop(parts, func(p spirv.ID) {
+			f.Store(acc, f.Add(f.Load(acc), k.load(partial, f.IAdd(base, p), pdt)))
+		})
+		k.store(outs[0], e, k.round(f.Load(acc), dt), dt)
+	})
+	return l.add(k, groups)
 }

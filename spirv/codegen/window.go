@@ -87,24 +87,28 @@ func emitReduceWindow(g *gen, in *hlo.Instruction, idx []spirv.ID) []spirv.ID {
 // (in row-major order) whose selected element is idx. A window's selection runs
 // over its elements inside the operand in row-major order: the first is selected,
 // and each later one replaces it when select(selected, candidate) is false. No
-// atomics, and deterministic.
+// atomics, and deterministic. Dilation as in reduce-window: window element e of
+// window s sits at s·stride − pad_low + e·window_dilation in the base-dilated
+// operand, and holes between base elements are skipped like padding.
 func emitSelectAndScatter(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	k, f := g.k, g.k.f
 	x, source, initV := in.Operands[0], in.Operands[1], in.Operands[2]
 	w := in.Attrs.Window
-	for _, wd := range w {
-		if wd.BaseDilation != 1 || wd.WindowDilation != 1 {
-			g.fail(in, "select-and-scatter with dilated windows is not supported")
-			return 0
-		}
-	}
-	// Candidate windows per dim: those whose start s·stride-low lies in
-	// (p-size, p]; at most ceil(size/stride) of them, from sLo upward.
+	// Operand element idx sits at P = idx·base_dilation. The windows that may
+	// hold it, per dim, start within the window's extent before it: start =
+	// s·stride − low in (P − extent, P], at most ceil(extent/stride) windows
+	// from sLo upward (the selection decides whether P is one of their elements).
 	counts := make([]int64, len(w))
 	sLo := make([]spirv.ID, len(w))
+	at := make([]spirv.ID, len(w))
 	for d, wd := range w {
-		counts[d] = (wd.Size + wd.Stride - 1) / wd.Stride
-		a := f.IAdd(idx[d], k.ic(wd.PadLow-wd.Size+1))
+		extent := dilatedExtent(wd.Size, wd.WindowDilation)
+		counts[d] = (extent + wd.Stride - 1) / wd.Stride
+		at[d] = idx[d]
+		if wd.BaseDilation != 1 {
+			at[d] = f.IMul(idx[d], k.ic(wd.BaseDilation))
+		}
+		a := f.IAdd(at[d], k.ic(wd.PadLow-extent+1))
 		ceil := f.SDiv(f.IAdd(a, k.ic(wd.Stride-1)), k.ic(wd.Stride))
 		sLo[d] = f.Select(f.LessEqual(a, k.ic(0)), k.ic(0), ceil)
 	}
@@ -119,7 +123,7 @@ func emitSelectAndScatter(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID 
 			s[d] = f.IAdd(sLo[d], c[d])
 			start := f.ISub(f.IMul(s[d], k.ic(wd.Stride)), k.ic(wd.PadLow))
 			conds = append(conds, f.Less(s[d], k.ic(source.Shape.Dims[d])),
-				f.LessEqual(start, idx[d]))
+				f.LessEqual(start, at[d]))
 		}
 		sel := g.selectInWindow(in, x, s)
 		for d := range sel {
@@ -145,14 +149,8 @@ func (g *gen) selectInWindow(in, x *hlo.Instruction, s []spirv.ID) []spirv.ID {
 		pos[d] = k.variable(k.idxT, k.ic(-1), "selected_index")
 	}
 	g.loop(product(windowSizes(w)), func(j spirv.ID) {
-		e := k.delinearize(j, windowSizes(w))
-		p := make([]spirv.ID, len(w))
-		var inside []spirv.ID
-		for d, wd := range w {
-			p[d] = f.IAdd(f.ISub(f.IMul(s[d], k.ic(wd.Stride)), k.ic(wd.PadLow)), e[d])
-			inside = append(inside, k.inRange(p[d], k.ic(0), k.ic(x.Shape.Dims[d])))
-		}
-		f.If(k.all(inside...), func() {
+		p, conds := k.windowSource(w, x.Shape.Dims, s, k.delinearize(j, windowSizes(w)))
+		f.If(k.all(conds...), func() {
 			g.scoped(func() {
 				v := g.emit(x, p)
 				keep := g.call(in.Called[0], []spirv.ID{f.Load(val), v})[0]

@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/device/devicetest"
+	"github.com/vkxla/vkxla/hlo/nn/train"
+)
+
+// TestGradMemoryCurve measures a small deep-MLP step and a 2-block transformer
+// step: every met budget's plan is within it (and runs with the unbudgeted run's
+// bits), 5% of the peak is refused with ErrOverBudget, the floor lies between the
+// largest refused budget and the unbudgeted peak and is met, and the unfused
+// unshared total is above the default plan's peak.
+func TestGradMemoryCurve(t *testing.T) {
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(devicetest.Open(t)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	mlp, err := DeepMLPCase(4, 16, 64)
+	require.NoError(t, err)
+	lm, err := TransformerCase(train.LMConfig{Blocks: 2, Seq: 8, Dim: 8, Heads: 2, Hidden: 16, Vocab: 8, Batch: 2})
+	require.NoError(t, err)
+	for _, c := range []GradCase{mlp, lm} {
+		curve, err := GradMemory(context.Background(), rt, c, []int{80, 5}, 1, true)
+		require.NoError(t, err, c.Name)
+		p := curve.Points
+		require.Len(t, p, 5)
+		require.Equal(t, curve.Unbudgeted, p[0].Peak)
+		require.Greater(t, p[1].Peak, curve.Unbudgeted, "no fusion, no reuse")
+		require.False(t, p[2].Refused)
+		require.LessOrEqual(t, p[2].Peak, p[2].Budget)
+		require.True(t, p[3].Refused, "a budget of 5%% of %d bytes", curve.Unbudgeted)
+		floor := p[4]
+		require.Greater(t, curve.Floor, p[3].Budget)
+		require.LessOrEqual(t, curve.Floor, curve.Unbudgeted)
+		require.LessOrEqual(t, floor.Peak, curve.Floor)
+		for _, q := range p {
+			if !q.Refused {
+				require.Positive(t, q.Time, q.Config)
+			}
+		}
+		var out bytes.Buffer
+		WriteMemoryCurve(&out, curve)
+		require.Contains(t, out.String(), "over budget (ErrOverBudget)")
+		require.Contains(t, out.String(), "| floor (smallest budget met) |")
+	}
+}
