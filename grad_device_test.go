@@ -167,7 +167,7 @@ func FuzzGradDifferential(f *testing.F) {
 		f.Add(uint8(5), uint8(131), uint8(i+5), seed)
 	}
 	rt := newRuntime(f)
-	names := passes.Names()
+	names := passes.OptionalNames()
 	f.Fuzz(func(t *testing.T, rows, cols, mode uint8, ops []byte) {
 		if len(ops) > 40 {
 			ops = ops[:40]

@@ -113,7 +113,6 @@ type cpurefDeviation struct {
 	def     func(x, y float64) float64
 }
 
-
 // f64Deviations: only f64 inputs reach Go's math unconverted at their edges. cpuref
 // corrects Go's amd64 Exp, Log, Pow and Atan2 at theirs (cpuref's own tests); its
 // sine and cosine are Go's, a few ulp off where the reduction cancels.

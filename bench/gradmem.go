@@ -126,7 +126,7 @@ func GradMemory(ctx context.Context, rt *vkxla.Runtime, c GradCase, percents []i
 	}
 	curve.Unbudgeted = base.MemoryStats().PeakBytes
 	add(MemoryPoint{Config: "fusion + reuse (default passes, no budget)", Peak: curve.Unbudgeted, Percent: 100}, base)
-	plain, err := rt.Compile(ctx, m, vkxla.WithoutCache(), vkxla.WithoutPasses(passes.Names()...))
+	plain, err := rt.Compile(ctx, m, vkxla.WithoutCache(), vkxla.WithoutPasses(passes.OptionalNames()...))
 	if err != nil {
 		return curve, err
 	}

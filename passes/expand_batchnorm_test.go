@@ -10,7 +10,7 @@ import (
 func TestExpandBatchNormInferenceText(t *testing.T) {
 	runPassCases(t, []passCase{{
 		name:     "(x - mean) * (rsqrt(var + eps) * scale) + offset",
-		disabled: optionalPasses(),
+		disabled: OptionalNames(),
 		before: `HloModule m
 ENTRY %e (x: f32[2,3], s: f32[3], o: f32[3], m: f32[3], v: f32[3]) -> f32[2,3] {
   %x = f32[2,3] parameter(0)

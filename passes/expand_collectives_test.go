@@ -8,22 +8,10 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// optionalPasses are the passes that may be disabled: a test that disables them
-// all sees what the expanders alone do.
-func optionalPasses() []string {
-	var names []string
-	for _, p := range Pipeline {
-		if !p.Required {
-			names = append(names, p.Name)
-		}
-	}
-	return names
-}
-
 func TestExpandCollectives(t *testing.T) {
 	runPassCases(t, []passCase{{
 		name:     "identities, zeros and ids",
-		disabled: optionalPasses(),
+		disabled: OptionalNames(),
 		before: `HloModule m
 %add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)

@@ -12,7 +12,7 @@ import (
 func TestExpandCustomCalls(t *testing.T) {
 	runPassCases(t, []passCase{{
 		name:     "identity annotations pass their operand through",
-		disabled: optionalPasses(),
+		disabled: OptionalNames(),
 		before: `HloModule m
 ENTRY %e (x: f32[4]) -> f32[4] {
   %x = f32[4] parameter(0)
@@ -30,7 +30,7 @@ ENTRY %e (x: f32[4]) -> f32[4] {
 `,
 	}, {
 		name:     "TopK sorts values with their indices and slices k",
-		disabled: optionalPasses(),
+		disabled: OptionalNames(),
 		before: `HloModule m
 ENTRY %e (x: f32[5]) -> (f32[2], s32[2]) {
   %x = f32[5] parameter(0)

@@ -62,7 +62,7 @@ ENTRY e {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Run(m, Config{Disabled: optionalPasses()}); err != nil {
+		if err := Run(m, Config{Disabled: OptionalNames()}); err != nil {
 			t.Fatal(err)
 		}
 		multiplies, rotations := 0, 0

@@ -85,6 +85,19 @@ func Names() []string {
 	return names
 }
 
+// OptionalNames lists the passes that may be disabled (all but the Required
+// expanders), in order: WithoutPasses(OptionalNames()...) compiles with nothing
+// but the lowering code generation needs.
+func OptionalNames() []string {
+	var names []string
+	for _, p := range Pipeline {
+		if !p.Required {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}
+
 // Run applies the pipeline to m in place.
 func Run(m *hlo.Module, cfg Config) error {
 	for _, name := range cfg.Disabled {
