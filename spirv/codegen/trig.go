@@ -35,7 +35,8 @@ type trigFormat struct {
 	mant     int  // significand bits with the implicit one
 	bias     int  // exponent bias
 	fastBits uint // |x| < 2^fastBits takes the fast path
-	parts    int  // exact parts of π/2 in the fast path, before a rounded remainder
+	short    bool // the fast path is trigReduceShort (single words) rather than trigReduceFast
+	parts    int  // exact parts of π/2 in trigReduceFast, before a rounded remainder
 	window   int  // words of 2/π in the exact path: the fraction keeps ≥ 2·mant+26 bits after the worst cancellation
 	tiny     int  // below 2^tiny, sin(x) rounds to x and cos(x) to 1
 	// Taylor terms of sin(r)/r and cos(r) in r² beyond the first: the first term
@@ -45,8 +46,8 @@ type trigFormat struct {
 
 var (
 	// f32: the closest an f32 comes to a multiple of π/2 leaves ~30 fraction bits
-	// to cancel; 4×12-bit parts and a remainder carry π/2 to 72 bits.
-	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 12, parts: 4, window: 3, tiny: -12, sinTerms: 4, cosTerms: 5}
+	// to cancel; the short path carries π/2 to 61 bits, exact where r is small.
+	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 11, short: true, window: 3, tiny: -12, sinTerms: 4, cosTerms: 5}
 	// f64: the worst case cancels 61 bits (Kahan–McDonald); 3×33-bit parts carry
 	// 152 bits, the 6-word window leaves 125 bits after the worst cancellation.
 	trigF64 = trigFormat{mant: 53, bias: 1023, fastBits: 20, parts: 3, window: 6, tiny: -27, sinTerms: 10, cosTerms: 11}
@@ -68,7 +69,7 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 	tf := k.trigFormat(t)
 	u32 := m.TypeU32()
 	hiV, loV, qV := f.Var(t, "trig_hi"), f.Var(t, "trig_lo"), f.Var(u32, "trig_q")
-	h, l, q := k.trigReduceFast(x, tf)
+	h, l, q := k.trigReduceFirst(x, tf)
 	f.Store(hiV, h)
 	f.Store(loV, l)
 	f.Store(qV, q)
@@ -135,10 +136,18 @@ func (k *kernel) fastTwoSum(a, b spirv.ID) (s, e spirv.ID) {
 	return s, k.fsub(b, k.fsub(s, a))
 }
 
-// trigReduceFast is the fast path's reduction of x, exact for |x| < 2^fastBits.
+// trigReduceFirst is the fast path's reduction, for |x| < 2^fastBits.
+func (k *kernel) trigReduceFirst(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
+	if tf.short {
+		return k.trigReduceShort(x, tf)
+	}
+	return k.trigReduceFast(x, tf)
+}
+
+// trigReduceFast is the double-word fast path's reduction of x, exact for |x| < 2^fastBits.
 func (k *kernel) trigReduceFast(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
-	f, m := k.f, k.m
-	n := f.GLSL(spirv.GLSLRoundEven, k.fmul(x, k.fc(x, 2/math.Pi)))
+	f := k.f
+	n := k.nearestPio2Multiple(x)
 	parts := pio2Parts(tf.parts, uint(tf.mant)-tf.fastBits)
 	h := k.fsub(x, k.fmul(n, k.fc(x, parts[0])))
 	l := k.fc(x, 0)
@@ -149,10 +158,40 @@ func (k *kernel) trigReduceFast(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) 
 	}
 	l = k.fsub(l, k.fmul(n, k.fc(x, parts[len(parts)-1])))
 	hi, lo = k.fastTwoSum(h, l)
-	// n is an exact integer below 2^fastBits; its two low bits are the quadrant.
-	ni := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n, k.fc(x, -(1<<30)), k.fc(x, 1<<30)))
-	q = f.And(f.Bitcast(m.TypeU32(), ni), k.u32(3))
-	return hi, lo, q
+	return hi, lo, k.quadrant(n)
+}
+
+// trigReduceShort is the f32 fast path's reduction in single words, for |x| <
+// 2^fastBits: n = round(x·2/π) has at most fastBits bits. π/2 = C1 + C2 + C3 + C4
+// (pio2ShortParts): C1 ends at bit 2^-(mant-1-fastBits) and C2 at 2^-mant, so n·C1
+// and n·C2 are exact, x − n·C1 is exact (Sterbenz: x is within a factor 2 of
+// n·C1), and so is the next difference, a multiple of 2^-mant below 1. C3 has
+// mant − fastBits bits (n·C3 exact) and C4 is the rest, rounded: near a multiple
+// of π/2, where r is as small as 2^-28, the subtraction of n·C3 is exact, and away
+// from one the error of the last two steps is carried in lo. π/2 is carried to
+// about 61 bits. Every f32 below 2^fastBits is checked on lavapipe by
+// BenchmarkSinCosF32Exhaustive.
+func (k *kernel) trigReduceShort(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
+	f := k.f
+	n := k.nearestPio2Multiple(x)
+	c := pio2ShortParts(tf.mant, tf.fastBits)
+	r := k.fsub(k.fsub(x, k.fmul(n, k.fc(x, c[0]))), k.fmul(n, k.fc(x, c[1])))
+	hi, lo = k.fastTwoSum(r, f.FNegate(k.fmul(n, k.fc(x, c[2]))))
+	lo = k.fsub(lo, k.fmul(n, k.fc(x, c[3])))
+	return hi, lo, k.quadrant(n)
+}
+
+// nearestPio2Multiple is n = round(x·2/π), an integral float.
+func (k *kernel) nearestPio2Multiple(x spirv.ID) spirv.ID {
+	return k.f.GLSL(spirv.GLSLRoundEven, k.fmul(x, k.fc(x, 2/math.Pi)))
+}
+
+// quadrant is n mod 4 for an integral float n, exact below 2^30 (clamped beyond,
+// where a lane takes the exact path).
+func (k *kernel) quadrant(n spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	ni := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n, k.fc(n, -(1<<30)), k.fc(n, 1<<30)))
+	return f.And(f.Bitcast(m.TypeU32(), ni), k.u32(3))
 }
 
 // trigReduceExact is the Payne–Hanek reduction of a finite x with |x| >= 2^fastBits.
