@@ -205,10 +205,7 @@ func (k *kernel) trigReduceExact(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID)
 	s1 := f.ISub(f.GLSL(spirv.GLSLUMax, biased, k.u32(skip)), k.u32(skip))
 	word := f.GLSL(spirv.GLSLUMin, f.ShrL(s1, k.u32(5)), k.u32(uint32(trigTableWords-tf.window-1)))
 	sh := f.And(s1, k.u32(31))
-	table := k.twoOverPiTable()
-	load := func(i int) spirv.ID {
-		return f.Load(f.AccessChain(table, f.IAdd(word, k.u32(uint32(i)))))
-	}
+	load := k.twoOverPiWords(word, int(uint32(2*tf.bias+1)-skip)>>5)
 	// W, the window, least significant word first: W = ⌊2^(e−1+32·window−1)·(2/π)⌋ mod 2^(32·window).
 	t := make([]spirv.ID, tf.window+1)
 	for i := range t {
@@ -271,6 +268,37 @@ func (k *kernel) significandWords(x spirv.ID, tf trigFormat) ([]spirv.ID, spirv.
 func (k *kernel) funnelLeft(a, b, s spirv.ID) spirv.ID {
 	f := k.f
 	return f.Or(f.Shl(a, s), f.ShrL(f.ShrL(b, k.u32(1)), f.ISub(k.u32(31), s)))
+}
+
+// maxSelectedWord is the largest window start read by selects rather than from the
+// table.
+const maxSelectedWord = 7
+
+// twoOverPiWords returns load(i), word+i of twoOverPi, for word <= maxWord. Where
+// maxWord is small (f32: 5) a chain of selects on constants picks the words: lavapipe
+// stores a Private array's initialiser for every invocation and gathers a dynamic
+// index lane by lane, which cost more than the selects (and it executes this path
+// for every element, see trigReduceExact's caller). f64 reads the table.
+func (k *kernel) twoOverPiWords(word spirv.ID, maxWord int) func(i int) spirv.ID {
+	f := k.f
+	if maxWord > maxSelectedWord {
+		table := k.twoOverPiTable()
+		return func(i int) spirv.ID {
+			return f.Load(f.AccessChain(table, f.IAdd(word, k.u32(uint32(i)))))
+		}
+	}
+	words := trigConstants().twoOverPi
+	is := make([]spirv.ID, maxWord+1)
+	for j := 1; j <= maxWord; j++ {
+		is[j] = f.Equal(word, k.u32(uint32(j)))
+	}
+	return func(i int) spirv.ID {
+		v := k.u32(words[i])
+		for j := 1; j <= maxWord; j++ {
+			v = f.Select(is[j], k.u32(words[j+i]), v)
+		}
+		return v
+	}
 }
 
 // twoOverPiTable is a Private array holding twoOverPi, declared once per module.
