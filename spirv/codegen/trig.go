@@ -15,9 +15,10 @@ import (
 // costs no accuracy. Two reductions produce it:
 //
 //   - the fast path, for |x| < 2^fastBits: n = round(x·2/π) has at most fastBits
-//     bits, π/2 is split into parts of mantissa−fastBits bits so that every n·part
-//     is exact, and the parts are subtracted with error-free sums (Cody–Waite
-//     carried in double-word arithmetic);
+//     bits, and π/2 is split into parts so that every n·part is exact: for f32 in
+//     single words where the first differences are exact (trigReduceShort), for
+//     f64 subtracted with error-free sums (Cody–Waite carried in double-word
+//     arithmetic, trigReduceFast);
 //   - the exact path (Payne–Hanek), for larger finite |x|, taken in a branch: the
 //     integer significand M of |x| = M·2^e times the window of 2/π's bits that
 //     matters at exponent e, in 32-bit words (OpUMulExtended), gives x·2/π mod 4 as
@@ -86,11 +87,11 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 		// per enclosing one to lavapipe's budget: branch.
 		f.If(big, exactPath, nil)
 	} else {
-		// Per output element, the exact path runs in a loop of at most one iteration
-		// rather than an if: lavapipe executes both arms of an if under a lane mask
-		// whether or not any lane takes it, but leaves a loop as soon as no lane
-		// continues, so there the exact path costs nothing when no element needs it.
-		// Other drivers branch either way.
+		// Per output element, the exact path runs in a loop of at most one iteration,
+		// for drivers that skip a loop no lane enters. lavapipe (Mesa 22.3) does not:
+		// gallivm enters every loop and runs its body once under a lane mask, as it
+		// runs both arms of every if, so there every element pays for the exact path
+		// (docs/codegen.md).
 		pending := f.Var(m.TypeBool(), "trig_exact_pending")
 		f.Store(pending, big)
 		k.countLoop(1, func() {
