@@ -82,25 +82,13 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 		f.Store(loV, l)
 		f.Store(qV, q)
 	}
-	if k.iterScale > 1 {
-		// Inside a loop (a fused reduction, say) a loop here would add an iteration
-		// per enclosing one to lavapipe's budget: branch.
-		f.If(big, exactPath, nil)
-	} else {
-		// Per output element, the exact path runs in a loop of at most one iteration,
-		// for drivers that skip a loop no lane enters. lavapipe (Mesa 22.3) does not:
-		// gallivm enters every loop and runs its body once under a lane mask, as it
-		// runs both arms of every if, so there every element pays for the exact path
-		// (docs/codegen.md).
-		pending := f.Var(m.TypeBool(), "trig_exact_pending")
-		f.Store(pending, big)
-		k.countLoop(1, func() {
-			f.While(func() spirv.ID { return f.Load(pending) }, func() {
-				exactPath()
-				f.Store(pending, m.ConstBool(false))
-			})
-		})
-	}
+	// A branch: drivers that branch per group skip the exact path when no lane of
+	// the group needs it. lavapipe (Mesa 22.3) runs both arms of every if under a
+	// lane mask, and every loop's body at least once, so there every element pays
+	// for the exact path; an if costs it less than the loop of at most one
+	// iteration this used to be (docs/results.md), and adds nothing to the
+	// target's loop budget.
+	f.If(big, exactPath, nil)
 	v := k.sinCosPoly(f.Load(hiV), f.Load(loV), f.Load(qV), cos, tf)
 	tiny := f.Less(k.absBits(x), k.absBits(k.fc(x, math.Ldexp(1, tf.tiny))))
 	small := x
