@@ -16,8 +16,9 @@ import (
 // BenchmarkSinCos measures what sine and cosine cost on f32[1M] against an
 // elementwise copy (negate: one load, one store, one instruction) in the same
 // process: "small" arguments in [-8, 8] (rotary embeddings' range; the fast path),
-// "rotary" in [-4000, 4000] (still the fast path), "huge" in [1e6, 1e30] (every
-// element takes the exact Payne–Hanek path). Metrics from the best GPU time of the
+// "rotary" in [-4000, 4000] (f32's fast path below 2^11, half the elements the
+// exact path), "huge" in [1e6, 1e30] (every element takes the exact Payne–Hanek
+// path). Metrics from the best GPU time of the
 // runs (timestamps): ns/elem, and x-copy = time ÷ the copy's time.
 //
 //	VKXLA_VALIDATION=0 go test -run '^$' -bench SinCos -benchtime 20x .

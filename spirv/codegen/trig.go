@@ -15,9 +15,10 @@ import (
 // costs no accuracy. Two reductions produce it:
 //
 //   - the fast path, for |x| < 2^fastBits: n = round(x·2/π) has at most fastBits
-//     bits, π/2 is split into parts of mantissa−fastBits bits so that every n·part
-//     is exact, and the parts are subtracted with error-free sums (Cody–Waite
-//     carried in double-word arithmetic);
+//     bits, and π/2 is split into parts so that every n·part is exact: for f32 in
+//     single words where the first differences are exact (trigReduceShort), for
+//     f64 subtracted with error-free sums (Cody–Waite carried in double-word
+//     arithmetic, trigReduceFast);
 //   - the exact path (Payne–Hanek), for larger finite |x|, taken in a branch: the
 //     integer significand M of |x| = M·2^e times the window of 2/π's bits that
 //     matters at exponent e, in 32-bit words (OpUMulExtended), gives x·2/π mod 4 as
@@ -35,7 +36,8 @@ type trigFormat struct {
 	mant     int  // significand bits with the implicit one
 	bias     int  // exponent bias
 	fastBits uint // |x| < 2^fastBits takes the fast path
-	parts    int  // exact parts of π/2 in the fast path, before a rounded remainder
+	short    bool // the fast path is trigReduceShort (single words) rather than trigReduceFast
+	parts    int  // exact parts of π/2 in trigReduceFast, before a rounded remainder
 	window   int  // words of 2/π in the exact path: the fraction keeps ≥ 2·mant+26 bits after the worst cancellation
 	tiny     int  // below 2^tiny, sin(x) rounds to x and cos(x) to 1
 	// Taylor terms of sin(r)/r and cos(r) in r² beyond the first: the first term
@@ -45,8 +47,8 @@ type trigFormat struct {
 
 var (
 	// f32: the closest an f32 comes to a multiple of π/2 leaves ~30 fraction bits
-	// to cancel; 4×12-bit parts and a remainder carry π/2 to 72 bits.
-	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 12, parts: 4, window: 3, tiny: -12, sinTerms: 4, cosTerms: 5}
+	// to cancel; the short path carries π/2 to 61 bits, exact where r is small.
+	trigF32 = trigFormat{mant: 24, bias: 127, fastBits: 11, short: true, window: 3, tiny: -12, sinTerms: 4, cosTerms: 5}
 	// f64: the worst case cancels 61 bits (Kahan–McDonald); 3×33-bit parts carry
 	// 152 bits, the 6-word window leaves 125 bits after the worst cancellation.
 	trigF64 = trigFormat{mant: 53, bias: 1023, fastBits: 20, parts: 3, window: 6, tiny: -27, sinTerms: 10, cosTerms: 11}
@@ -68,7 +70,7 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 	tf := k.trigFormat(t)
 	u32 := m.TypeU32()
 	hiV, loV, qV := f.Var(t, "trig_hi"), f.Var(t, "trig_lo"), f.Var(u32, "trig_q")
-	h, l, q := k.trigReduceFast(x, tf)
+	h, l, q := k.trigReduceFirst(x, tf)
 	f.Store(hiV, h)
 	f.Store(loV, l)
 	f.Store(qV, q)
@@ -80,25 +82,13 @@ func (k *kernel) sinCos(x spirv.ID, cos bool) spirv.ID {
 		f.Store(loV, l)
 		f.Store(qV, q)
 	}
-	if k.iterScale > 1 {
-		// Inside a loop (a fused reduction, say) a loop here would add an iteration
-		// per enclosing one to lavapipe's budget: branch.
-		f.If(big, exactPath, nil)
-	} else {
-		// Per output element, the exact path runs in a loop of at most one iteration
-		// rather than an if: lavapipe executes both arms of an if under a lane mask
-		// whether or not any lane takes it, but leaves a loop as soon as no lane
-		// continues, so there the exact path costs nothing when no element needs it.
-		// Other drivers branch either way.
-		pending := f.Var(m.TypeBool(), "trig_exact_pending")
-		f.Store(pending, big)
-		k.countLoop(1, func() {
-			f.While(func() spirv.ID { return f.Load(pending) }, func() {
-				exactPath()
-				f.Store(pending, m.ConstBool(false))
-			})
-		})
-	}
+	// A branch: drivers that branch per group skip the exact path when no lane of
+	// the group needs it. lavapipe (Mesa 22.3) runs both arms of every if under a
+	// lane mask, and every loop's body at least once, so there every element pays
+	// for the exact path; an if costs it less than the loop of at most one
+	// iteration this used to be (docs/results.md), and adds nothing to the
+	// target's loop budget.
+	f.If(big, exactPath, nil)
 	v := k.sinCosPoly(f.Load(hiV), f.Load(loV), f.Load(qV), cos, tf)
 	tiny := f.Less(k.absBits(x), k.absBits(k.fc(x, math.Ldexp(1, tf.tiny))))
 	small := x
@@ -135,10 +125,18 @@ func (k *kernel) fastTwoSum(a, b spirv.ID) (s, e spirv.ID) {
 	return s, k.fsub(b, k.fsub(s, a))
 }
 
-// trigReduceFast is the fast path's reduction of x, exact for |x| < 2^fastBits.
+// trigReduceFirst is the fast path's reduction, for |x| < 2^fastBits.
+func (k *kernel) trigReduceFirst(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
+	if tf.short {
+		return k.trigReduceShort(x, tf)
+	}
+	return k.trigReduceFast(x, tf)
+}
+
+// trigReduceFast is the double-word fast path's reduction of x, exact for |x| < 2^fastBits.
 func (k *kernel) trigReduceFast(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
-	f, m := k.f, k.m
-	n := f.GLSL(spirv.GLSLRoundEven, k.fmul(x, k.fc(x, 2/math.Pi)))
+	f := k.f
+	n := k.nearestPio2Multiple(x)
 	parts := pio2Parts(tf.parts, uint(tf.mant)-tf.fastBits)
 	h := k.fsub(x, k.fmul(n, k.fc(x, parts[0])))
 	l := k.fc(x, 0)
@@ -149,10 +147,40 @@ func (k *kernel) trigReduceFast(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) 
 	}
 	l = k.fsub(l, k.fmul(n, k.fc(x, parts[len(parts)-1])))
 	hi, lo = k.fastTwoSum(h, l)
-	// n is an exact integer below 2^fastBits; its two low bits are the quadrant.
-	ni := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n, k.fc(x, -(1<<30)), k.fc(x, 1<<30)))
-	q = f.And(f.Bitcast(m.TypeU32(), ni), k.u32(3))
-	return hi, lo, q
+	return hi, lo, k.quadrant(n)
+}
+
+// trigReduceShort is the f32 fast path's reduction in single words, for |x| <
+// 2^fastBits: n = round(x·2/π) has at most fastBits bits. π/2 = C1 + C2 + C3 + C4
+// (pio2ShortParts): C1 ends at bit 2^-(mant-1-fastBits) and C2 at 2^-mant, so n·C1
+// and n·C2 are exact, x − n·C1 is exact (Sterbenz: x is within a factor 2 of
+// n·C1), and so is the next difference, a multiple of 2^-mant below 1. C3 has
+// mant − fastBits bits (n·C3 exact) and C4 is the rest, rounded: near a multiple
+// of π/2, where r is as small as 2^-28, the subtraction of n·C3 is exact, and away
+// from one the error of the last two steps is carried in lo. π/2 is carried to
+// about 61 bits. Every f32 below 2^fastBits is checked on lavapipe by
+// BenchmarkSinCosF32Exhaustive.
+func (k *kernel) trigReduceShort(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID) {
+	f := k.f
+	n := k.nearestPio2Multiple(x)
+	c := pio2ShortParts(tf.mant, tf.fastBits)
+	r := k.fsub(k.fsub(x, k.fmul(n, k.fc(x, c[0]))), k.fmul(n, k.fc(x, c[1])))
+	hi, lo = k.fastTwoSum(r, f.FNegate(k.fmul(n, k.fc(x, c[2]))))
+	lo = k.fsub(lo, k.fmul(n, k.fc(x, c[3])))
+	return hi, lo, k.quadrant(n)
+}
+
+// nearestPio2Multiple is n = round(x·2/π), an integral float.
+func (k *kernel) nearestPio2Multiple(x spirv.ID) spirv.ID {
+	return k.f.GLSL(spirv.GLSLRoundEven, k.fmul(x, k.fc(x, 2/math.Pi)))
+}
+
+// quadrant is n mod 4 for an integral float n, exact below 2^30 (clamped beyond,
+// where a lane takes the exact path).
+func (k *kernel) quadrant(n spirv.ID) spirv.ID {
+	f, m := k.f, k.m
+	ni := f.Convert(m.TypeI32(), f.GLSL(spirv.GLSLFClamp, n, k.fc(n, -(1<<30)), k.fc(n, 1<<30)))
+	return f.And(f.Bitcast(m.TypeU32(), ni), k.u32(3))
 }
 
 // trigReduceExact is the Payne–Hanek reduction of a finite x with |x| >= 2^fastBits.
@@ -166,10 +194,7 @@ func (k *kernel) trigReduceExact(x spirv.ID, tf trigFormat) (hi, lo, q spirv.ID)
 	s1 := f.ISub(f.GLSL(spirv.GLSLUMax, biased, k.u32(skip)), k.u32(skip))
 	word := f.GLSL(spirv.GLSLUMin, f.ShrL(s1, k.u32(5)), k.u32(uint32(trigTableWords-tf.window-1)))
 	sh := f.And(s1, k.u32(31))
-	table := k.twoOverPiTable()
-	load := func(i int) spirv.ID {
-		return f.Load(f.AccessChain(table, f.IAdd(word, k.u32(uint32(i)))))
-	}
+	load := k.twoOverPiWords(word, int(uint32(2*tf.bias+1)-skip)>>5)
 	// W, the window, least significant word first: W = ⌊2^(e−1+32·window−1)·(2/π)⌋ mod 2^(32·window).
 	t := make([]spirv.ID, tf.window+1)
 	for i := range t {
@@ -232,6 +257,37 @@ func (k *kernel) significandWords(x spirv.ID, tf trigFormat) ([]spirv.ID, spirv.
 func (k *kernel) funnelLeft(a, b, s spirv.ID) spirv.ID {
 	f := k.f
 	return f.Or(f.Shl(a, s), f.ShrL(f.ShrL(b, k.u32(1)), f.ISub(k.u32(31), s)))
+}
+
+// maxSelectedWord is the largest window start read by selects rather than from the
+// table.
+const maxSelectedWord = 7
+
+// twoOverPiWords returns load(i), word+i of twoOverPi, for word <= maxWord. Where
+// maxWord is small (f32: 5) a chain of selects on constants picks the words: lavapipe
+// stores a Private array's initialiser for every invocation and gathers a dynamic
+// index lane by lane, which cost more than the selects (and it executes this path
+// for every element, see trigReduceExact's caller). f64 reads the table.
+func (k *kernel) twoOverPiWords(word spirv.ID, maxWord int) func(i int) spirv.ID {
+	f := k.f
+	if maxWord > maxSelectedWord {
+		table := k.twoOverPiTable()
+		return func(i int) spirv.ID {
+			return f.Load(f.AccessChain(table, f.IAdd(word, k.u32(uint32(i)))))
+		}
+	}
+	words := trigConstants().twoOverPi
+	is := make([]spirv.ID, maxWord+1)
+	for j := 1; j <= maxWord; j++ {
+		is[j] = f.Equal(word, k.u32(uint32(j)))
+	}
+	return func(i int) spirv.ID {
+		v := k.u32(words[i])
+		for j := 1; j <= maxWord; j++ {
+			v = f.Select(is[j], k.u32(words[j+i]), v)
+		}
+		return v
+	}
 }
 
 // twoOverPiTable is a Private array holding twoOverPi, declared once per module.

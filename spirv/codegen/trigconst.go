@@ -84,14 +84,32 @@ func pio2Parts(n int, bits uint) []float64 {
 	parts := make([]float64, 0, n+1)
 	for range n {
 		e := rest.MantExp(nil) // rest = mant·2^e, mant in [0.5, 1)
-		scaled := new(big.Float).SetMantExp(rest, int(bits)-e)
-		i, _ := scaled.Int(nil) // truncate to bits significant bits
-		p, _ := new(big.Float).SetMantExp(new(big.Float).SetInt(i), e-int(bits)).Float64()
-		parts = append(parts, p)
-		rest.Sub(rest, new(big.Float).SetFloat64(p))
+		parts = append(parts, takeBitsAbove(rest, e-int(bits)))
 	}
 	last, _ := rest.Float64()
 	return append(parts, last)
+}
+
+// pio2ShortParts splits π/2 for the short path (trigReduceShort) of a float with
+// mant significand bits and n < 2^bits: C1 down to bit 2^-(mant-1-bits), C2 down
+// to 2^-mant, C3 down to 2^-(2·mant-bits), and C4 the rest rounded to mant bits.
+func pio2ShortParts(mant int, bits uint) [4]float64 {
+	rest := new(big.Float).SetPrec(piPrec).Set(trigConstants().pio2)
+	var c [4]float64
+	c[0] = takeBitsAbove(rest, -(mant - 1 - int(bits)))
+	c[1] = takeBitsAbove(rest, -mant)
+	c[2] = takeBitsAbove(rest, -(2*mant - int(bits)))
+	c[3], _ = new(big.Float).SetPrec(uint(mant)).Set(rest).Float64()
+	return c
+}
+
+// takeBitsAbove returns rest truncated to its bits of weight 2^lsb and above, and
+// subtracts them from rest.
+func takeBitsAbove(rest *big.Float, lsb int) float64 {
+	i, _ := new(big.Float).SetMantExp(rest, -lsb).Int(nil)
+	p, _ := new(big.Float).SetMantExp(new(big.Float).SetInt(i), lsb).Float64()
+	rest.Sub(rest, new(big.Float).SetFloat64(p))
+	return p
 }
 
 // taylorSinCos are the Taylor coefficients of sin(r)/r - 1 and cos(r) - 1 in z = r²:
