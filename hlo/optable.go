@@ -189,7 +189,25 @@ type OpInfo struct {
 	// generation never sees these ops; cpuref defines them directly, and the GPU
 	// differential tests run them through the whole pipeline.
 	ExpandedBy string
+	// Expensive ops are worth computing once even at the price of a buffer: fusion
+	// copies a cheap producer into each of its consumers, never an expensive one
+	// (XLA's IsExpensive). Set in optable_costs.go.
+	Expensive bool
+	// Cost is how rematerialisation estimates the work of recomputing the op.
+	Cost CostModel
 }
+
+// CostModel names how the work of an instruction is estimated (remat ranks the
+// values it may recompute by bytes saved per unit of work).
+type CostModel uint8
+
+// The cost models.
+const (
+	CostPerElement  CostModel = iota // one unit per result element
+	CostContraction                  // result elements × the contracted extent (dot)
+	CostWindow                       // the larger of result and first operand elements (reductions, windows, convolution)
+	CostCalled                       // the sum over the called computation's instructions (fusion)
+)
 
 func unaryOp(name string, types TypeClass) OpInfo {
 	return OpInfo{Name: name, Kind: KindUnary, Arity: 1, Types: types, Elementwise: true, SideEffectFree: true}

@@ -208,16 +208,9 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 	return false
 }
 
-// isExpensive marks ops that are worth computing once even at the price of a buffer.
-func isExpensive(in *hlo.Instruction) bool {
-	switch in.Op {
-	case hlo.OpDivide, hlo.OpRemainder, hlo.OpPower, hlo.OpAtan2, hlo.OpExp, hlo.OpExpm1,
-		hlo.OpLog, hlo.OpLog1p, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpCbrt, hlo.OpTanh,
-		hlo.OpLogistic, hlo.OpSin, hlo.OpCos, hlo.OpGather, hlo.OpConcatenate, hlo.OpPad:
-		return true
-	}
-	return false
-}
+// isExpensive marks ops that are worth computing once even at the price of a
+// buffer (the op table's Expensive column).
+func isExpensive(in *hlo.Instruction) bool { return in.Info().Expensive }
 
 // pickProducer returns an operand of consumer (whose kernel, if it has one yet, is
 // k) that may be fused into it, or nil.

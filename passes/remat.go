@@ -115,9 +115,10 @@ func chainCost(c *hlo.Computation, chain []int) int64 {
 	return max(cost, 1)
 }
 
+// instructionCost is the op table's cost model of the instruction.
 func instructionCost(in *hlo.Instruction) int64 {
-	switch in.Op {
-	case hlo.OpFusion:
+	switch in.Info().Cost {
+	case hlo.CostCalled:
 		var cost int64
 		for _, x := range in.Called[0].Instructions {
 			if x.Op != hlo.OpParameter {
@@ -125,13 +126,13 @@ func instructionCost(in *hlo.Instruction) int64 {
 			}
 		}
 		return cost
-	case hlo.OpDot:
+	case hlo.CostContraction:
 		k := int64(1)
 		for _, d := range in.Attrs.Dot.LhsContracting {
 			k *= in.Operands[0].Shape.Dims[d]
 		}
 		return in.Shape.NumElements() * k
-	case hlo.OpReduce, hlo.OpConvolution, hlo.OpReduceWindow:
+	case hlo.CostWindow:
 		return max(in.Shape.NumElements(), in.Operands[0].Shape.NumElements())
 	}
 	return max(in.Shape.NumElements(), 1)
