@@ -78,7 +78,7 @@ const usage = `usage:
                                                  run on the GPU and on cpuref, print both
   vkxla devices                                  list Vulkan devices
   vkxla print [-max-file-bytes N] file.hlo       parse, verify and print a module
-  vkxla compile [-target lavapipe|caps.json] [-budget BYTES] [-without PASS,...]
+  vkxla compile [-target NAME|caps.json|list] [-budget BYTES] [-without PASS,...]
                 [-dump DIR] [-plot FILE.svg] [-max-file-bytes N] file.hlo
                                                  plan for a device without one: the module
                                                  after passes, kernels, buffers, MemoryStats`
