@@ -64,17 +64,7 @@ func (c *compiled) noteRan(seg *segment) error {
 }
 
 // dispatchTimes reads the GPU time of each dispatch of seg's last submission.
-func dispatchTimes(seg *segment) ([]time.Duration, error) {
-	ts, err := seg.cb.Timestamps()
-	if err != nil {
-		return nil, err
-	}
-	times := make([]time.Duration, len(seg.dispatches))
-	for i := range times {
-		times[i] = ts[2*i+1] - ts[2*i]
-	}
-	return times, nil
-}
+func dispatchTimes(seg *segment) ([]time.Duration, error) { return seg.cb.DispatchTimes() }
 
 func (p *Profile) add(name string, d time.Duration) {
 	if p.index == nil {

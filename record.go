@@ -89,69 +89,40 @@ func (r *recorder) recordControl(st *plan.Step, repeated bool) error {
 	return nil
 }
 
-// recordSegment records steps with a full barrier between consecutive ones (each
-// step may read what the previous wrote) and timestamps around every dispatch.
+// recordSegment records steps as device.Record does every recording: a full
+// barrier between consecutive steps and, when timed, timestamps around every
+// dispatch.
 func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
-	cb, err := r.dev.NewCommandBuffer()
-	if err != nil {
-		return segment{}, err
-	}
-	r.cbs = append(r.cbs, cb)
-	seg := segment{cb: cb, timed: r.timed}
-	if r.timed {
-		if err := cb.EnableTimestamps(2 * countDispatches(steps)); err != nil {
-			return seg, err
+	seg := segment{timed: r.timed}
+	cmds := make([]device.Command, len(steps))
+	for i, st := range steps {
+		cmds[i] = r.command(st)
+		if st.Kind == plan.StepDispatch {
+			seg.dispatches = append(seg.dispatches, st.Name)
 		}
 	}
-	if err := cb.Begin(); err != nil {
+	cb, err := r.dev.Record(cmds, r.timed)
+	if err != nil {
+		if ce, ok := errors.AsType[*device.CommandError](err); ok && ce.Index < len(steps) {
+			return seg, fmt.Errorf("%s: %w", steps[ce.Index].Name, ce.Err)
+		}
 		return seg, err
 	}
-	for i, st := range steps {
-		if i > 0 {
-			if err := cb.Barrier(); err != nil {
-				return seg, err
-			}
-		}
-		if err := r.recordStep(cb, &seg, st); err != nil {
-			return seg, fmt.Errorf("%s: %w", st.Name, err)
-		}
-	}
-	return seg, cb.End()
+	r.cbs = append(r.cbs, cb)
+	seg.cb = cb
+	return seg, nil
 }
 
-func countDispatches(steps []plan.Step) int {
-	n := 0
-	for _, st := range steps {
-		if st.Kind == plan.StepDispatch {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *recorder) recordStep(cb *device.CommandBuffer, seg *segment, st plan.Step) error {
+// command is a plan step as the device records it, on the placed arena.
+func (r *recorder) command(st plan.Step) device.Command {
 	if st.Kind == plan.StepCopy {
-		src, dst := r.arena.PlanRange(st.Src), r.arena.PlanRange(st.Dst)
-		return cb.Copy(src.Buffer(), src.Offset(), dst.Buffer(), dst.Offset(), min(src.Size(), dst.Size()))
+		return device.Command{Src: r.arena.PlanRange(st.Src).BufferRange(), Dst: r.arena.PlanRange(st.Dst).BufferRange()}
 	}
 	bindings := make([]device.BufferRange, len(st.Args))
 	for i, a := range st.Args {
 		bindings[i] = r.arena.PlanRange(a).BufferRange()
 	}
-	n := len(seg.dispatches)
-	if r.timed {
-		if err := cb.Timestamp(2 * n); err != nil {
-			return err
-		}
-	}
-	if err := cb.Dispatch(r.kernels[st.Kernel], bindings, st.Push, st.Groups[0], st.Groups[1], st.Groups[2]); err != nil {
-		return err
-	}
-	seg.dispatches = append(seg.dispatches, st.Name)
-	if r.timed {
-		return cb.Timestamp(2*n + 1)
-	}
-	return nil
+	return device.Command{Kernel: r.kernels[st.Kernel], Bindings: bindings, Push: st.Push, Groups: st.Groups}
 }
 
 // close frees the command buffers and kernels.

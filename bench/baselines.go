@@ -37,7 +37,7 @@ func saxpyBaseline(s shaders.Shader, plan func(n int, a float32) (shaders.Dispat
 			if err != nil {
 				return err
 			}
-			return r.record([]dispatch{{k, []device.BufferRange{{Buffer: xb}, {Buffer: yb}}, g.Push, g.Groups}})
+			return r.record([]device.Command{{Kernel: k, Bindings: []device.BufferRange{{Buffer: xb}, {Buffer: yb}}, Push: g.Push, Groups: g.Groups}})
 		}()
 		if err != nil {
 			return nil, errors.Join(err, r.Close())
@@ -78,7 +78,7 @@ func sgemmBaseline(s shaders.Shader, plan func(m, n, k int) (shaders.Dispatch, e
 			if err != nil {
 				return err
 			}
-			return r.record([]dispatch{{kern, []device.BufferRange{{Buffer: ab}, {Buffer: bb}, {Buffer: cb}}, g.Push, g.Groups}})
+			return r.record([]device.Command{{Kernel: kern, Bindings: []device.BufferRange{{Buffer: ab}, {Buffer: bb}, {Buffer: cb}}, Push: g.Push, Groups: g.Groups}})
 		}()
 		if err != nil {
 			return nil, errors.Join(err, r.Close())
@@ -112,7 +112,7 @@ func roundTrip(n int) Variant {
 			if err != nil {
 				return err
 			}
-			return r.record([]dispatch{{k, []device.BufferRange{{Buffer: buf}}, g.Push, g.Groups}})
+			return r.record([]device.Command{{Kernel: k, Bindings: []device.BufferRange{{Buffer: buf}}, Push: g.Push, Groups: g.Groups}})
 		}()
 		if err != nil {
 			return nil, errors.Join(err, r.Close())

@@ -164,7 +164,7 @@ func program(name string, overwrites map[int]int, build func() (*hlo.Computation
 				args[codegen.ArgScratch] = append(args[codegen.ArgScratch], b)
 			}
 			made := map[*codegen.Kernel]*device.Kernel{}
-			var ds []dispatch
+			var ds []device.Command
 			for _, pd := range prog.Dispatches {
 				k := made[pd.Kernel]
 				if k == nil {
@@ -178,7 +178,7 @@ func program(name string, overwrites map[int]int, build func() (*hlo.Computation
 				for _, a := range pd.Args {
 					bs = append(bs, device.BufferRange{Buffer: args[a.Kind][a.Index]})
 				}
-				ds = append(ds, dispatch{k, bs, pd.Push, pd.Groups})
+				ds = append(ds, device.Command{Kernel: k, Bindings: bs, Push: pd.Push, Groups: pd.Groups})
 			}
 			return r.record(ds)
 		}()

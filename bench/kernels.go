@@ -9,14 +9,6 @@ import (
 	"github.com/vkxla/vkxla/device"
 )
 
-// dispatch is one recorded kernel launch.
-type dispatch struct {
-	kernel   *device.Kernel
-	bindings []device.BufferRange
-	push     []byte
-	groups   [3]uint32
-}
-
 // kernelRunner replays one pre-recorded command buffer of dispatches on the device,
 // with a barrier between consecutive dispatches and timestamps around each: the way
 // both the hand-written baselines and directly lowered codegen programs run. It
@@ -70,45 +62,15 @@ func (r *kernelRunner) buffer(size int64, data []byte) (*device.Buffer, error) {
 	return b, nil
 }
 
-// record records the dispatches into the runner's command buffer.
-func (r *kernelRunner) record(ds []dispatch) error {
-	cb, err := r.d.NewCommandBuffer()
+// record records the dispatches into the runner's command buffer, as the runtime
+// records an executable (device.Record), so both measure the same way.
+func (r *kernelRunner) record(ds []device.Command) error {
+	cb, err := r.d.Record(ds, r.timed)
 	if err != nil {
 		return err
 	}
 	r.cb, r.n = cb, len(ds)
-	if r.timed {
-		if err := cb.EnableTimestamps(2 * len(ds)); err != nil {
-			return err
-		}
-	}
-	if err := cb.Begin(); err != nil {
-		return err
-	}
-	for i, d := range ds {
-		if i > 0 {
-			if err := cb.Barrier(); err != nil {
-				return err
-			}
-		}
-		if err := r.timestamp(2 * i); err != nil {
-			return err
-		}
-		if err := cb.Dispatch(d.kernel, d.bindings, d.push, d.groups[0], d.groups[1], d.groups[2]); err != nil {
-			return err
-		}
-		if err := r.timestamp(2*i + 1); err != nil {
-			return err
-		}
-	}
-	return cb.End()
-}
-
-func (r *kernelRunner) timestamp(i int) error {
-	if !r.timed {
-		return nil
-	}
-	return r.cb.Timestamp(i)
+	return nil
 }
 
 // Run submits the recording and waits for it.
@@ -121,12 +83,12 @@ func (r *kernelRunner) Run(ctx context.Context) (Sample, error) {
 	if !r.timed {
 		return s, nil
 	}
-	ts, err := r.cb.Timestamps()
+	times, err := r.cb.DispatchTimes()
 	if err != nil {
 		return Sample{}, err
 	}
-	for i := 0; i+1 < len(ts); i += 2 {
-		s.GPU += ts[i+1] - ts[i]
+	for _, t := range times {
+		s.GPU += t
 	}
 	return s, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/randgraph"
 )
 
 const scalarAdd = `%add (a: f32[], b: f32[]) -> f32[] {
@@ -403,7 +404,7 @@ func TestFusionBoundSplitsLongChain(t *testing.T) {
 		t.Fatalf("fused kernels of %v instructions, want %v", sizes, want)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	x, y := fuzzInput(rng, m.Entry.Params[0].Shape), fuzzInput(rng, m.Entry.Params[1].Shape)
+	x, y := randgraph.Input(rng, m.Entry.Params[0].Shape), randgraph.Input(rng, m.Entry.Params[1].Shape)
 	want, err := cpuref.Eval(m, x, y)
 	if err != nil {
 		t.Fatal(err)

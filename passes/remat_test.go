@@ -6,6 +6,7 @@ import (
 
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/randgraph"
 )
 
 // ckptModule is testdata/programs/checkpoint.hlo: a 16 KiB product a kept from the
@@ -122,7 +123,7 @@ func checkSameResults(t *testing.T, before, after *hlo.Module) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var in []*hlo.Literal
 	for _, p := range before.Entry.Params {
-		in = append(in, fuzzInput(rng, p.Shape))
+		in = append(in, randgraph.Input(rng, p.Shape))
 	}
 	want, err := cpuref.Eval(before, in...)
 	if err != nil {

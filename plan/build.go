@@ -3,8 +3,9 @@
 // lifetimes on the timeline, in-place decisions, buffer offsets, statistics, live
 // at the peak — without a device. The root records a Plan onto the device as it is.
 // The memory model (package heapsim) is the one the schedule and remat passes
-// decide with; code generation is memoised per kernel computation, so the passes'
-// questions and the final lowering share it.
+// decide with; the passes ask code generation's kernel facts as a pure query
+// (codegen.Facts: no SPIR-V is emitted for the trials), and the final lowering
+// emits each distinct kernel computation once (codegen.Memo).
 package plan
 
 import (
@@ -94,7 +95,7 @@ func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 	memo := codegen.NewMemo(t.Codegen)
 	opt := m.Clone()
 	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, MemoryBudget: o.MemoryBudget,
-		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Lower, Limits: t.Limits}}
+		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits}}
 	if err := passes.Run(opt, pc); err != nil {
 		return nil, err
 	}

@@ -57,3 +57,39 @@ func TestFromVulkaninfoErrors(t *testing.T) {
 		t.Errorf("unknown built-in: %v, want ErrProfile listing the built-ins", err)
 	}
 }
+
+// TestPublishedProfiles: each vendor profile gives the facts its source states
+// (the values below are read from the gpuinfo reports in KhronosGroup/Vulkan-Profiles
+// named in nvidia.go, amd.go and intel.go), read through the Vulkan 1.1–1.3
+// structures those reports use.
+func TestPublishedProfiles(t *testing.T) {
+	for _, tc := range []struct {
+		name                string
+		sg, sgMin, sgMax    uint32
+		shared              uint32
+		wgSize              [3]uint32
+		block, align        int64
+		float64, arithmetic bool
+		driver              string
+	}{
+		{"nvidia-rtx2070", 32, 32, 32, 48 << 10, [3]uint32{1024, 1024, 64}, 1<<63 - 1, 16, true, true, "NVIDIA"},
+		{"amd-rx5700xt", 64, 32, 64, 64 << 10, [3]uint32{1024, 1024, 1024}, 4294967292, 16, true, true, "radv"},
+		{"intel-arc-a770", 32, 8, 32, 48 << 10, [3]uint32{1024, 1024, 1024}, 37801967616, 16, false, true, "Intel open-source Mesa driver"},
+	} {
+		d, err := Builtin(tc.name)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got := [...]any{d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.MaxSharedMemory, d.MaxWorkgroupSize,
+			d.Limits().MaxBlockSize, d.Limits().Alignment, d.Float64, d.SubgroupArithmetic, d.Driver,
+			d.MaxWorkgroupInvocations, d.MaxStorageBufferRange, d.Float16 && d.Int8 && d.Int16 && d.Int64 && d.StorageBuffer8Bit && d.StorageBuffer16Bit}
+		want := [...]any{tc.sg, tc.sgMin, tc.sgMax, tc.shared, tc.wgSize, tc.block, tc.align, tc.float64, tc.arithmetic, tc.driver,
+			uint32(1024), int64(1<<32 - 1), true}
+		if got != want {
+			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, want)
+		}
+		if d.Codegen().MaxLoopIterations != 0 || d.MaxFusionParams() != 64 {
+			t.Errorf("%s: loop limit %d, fusion params %d; want none, 64", tc.name, d.Codegen().MaxLoopIterations, d.MaxFusionParams())
+		}
+	}
+}

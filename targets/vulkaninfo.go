@@ -1,6 +1,7 @@
 package targets
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +52,17 @@ type profile struct {
 			Storage16 struct {
 				StorageBuffer16BitAccess bool `json:"storageBuffer16BitAccess"`
 			} `json:"VkPhysicalDevice16BitStorageFeatures"`
+			// The Vulkan 1.1 and 1.2 structures hold the same facts as the
+			// extension structures above (profiles exported from vulkan.gpuinfo.org
+			// give only these).
+			Vulkan11 struct {
+				StorageBuffer16BitAccess bool `json:"storageBuffer16BitAccess"`
+			} `json:"VkPhysicalDeviceVulkan11Features"`
+			Vulkan12 struct {
+				ShaderFloat16           bool `json:"shaderFloat16"`
+				ShaderInt8              bool `json:"shaderInt8"`
+				StorageBuffer8BitAccess bool `json:"storageBuffer8BitAccess"`
+			} `json:"VkPhysicalDeviceVulkan12Features"`
 		} `json:"features"`
 		Properties struct {
 			Core *struct {
@@ -73,6 +85,19 @@ type profile struct {
 				SupportedStages     []string `json:"supportedStages"`
 				SupportedOperations []string `json:"supportedOperations"`
 			} `json:"VkPhysicalDeviceSubgroupProperties"`
+			Vulkan11 struct {
+				SubgroupSize            uint32   `json:"subgroupSize"`
+				SupportedStages         []string `json:"subgroupSupportedStages"`
+				SupportedOperations     []string `json:"subgroupSupportedOperations"`
+				MaxMemoryAllocationSize int64    `json:"maxMemoryAllocationSize"`
+			} `json:"VkPhysicalDeviceVulkan11Properties"`
+			Vulkan12 struct {
+				DriverName string `json:"driverName"`
+			} `json:"VkPhysicalDeviceVulkan12Properties"`
+			Vulkan13 struct {
+				MinSubgroupSize uint32 `json:"minSubgroupSize"`
+				MaxSubgroupSize uint32 `json:"maxSubgroupSize"`
+			} `json:"VkPhysicalDeviceVulkan13Properties"`
 			SubgroupSizeControl struct {
 				MinSubgroupSize uint32 `json:"minSubgroupSize"`
 				MaxSubgroupSize uint32 `json:"maxSubgroupSize"`
@@ -99,28 +124,32 @@ func FromVulkaninfo(data []byte) (Device, error) {
 		if core == nil {
 			continue
 		}
-		lim := core.Limits
+		lim, props, feats := core.Limits, c.Properties, c.Features
+		sg := props.Subgroup
+		if len(sg.SupportedStages) == 0 { // only the Vulkan 1.1 structure
+			sg.SupportedStages, sg.SupportedOperations = props.Vulkan11.SupportedStages, props.Vulkan11.SupportedOperations
+		}
 		d := Device{
-			Name: core.DeviceName, Driver: c.Properties.Driver.DriverName,
-			SubgroupSize:                    c.Properties.Subgroup.SubgroupSize,
-			MinSubgroupSize:                 c.Properties.SubgroupSizeControl.MinSubgroupSize,
-			MaxSubgroupSize:                 c.Properties.SubgroupSizeControl.MaxSubgroupSize,
-			SubgroupArithmetic:              slices.Contains(c.Properties.Subgroup.SupportedStages, "VK_SHADER_STAGE_COMPUTE_BIT") && slices.Contains(c.Properties.Subgroup.SupportedOperations, "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT"),
+			Name: core.DeviceName, Driver: cmp.Or(props.Driver.DriverName, props.Vulkan12.DriverName),
+			SubgroupSize:                    cmp.Or(sg.SubgroupSize, props.Vulkan11.SubgroupSize),
+			MinSubgroupSize:                 cmp.Or(props.SubgroupSizeControl.MinSubgroupSize, props.Vulkan13.MinSubgroupSize),
+			MaxSubgroupSize:                 cmp.Or(props.SubgroupSizeControl.MaxSubgroupSize, props.Vulkan13.MaxSubgroupSize),
+			SubgroupArithmetic:              slices.Contains(sg.SupportedStages, "VK_SHADER_STAGE_COMPUTE_BIT") && slices.Contains(sg.SupportedOperations, "VK_SUBGROUP_FEATURE_ARITHMETIC_BIT"),
 			MaxSharedMemory:                 lim.MaxComputeSharedMemorySize,
 			MaxWorkgroupInvocations:         lim.MaxComputeWorkGroupInvocations,
 			MaxWorkgroupSize:                lim.MaxComputeWorkGroupSize,
 			MaxWorkgroupCount:               lim.MaxComputeWorkGroupCount,
 			MaxStorageBufferRange:           lim.MaxStorageBufferRange,
-			MaxMemoryAllocationSize:         c.Properties.Maintenance3.MaxMemoryAllocationSize,
+			MaxMemoryAllocationSize:         cmp.Or(props.Maintenance3.MaxMemoryAllocationSize, props.Vulkan11.MaxMemoryAllocationSize),
 			MinStorageBufferOffsetAlignment: lim.MinStorageBufferOffsetAlignment,
 			MaxStorageBuffersPerStage:       lim.MaxPerStageDescriptorStorageBuffers,
-			Float16:                         c.Features.Float16Int8.ShaderFloat16,
-			Float64:                         c.Features.Core.ShaderFloat64,
-			Int8:                            c.Features.Float16Int8.ShaderInt8,
-			Int16:                           c.Features.Core.ShaderInt16,
-			Int64:                           c.Features.Core.ShaderInt64,
-			StorageBuffer8Bit:               c.Features.Storage8.StorageBuffer8BitAccess,
-			StorageBuffer16Bit:              c.Features.Storage16.StorageBuffer16BitAccess,
+			Float16:                         feats.Float16Int8.ShaderFloat16 || feats.Vulkan12.ShaderFloat16,
+			Float64:                         feats.Core.ShaderFloat64,
+			Int8:                            feats.Float16Int8.ShaderInt8 || feats.Vulkan12.ShaderInt8,
+			Int16:                           feats.Core.ShaderInt16,
+			Int64:                           feats.Core.ShaderInt64,
+			StorageBuffer8Bit:               feats.Storage8.StorageBuffer8BitAccess || feats.Vulkan12.StorageBuffer8BitAccess,
+			StorageBuffer16Bit:              feats.Storage16.StorageBuffer16BitAccess || feats.Vulkan11.StorageBuffer16BitAccess,
 		}
 		if d.MinSubgroupSize == 0 {
 			d.MinSubgroupSize, d.MaxSubgroupSize = d.SubgroupSize, d.SubgroupSize

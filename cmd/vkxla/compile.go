@@ -21,7 +21,7 @@ import (
 // time.
 func compileCommand(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("compile", flag.ContinueOnError)
-	targetName := fs.String("target", "lavapipe", "the device to plan for: a built-in profile ("+strings.Join(targets.Builtins(), ", ")+") or a file of `vulkaninfo --json` output")
+	targetName := fs.String("target", "lavapipe", "the device to plan for: a built-in profile ("+strings.Join(targets.Builtins(), ", ")+"; `list` prints them) or a file of `vulkaninfo --json` output")
 	budget := fs.Int64("budget", 0, "device memory budget in bytes (rematerialise to meet it; 0: none)")
 	without := fs.String("without", "", "comma-separated optimisation passes to skip (fusion, schedule, …)")
 	dump := fs.String("dump", "", "write what VKXLA_DUMP writes (stages, kernels, plan, memory plot) under this directory")
@@ -29,6 +29,9 @@ func compileCommand(args []string, out io.Writer) error {
 	maxFile := fs.Int64("max-file-bytes", defaultMaxFileBytes, "largest HLO or profile file to read")
 	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
+	}
+	if *targetName == "list" {
+		return listTargets(out)
 	}
 	if fs.NArg() != 1 {
 		return errors.New("compile takes one file.hlo")
@@ -79,6 +82,20 @@ func loadTarget(name string, maxBytes int64) (targets.Device, error) {
 		return targets.Device{}, fmt.Errorf("-target %s: %w", name, err)
 	}
 	return d, nil
+}
+
+// listTargets prints each built-in profile with the facts that shape its plans.
+func listTargets(out io.Writer) error {
+	for _, name := range targets.Builtins() {
+		d, err := targets.Builtin(name)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "%-16s %s (driver %s): subgroup %d (%d..%d), shared %d B, %d invocations, binding %d B, block %d B\n",
+			name, d.Name, d.Driver, d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.MaxSharedMemory,
+			d.MaxWorkgroupInvocations, d.MaxStorageBufferRange, d.MaxMemoryAllocationSize)
+	}
+	return nil
 }
 
 func printPlan(out io.Writer, dev targets.Device, p *plan.Plan) {

@@ -50,11 +50,29 @@ func TestCompileWithoutDevice(t *testing.T) {
 	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
 }
 
+// TestCompileTargetList: `-target list` names every built-in profile with its
+// subgroup-size range, and each plans checkpoint.hlo with no device.
+func TestCompileTargetList(t *testing.T) {
+	t.Setenv("VK_ICD_FILENAMES", "/nonexistent.json")
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"compile", "-target", "list"}, &out))
+	for _, line := range []string{"amd-rx5700xt     AMD Radeon RX 5700 XT (RADV NAVI10) (driver radv): subgroup 64 (32..64)",
+		"intel-arc-a770   Intel(R) Arc(tm) A770 Graphics (DG2) (driver Intel open-source Mesa driver): subgroup 32 (8..32)",
+		"nvidia-rtx2070   NVIDIA GeForce RTX 2070 (driver NVIDIA): subgroup 32 (32..32)", "lavapipe         llvmpipe"} {
+		assert.Contains(t, out.String(), line)
+	}
+	for _, name := range targets.Builtins() {
+		out.Reset()
+		require.NoError(t, run([]string{"compile", "-target", name, "../../testdata/programs/checkpoint.hlo"}, &out), name)
+		assert.Contains(t, out.String(), "peak 65536 B", name)
+	}
+}
+
 func TestCompileErrors(t *testing.T) {
 	var out bytes.Buffer
 	err := run([]string{"compile", "-target", "nonesuch", "../../testdata/programs/checkpoint.hlo"}, &out)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "not a built-in profile (lavapipe)")
+	assert.Contains(t, err.Error(), "not a built-in profile (amd-rx5700xt, intel-arc-a770, lavapipe, nvidia-rtx2070)")
 	bad := filepath.Join(t.TempDir(), "caps.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"capabilities": {}}`), 0o644))
 	err = run([]string{"compile", "-target", bad, "../../testdata/programs/checkpoint.hlo"}, &out)

@@ -87,7 +87,7 @@ const usage = `usage:
   vkxla devices                                  list Vulkan devices
   vkxla print [-max-file-bytes N] [-identity-target NAME]... file.hlo
                                                  parse, verify and print a module
-  vkxla compile [-target lavapipe|caps.json] [-budget BYTES] [-without PASS,...]
+  vkxla compile [-target NAME|caps.json|list] [-budget BYTES] [-without PASS,...]
                 [-dump DIR] [-plot FILE.svg] [-max-file-bytes N] file.hlo
                                                  plan for a device without one: the module
                                                  after passes, kernels, buffers, MemoryStats`

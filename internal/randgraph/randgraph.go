@@ -1,6 +1,19 @@
-// Package randgraph generates random HLO modules with stated parameters, for the
-// measurements and tests that need many graphs of a known shape (the exact
-// scheduler against the heuristic, docs/results.md). A module is a DAG of
+// Package randgraph is the one random-graph generator: every fuzzer and
+// measurement that needs random HLO modules draws them here.
+//
+//   - FromBytes (graph.go) decodes fuzz bytes into a module of ~25 op kinds, f32
+//     and s32, with dots, reductions, while loops and conditionals, plus a pipeline
+//     configuration: the passes' FuzzPipeline.
+//   - Exact (exact.go) decodes fuzz bytes into a graph of the 14 ops whose f32
+//     results are correctly rounded on every device, straight-line or as a loop
+//     body (ExactLoop): the root's FuzzDifferential against cpuref.
+//   - Module (this file) generates a layered DAG with stated parameters, for the
+//     exact scheduler against the heuristic (docs/results.md).
+//
+// The two byte decoders share the reader (past the input's end every byte reads
+// 0) and the value pool (graph: pick, find, push).
+//
+// Module's modules are DAGs of
 // elementwise and data-movement instructions over f32[rows, 64] arrays in layers:
 // every node reads 1 to FanIn earlier values (parameters or nodes, recent layers
 // preferred), and its size is drawn from Rows. Values that nothing reads are

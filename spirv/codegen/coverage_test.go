@@ -136,20 +136,7 @@ func TestOpcodeCoverage(t *testing.T) {
 		if runtimeOps[op] || op.Info().ExpandedBy != "" { // expander passes lower these first
 			continue
 		}
-		sample := opSamples[op]
-		switch op.Info().Kind {
-		case hlo.KindUnary:
-			sample = func(t *testing.T) *hlo.Computation {
-				b := newCB(t, op.String())
-				return b.build(b.simple(op, b.param(s(firstAllowed(op), 9))))
-			}
-		case hlo.KindBinary:
-			sample = func(t *testing.T) *hlo.Computation {
-				b := newCB(t, op.String())
-				dt := firstAllowed(op)
-				return b.build(b.simple(op, b.param(s(dt, 9)), b.param(s(dt, 9))))
-			}
-		}
+		sample := sampleFor(op)
 		if sample == nil {
 			missing = append(missing, op.String())
 			continue
@@ -160,6 +147,25 @@ func TestOpcodeCoverage(t *testing.T) {
 		})
 	}
 	require.Empty(t, missing, "opcodes without a code generation sample: %s", strings.Join(missing, ", "))
+}
+
+// sampleFor is op's sample: its own, or for unary and binary ops one over nine
+// elements of a type the op accepts. Nil: no sample.
+func sampleFor(op hlo.Opcode) opSample {
+	switch op.Info().Kind {
+	case hlo.KindUnary:
+		return func(t *testing.T) *hlo.Computation {
+			b := newCB(t, op.String())
+			return b.build(b.simple(op, b.param(s(firstAllowed(op), 9))))
+		}
+	case hlo.KindBinary:
+		return func(t *testing.T) *hlo.Computation {
+			b := newCB(t, op.String())
+			dt := firstAllowed(op)
+			return b.build(b.simple(op, b.param(s(dt, 9)), b.param(s(dt, 9))))
+		}
+	}
+	return opSamples[op]
 }
 
 // firstAllowed is an element type the op accepts (f32 where it can).

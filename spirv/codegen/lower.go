@@ -29,13 +29,21 @@ func Lower(c *hlo.Computation, t Target) (*Program, error) {
 	if err := l.lower(); err != nil {
 		return nil, fmt.Errorf("codegen: %s: %w", c.Name, err)
 	}
-	for i, size := range l.p.Scratch {
-		if t.MaxStorageBufferRange > 0 && size > t.MaxStorageBufferRange {
-			return nil, fmt.Errorf("codegen: %s: scratch buffer %d (%d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
-				c.Name, i, size, t.MaxStorageBufferRange)
-		}
+	if err := l.checkScratch(); err != nil {
+		return nil, err
 	}
 	return l.p, nil
+}
+
+// checkScratch: one binding must hold each scratch buffer.
+func (l *lowering) checkScratch() error {
+	for i, size := range l.p.Scratch {
+		if l.t.MaxStorageBufferRange > 0 && size > l.t.MaxStorageBufferRange {
+			return fmt.Errorf("codegen: %s: scratch buffer %d (%d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
+				l.c.Name, i, size, l.t.MaxStorageBufferRange)
+		}
+	}
+	return nil
 }
 
 // lowering holds what every strategy needs.
@@ -175,19 +183,48 @@ func extent(in *hlo.Instruction) int64 {
 	return n
 }
 
-// lower picks the strategy for the root and emits the program's dispatches.
-func (l *lowering) lower() error {
+// strategy is how a kernel computation is lowered, chosen by its root.
+type strategy int
+
+const (
+	byElements strategy = iota // one grid-stride kernel over the output
+	byScatter
+	bySort
+	byDynamicUpdateSlice
+	byTreeReduce
+	byGEMM
+)
+
+// strategy picks the root's strategy; Lower and Facts both follow it.
+func (l *lowering) strategy() strategy {
 	root := l.c.Root
 	switch {
 	case root.Op == hlo.OpScatter:
-		return l.lowerScatter()
+		return byScatter
 	case root.Op == hlo.OpSort:
-		return l.lowerSort()
+		return bySort
 	case root.Op == hlo.OpDynamicUpdateSlice && operandInPlace(l.c, 1) != nil:
-		return l.lowerDynamicUpdateSlice()
+		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
-		return l.lowerTreeReduce()
+		return byTreeReduce
 	case useGEMM(root, l.t):
+		return byGEMM
+	}
+	return byElements
+}
+
+// lower emits the program's dispatches by the root's strategy.
+func (l *lowering) lower() error {
+	switch l.strategy() {
+	case byScatter:
+		return l.lowerScatter()
+	case bySort:
+		return l.lowerSort()
+	case byDynamicUpdateSlice:
+		return l.lowerDynamicUpdateSlice()
+	case byTreeReduce:
+		return l.lowerTreeReduce()
+	case byGEMM:
 		return l.lowerGEMM()
 	case useSplitConv(root, l.t):
 		return l.lowerSplitConv()
@@ -251,10 +288,8 @@ func (l *lowering) kernelGen(k *kernel) *gen {
 // grid-stride loop.
 func (l *lowering) lowerElemental() error {
 	dims := l.p.Outputs[0].Dims
-	for _, s := range l.p.Outputs[1:] {
-		if !s.SameDims(l.p.Outputs[0]) {
-			return fmt.Errorf("multi-output root %v: the outputs must share dimensions", l.c.Root.Shape)
-		}
+	if err := l.checkOutputsShareDims(); err != nil {
+		return err
 	}
 	n := l.p.Outputs[0].NumElements()
 	if n == 0 {
@@ -276,6 +311,16 @@ func (l *lowering) lowerElemental() error {
 		})
 	})
 	return l.add(k, groups)
+}
+
+// checkOutputsShareDims: the elemental kernel writes every output at one index.
+func (l *lowering) checkOutputsShareDims() error {
+	for _, s := range l.p.Outputs[1:] {
+		if !s.SameDims(l.p.Outputs[0]) {
+			return fmt.Errorf("multi-output root %v: the outputs must share dimensions", l.c.Root.Shape)
+		}
+	}
+	return nil
 }
 
 // add assembles a kernel and appends its dispatch.

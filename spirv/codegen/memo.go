@@ -4,16 +4,18 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// Memo memoises Lower for one target by the kernel computation's structure
+// Memo memoises Lower (and Facts) for one target by the kernel computation's structure
 // (hlo.Fingerprint: names do not matter), so that the memory model can ask for a
 // kernel's facts (scratch buffers, in-place inputs, dispatches) as often as the
 // schedule and remat passes need them, and the planner's final lowering reuses
 // them: a rematerialised copy of an instruction costs no new code generation.
 // Computations that differ only in names share one Program (its kernels carry the
-// first one's names). A Memo is not safe for concurrent use.
+// first one's names). The passes ask Facts (no SPIR-V); the planner's final
+// lowering asks Lower. A Memo is not safe for concurrent use.
 type Memo struct {
-	t    Target
-	done map[[32]byte]memoEntry
+	t     Target
+	done  map[[32]byte]memoEntry
+	facts map[[32]byte]memoEntry
 }
 
 type memoEntry struct {
@@ -22,7 +24,9 @@ type memoEntry struct {
 }
 
 // NewMemo returns an empty memo for target t.
-func NewMemo(t Target) *Memo { return &Memo{t: t, done: map[[32]byte]memoEntry{}} }
+func NewMemo(t Target) *Memo {
+	return &Memo{t: t, done: map[[32]byte]memoEntry{}, facts: map[[32]byte]memoEntry{}}
+}
 
 // Lower is Lower(c, m's target), computed once per structure.
 func (m *Memo) Lower(c *hlo.Computation) (*Program, error) {
@@ -32,6 +36,22 @@ func (m *Memo) Lower(c *hlo.Computation) (*Program, error) {
 	}
 	p, err := Lower(c, m.t)
 	m.done[key] = memoEntry{p, err}
+	return p, err
+}
+
+// Facts is Facts(c, m's target), computed once per structure: the memory model's
+// questions during the passes (schedule and remat trials) emit no SPIR-V; a
+// structure already lowered answers from its program.
+func (m *Memo) Facts(c *hlo.Computation) (*Program, error) {
+	key := hlo.Fingerprint(kernelModule(c))
+	if e, ok := m.done[key]; ok {
+		return e.p, e.err
+	}
+	if e, ok := m.facts[key]; ok {
+		return e.p, e.err
+	}
+	p, err := Facts(c, m.t)
+	m.facts[key] = memoEntry{p, err}
 	return p, err
 }
 

@@ -21,6 +21,11 @@ import (
 
 // Target is what code generation needs to know about the device.
 type Target struct {
+	// SubgroupSize is the device's default subgroup size, for reports only: code
+	// generation relies on no fixed size (subgroup reductions read NumSubgroups
+	// and SubgroupId and size their shared arrays by the workgroup), so kernels
+	// are correct on devices whose size varies within a range (AMD 32..64, Intel
+	// 8..32).
 	SubgroupSize            uint32
 	SubgroupArithmetic      bool // OpGroupNonUniform arithmetic in compute shaders
 	MaxSharedMemory         uint32

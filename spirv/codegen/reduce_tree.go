@@ -74,32 +74,45 @@ type treeSpec struct {
 	bind func(k *kernel) // binds the destination buffers
 }
 
-func (l *lowering) lowerTreeReduce() error {
+// treeSizes is how a tree reduction splits its work: Lower and Facts share it.
+type treeSizes struct {
+	inputs               []*hlo.Instruction
+	dims, sizes, outDims []int64
+	dtypes               []hlo.DType
+	local                uint32
+	total, chunk, parts  int64 // parts: chunks per output element
+}
+
+func (l *lowering) treeSizes() treeSizes {
 	root := l.c.Root
 	n := len(root.Operands) / 2
-	inputs := root.Operands[:n]
-	x := inputs[0]
-	dims := sortedDims(root.Attrs.Dimensions)
-	var sizes, outDims []int64
-	for d, size := range x.Shape.Dims {
-		if containsInt(dims, int64(d)) {
-			sizes = append(sizes, size)
+	ts := treeSizes{inputs: root.Operands[:n], dims: sortedDims(root.Attrs.Dimensions), dtypes: make([]hlo.DType, n)}
+	for d, size := range ts.inputs[0].Shape.Dims {
+		if containsInt(ts.dims, int64(d)) {
+			ts.sizes = append(ts.sizes, size)
 		} else {
-			outDims = append(outDims, size)
+			ts.outDims = append(ts.outDims, size)
 		}
 	}
-	dtypes := make([]hlo.DType, n)
 	maxSize := 4 // registers are at least 32-bit wide (f16 and bf16 are f32)
-	for i, in := range inputs {
-		dtypes[i] = in.Shape.DType
+	for i, in := range ts.inputs {
+		ts.dtypes[i] = in.Shape.DType
 		maxSize = max(maxSize, in.Shape.DType.Size())
 	}
-	local := treeLocal(l.t, n, maxSize)
-	total := product(sizes)
-	parts := max(1, total/(int64(local)*treePerThread))
-	chunk := (total + parts - 1) / parts
+	ts.local = treeLocal(l.t, n, maxSize)
+	ts.total = product(ts.sizes)
+	parts := max(1, ts.total/(int64(ts.local)*treePerThread))
+	ts.chunk = (ts.total + parts - 1) / parts
+	ts.parts = (ts.total + ts.chunk - 1) / ts.chunk
+	return ts
+}
+
+func (l *lowering) lowerTreeReduce() error {
+	ts := l.treeSizes()
+	inputs, dims, sizes, outDims, dtypes, local := ts.inputs, ts.dims, ts.sizes, ts.outDims, ts.dtypes, ts.local
+	n, x, total, chunk := len(inputs), inputs[0], ts.total, ts.chunk
 	var outs []spirv.Buffer
-	final := treeSpec{name: "reduce", n: product(outDims), parts: (total + chunk - 1) / chunk,
+	final := treeSpec{name: "reduce", n: product(outDims), parts: ts.parts,
 		total: total, chunk: chunk, init: true, dtypes: dtypes,
 		source: func(g *gen, k *kernel, e, j spirv.ID) []spirv.ID {
 			idx := scatterIndex(x.Shape.Rank(), dims, k.delinearize(j, sizes), k.delinearize(e, outDims))

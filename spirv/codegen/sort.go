@@ -20,14 +20,16 @@ import (
 // one compare-exchange; a first dispatch writes the identity permutation and a last
 // one gathers every operand through the permutation into the outputs.
 
-func (l *lowering) lowerSort() error {
+// sortSizes is how a sort lays out its rows: Lower and Facts share it. total is
+// zero for an empty sort (no dispatches).
+func (l *lowering) sortSizes() (s sortSpec, total int64, err error) {
 	root := l.c.Root
 	dim := int(root.Attrs.Dimensions[0])
 	dims := root.Operands[0].Shape.Dims
 	n := dims[dim]
-	total := product(dims)
+	total = product(dims)
 	if total == 0 {
-		return nil
+		return s, 0, nil
 	}
 	rows := total / n
 	p := int64(1)
@@ -37,13 +39,21 @@ func (l *lowering) lowerSort() error {
 	permDT := hlo.S32
 	if l.wide || rows*p >= 1<<31 {
 		if !l.t.Int64 {
-			return fmt.Errorf("%s: sorting %d padded elements needs 64-bit index arithmetic (shaderInt64), which the target lacks", root.Name, rows*p)
+			return s, 0, fmt.Errorf("%s: sorting %d padded elements needs 64-bit index arithmetic (shaderInt64), which the target lacks", root.Name, rows*p)
 		}
 		permDT = hlo.S64
 	}
-	perm := l.p.scratchIndex()
+	return sortSpec{root: root, dim: dim, n: n, p: p, rows: rows, permDT: permDT}, total, nil
+}
+
+func (l *lowering) lowerSort() error {
+	s, total, err := l.sortSizes()
+	if err != nil || total == 0 {
+		return err
+	}
+	rows, p, permDT := s.rows, s.p, s.permDT
+	s.perm = l.p.scratchIndex()
 	l.p.Scratch = append(l.p.Scratch, rows*p*int64(permDT.Size()))
-	s := sortSpec{root: root, dim: dim, n: n, p: p, rows: rows, perm: perm, permDT: permDT}
 	if err := l.sortInit(s); err != nil {
 		return err
 	}
