@@ -143,18 +143,38 @@ func partialDType(dt hlo.DType) hlo.DType {
 	return dt
 }
 
+// splitConvSizes are a split convolution's chunk (terms per partial sum) and the
+// partial sums per output element; Lower and Facts both size by them.
+func splitConvSizes(root *hlo.Instruction, t Target) (chunk, parts int64) {
+	chunk = convChunkSize(t)
+	rhs, cd := root.Operands[1], root.Attrs.Conv
+	total := rhs.Shape.Dims[cd.KernelInput] * product(windowSizes(root.Attrs.Window))
+	return chunk, (total + chunk - 1) / chunk
+}
+
+// splitConvFacts: a scratch buffer of the partial sums, the partial pass writing
+// it and the sum pass reading it into the output.
+func (l *lowering) splitConvFacts() {
+	root := l.c.Root
+	n := root.Shape.NumElements()
+	if n == 0 {
+		return
+	}
+	_, parts := splitConvSizes(root, l.t)
+	scratch := l.p.scratchIndex()
+	l.p.Scratch = append(l.p.Scratch, n*parts*int64(partialDType(root.Shape.DType).Size()))
+	l.dispatchFact("conv_partial", scratchArgs(scratch, 1))
+	l.dispatchFact("conv_sum", scratchArgs(scratch, 1), l.outputArgs())
+}
+
 func (l *lowering) lowerSplitConv() error {
 	root := l.c.Root
 	n := root.Shape.NumElements()
 	if n == 0 {
 		return nil
 	}
-	dt := root.Shape.DType
-	pdt := partialDType(dt)
-	chunk := convChunkSize(l.t)
-	rhs, cd := root.Operands[1], root.Attrs.Conv
-	total := rhs.Shape.Dims[cd.KernelInput] * product(windowSizes(root.Attrs.Window))
-	parts := (total + chunk - 1) / chunk
+	pdt := partialDType(root.Shape.DType)
+	chunk, parts := splitConvSizes(root, l.t)
 	scratch := l.p.scratchIndex()
 	l.p.Scratch = append(l.p.Scratch, n*parts*int64(pdt.Size()))
 	if err := l.convPartials(scratch, pdt, chunk, parts); err != nil {

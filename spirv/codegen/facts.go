@@ -51,6 +51,9 @@ func (l *lowering) facts() error {
 	case byGEMM:
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
+	case bySplitConv:
+		l.splitConvFacts()
+		return nil
 	}
 	if err := l.checkOutputsShareDims(); err != nil {
 		return err

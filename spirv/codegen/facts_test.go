@@ -73,6 +73,9 @@ func summary(p *Program) any {
 }
 
 var factCases = map[string]string{
+	"split convolution": `HloModule m
+ENTRY e { x = f32[1,130,130,1] parameter(0)  k = f32[129,129,1,1] parameter(1)
+  ROOT c = f32[1,2,2,1] convolution(x, k), window={size=129x129}, dim_labels=b01f_01io->b01f }`,
 	"tree one pass": `HloModule m
 add { a = f32[] parameter(0)  b = f32[] parameter(1)  ROOT s = f32[] add(a, b) }
 ENTRY e { x = f32[8,4096] parameter(0)  z = f32[] constant(0)  ROOT r = f32[8] reduce(x, z), dimensions={1}, to_apply=add }`,

@@ -193,6 +193,7 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
+	bySplitConv // a long convolution in two passes (partial sums, then their sum)
 )
 
 // strategy picks the root's strategy; Lower and Facts both follow it.
@@ -209,6 +210,8 @@ func (l *lowering) strategy() strategy {
 		return byTreeReduce
 	case useGEMM(root, l.t):
 		return byGEMM
+	case useSplitConv(root, l.t):
+		return bySplitConv
 	}
 	return byElements
 }
@@ -226,7 +229,7 @@ func (l *lowering) lower() error {
 		return l.lowerTreeReduce()
 	case byGEMM:
 		return l.lowerGEMM()
-	case useSplitConv(root, l.t):
+	case bySplitConv:
 		return l.lowerSplitConv()
 	}
 	return l.lowerElemental()
