@@ -14,6 +14,7 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 	"github.com/vkxla/vkxla/hlo/nn/train"
+	"github.com/vkxla/vkxla/internal/randgraph"
 	"github.com/vkxla/vkxla/passes"
 )
 
@@ -173,9 +174,9 @@ func FuzzGradDifferential(f *testing.F) {
 			ops = ops[:40]
 		}
 		s := f32(int64(rows%9)+1, int64(cols%9)+1)
-		build := buildFuzzGraph
+		build := randgraph.Exact
 		if cols >= 128 {
-			build = buildFuzzLoop
+			build = randgraph.ExactLoop
 		}
 		m, err := build(ops, s)
 		if err != nil {
