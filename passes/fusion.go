@@ -31,6 +31,8 @@ import (
 //   - a producer with several users is copied into each only when all of them can
 //     take it and it is not expensive (transcendentals, divide, power, remainder);
 //     otherwise it stays a kernel of its own and its consumers read its buffer.
+//   - within one kernel a value is copied once: a fused producer that reads a value
+//     already fused into the kernel reads that copy.
 //   - the computation's root is never fused away: its value must be materialised.
 //   - a fused computation has at most Config.MaxFusionParams parameters and
 //     Config.MaxFusedInstructions instructions besides them.
