@@ -31,6 +31,8 @@ import (
 //   - a producer with several users is copied into each only when all of them can
 //     take it and it is not expensive (transcendentals, divide, power, remainder);
 //     otherwise it stays a kernel of its own and its consumers read its buffer.
+//   - within one kernel a value is copied once: a fused producer that reads a value
+//     already fused into the kernel reads that copy.
 //   - the computation's root is never fused away: its value must be materialised.
 //   - a fused computation has at most Config.MaxFusionParams parameters and
 //     Config.MaxFusedInstructions instructions besides them.
@@ -227,7 +229,7 @@ func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Ins
 		operands[x] = true
 	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, operands) {
+		if f.canFuse(p, operands, k) {
 			return p
 		}
 	}
@@ -235,12 +237,12 @@ func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Ins
 }
 
 // canFuse says whether p may be fused into the consumer whose distinct operands are
-// operands.
-func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool) bool {
+// operands and whose kernel, if it has one yet, is k.
+func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) bool {
 	if p == f.c.Root || !isFusibleProducer(p) {
 		return false
 	}
-	if paramsAfter(operands, p) > f.maxParams {
+	if paramsAfter(operands, p, k) > f.maxParams {
 		return false
 	}
 	users := f.users[p.ID]
@@ -250,12 +252,13 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool) 
 	return !isExpensive(p) && users.nonConsumers == 0
 }
 
-// paramsAfter counts the parameters a consumer's fused computation would have with
-// p fused in: p's parameter goes, p's operands come in unless already there.
-func paramsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction) int {
+// paramsAfter counts the parameters a consumer's fused computation (k, if it has
+// one yet) would have with p fused in: p's parameter goes, p's operands come in
+// unless already there as parameters or fused copies.
+func paramsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction, k *fusedKernel) int {
 	n := len(operands) - 1
 	for _, x := range distinct(p.Operands) {
-		if !operands[x] {
+		if !operands[x] && (k == nil || k.clones[x] == nil) {
 			n++
 		}
 	}
@@ -264,14 +267,23 @@ func paramsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction) int {
 
 // fusedKernel is a fusion instruction and its computation while producers are
 // fused into it. The computation's instructions are kept as the parameters and the
-// body, last instruction first (each fused producer goes before everything that is
-// already there), and written back by close.
+// body, in the order fused (root first; a producer fused later reads values fused
+// before it only when they are shared, see clones), and written back in dependency
+// order by close.
 type fusedKernel struct {
 	fusion *hlo.Instruction
 	fc     *hlo.Computation
 	body   []*hlo.Instruction
 	// uses lists, per parameter, the operand slots of the body that read it.
 	uses map[*hlo.Instruction][]operandSlot
+	// clones maps each outer value fused into the kernel to its copy in the body.
+	// A producer fused later that reads such a value reads the copy: without it,
+	// a value two fused producers share would come back as a parameter and be
+	// fused a second time, so the kernel would grow as the number of paths
+	// through the fused graph (exponential in the depth of a graph like Philox
+	// rounds, which reuse every value) instead of its size, and hit the
+	// instruction bound with the shared intermediates left materialised.
+	clones map[*hlo.Instruction]*hlo.Instruction
 }
 
 // operandSlot is operand k of in.
@@ -283,7 +295,7 @@ type operandSlot struct {
 // openKernel takes up a fusion instruction the pass did not make (from the input).
 func openKernel(fusion *hlo.Instruction) *fusedKernel {
 	fc := fusion.Called[0]
-	k := &fusedKernel{fusion: fusion, fc: fc, uses: map[*hlo.Instruction][]operandSlot{}}
+	k := newKernel(fusion, fc)
 	for i := len(fc.Instructions) - 1; i >= 0; i-- {
 		if in := fc.Instructions[i]; in.Op != hlo.OpParameter {
 			k.body = append(k.body, in)
@@ -291,6 +303,11 @@ func openKernel(fusion *hlo.Instruction) *fusedKernel {
 		}
 	}
 	return k
+}
+
+func newKernel(fusion *hlo.Instruction, fc *hlo.Computation) *fusedKernel {
+	return &fusedKernel{fusion: fusion, fc: fc, uses: map[*hlo.Instruction][]operandSlot{},
+		clones: map[*hlo.Instruction]*hlo.Instruction{}}
 }
 
 // noteUses records the parameters in reads.
@@ -311,7 +328,7 @@ func (f *fuser) wrap(in *hlo.Instruction) *fusedKernel {
 		Attrs: in.Attrs, Called: in.Called}
 	operands := in.Operands
 	in.Op, in.Operands, in.Attrs, in.Called = hlo.OpFusion, nil, hlo.Attributes{}, []*hlo.Computation{fc}
-	k := &fusedKernel{fusion: in, fc: fc, uses: map[*hlo.Instruction][]operandSlot{}}
+	k := newKernel(in, fc)
 	for _, x := range operands {
 		p, _ := k.paramFor(x, f.names)
 		root.Operands = append(root.Operands, p)
@@ -323,12 +340,18 @@ func (f *fuser) wrap(in *hlo.Instruction) *fusedKernel {
 	return k
 }
 
-// fuse copies producer p into k's computation in place of p's parameter.
+// fuse copies producer p into k's computation in place of p's parameter. p's
+// operands already fused into k are read from their copies; the others become
+// parameters.
 func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
 	j := slices.Index(k.fusion.Operands, p)
 	clone := &hlo.Instruction{Name: f.names.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
 		Attrs: p.Attrs.Clone(), Called: p.Called}
 	for _, x := range p.Operands {
+		if c, ok := k.clones[x]; ok {
+			clone.Operands = append(clone.Operands, c)
+			continue
+		}
 		param, added := k.paramFor(x, f.names)
 		if added {
 			f.addUser(x, k.fusion)
@@ -338,6 +361,7 @@ func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
 	k.replaceParam(j, clone)
 	k.body = append(k.body, clone)
 	k.noteUses(clone)
+	k.clones[p] = clone
 	f.dropUser(p, k.fusion)
 	if f.users[p.ID].all == 0 {
 		f.remove(p)
@@ -383,7 +407,7 @@ func (k *fusedKernel) replaceParam(j int, repl *hlo.Instruction) {
 
 // close writes the computation's instructions back: the parameters ordered as
 // their values appear in the outer computation (so that the signature reads like
-// the unfused code), then the body in order.
+// the unfused code), then the body in dependency order.
 func (k *fusedKernel) close() {
 	fc, fusion := k.fc, k.fusion
 	order := make([]int, len(fc.Params))
@@ -397,10 +421,32 @@ func (k *fusedKernel) close() {
 		params[i].Attrs.ParameterNumber = int64(i)
 	}
 	fusion.Operands, fc.Params = ops, params
-	fc.Instructions = append(slices.Clone(params), k.body...)
-	slices.Reverse(fc.Instructions[len(params):])
+	fc.Instructions = append(slices.Clone(params), k.bodyInOrder()...)
 	fc.Renumber()
 	fusion.Attrs.FusionKind = fusionKind(fc)
+}
+
+// bodyInOrder lists the body so that every instruction follows its operands:
+// depth first from the instructions fused last, which, where nothing is shared,
+// is exactly the fused order reversed.
+func (k *fusedKernel) bodyInOrder() []*hlo.Instruction {
+	out := make([]*hlo.Instruction, 0, len(k.body))
+	placed := make(map[*hlo.Instruction]bool, len(k.body))
+	var place func(in *hlo.Instruction)
+	place = func(in *hlo.Instruction) {
+		if in.Op == hlo.OpParameter || placed[in] {
+			return
+		}
+		placed[in] = true
+		for _, x := range in.Operands {
+			place(x)
+		}
+		out = append(out, in)
+	}
+	for i := len(k.body) - 1; i >= 0; i-- {
+		place(k.body[i])
+	}
+	return out
 }
 
 // fusionKind is kInput for a reduction root, kLoop otherwise.

@@ -343,6 +343,49 @@ ENTRY %chain (x: f32[4]) -> f32[4] {
 `,
 		},
 		{
+			// Philox rounds in miniature: a is read by lo and, through hi, by t;
+			// fused from the root back, a is copied in (its users are all
+			// consumers) before hi is, so hi must read that copy. Were a
+			// fused a second time, the kernel would reach the bound of 9
+			// with c16 still outside it, materialised.
+			name: "a value two fused producers share is fused once",
+			cfg:  Config{MaxFusedInstructions: 9},
+			before: `HloModule philox
+ENTRY %philox (x: u32[8]) -> u32[8] {
+  %x = u32[8] parameter(0)
+  %c16 = u32[] constant(16)
+  %s = u32[8] broadcast(%c16), dimensions={}
+  %cm = u32[] constant(65535)
+  %m = u32[8] broadcast(%cm), dimensions={}
+  %a = u32[8] multiply(%x, %x)
+  %hi = u32[8] shift-right-logical(%a, %s)
+  %lo = u32[8] and(%a, %m)
+  %t = u32[8] add(%hi, %m)
+  ROOT %r = u32[8] xor(%lo, %t)
+}
+`,
+			after: `HloModule philox, entry_computation_layout={(u32[8]{0})->u32[8]{0}}
+
+%fused_r (param_x: u32[8]) -> u32[8] {
+  %param_x = u32[8]{0} parameter(0)
+  %c16.1 = u32[] constant(16)
+  %s.1 = u32[8]{0} broadcast(u32[] %c16.1), dimensions={}
+  %cm.1 = u32[] constant(65535)
+  %a.1 = u32[8]{0} multiply(u32[8]{0} %param_x, u32[8]{0} %param_x)
+  %hi.1 = u32[8]{0} shift-right-logical(u32[8]{0} %a.1, u32[8]{0} %s.1)
+  %m.1 = u32[8]{0} broadcast(u32[] %cm.1), dimensions={}
+  %t.1 = u32[8]{0} add(u32[8]{0} %hi.1, u32[8]{0} %m.1)
+  %lo.1 = u32[8]{0} and(u32[8]{0} %a.1, u32[8]{0} %m.1)
+  ROOT %r.1 = u32[8]{0} xor(u32[8]{0} %lo.1, u32[8]{0} %t.1)
+}
+
+ENTRY %philox (x: u32[8]) -> u32[8] {
+  %x = u32[8]{0} parameter(0)
+  ROOT %r = u32[8]{0} fusion(u32[8]{0} %x), kind=kLoop, calls=%fused_r
+}
+`,
+		},
+		{
 			name:     "disabled",
 			disabled: []string{"fusion"},
 			before: `HloModule off
