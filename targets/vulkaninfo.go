@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 // ErrProfile: a device description that cannot be read or lacks a fact planning needs.
@@ -80,6 +82,11 @@ type profile struct {
 			Driver struct {
 				DriverName string `json:"driverName"`
 			} `json:"VkPhysicalDeviceDriverProperties"`
+			FloatControls struct {
+				SignedZeroInfNanPreserveF16 bool `json:"shaderSignedZeroInfNanPreserveFloat16"`
+				SignedZeroInfNanPreserveF32 bool `json:"shaderSignedZeroInfNanPreserveFloat32"`
+				SignedZeroInfNanPreserveF64 bool `json:"shaderSignedZeroInfNanPreserveFloat64"`
+			} `json:"VkPhysicalDeviceFloatControlsProperties"`
 		} `json:"properties"`
 	} `json:"capabilities"`
 }
@@ -99,7 +106,7 @@ func FromVulkaninfo(data []byte) (Device, error) {
 		if core == nil {
 			continue
 		}
-		lim := core.Limits
+		lim, fc := core.Limits, c.Properties.FloatControls
 		d := Device{
 			Name: core.DeviceName, Driver: c.Properties.Driver.DriverName,
 			SubgroupSize:                    c.Properties.Subgroup.SubgroupSize,
@@ -121,6 +128,8 @@ func FromVulkaninfo(data []byte) (Device, error) {
 			Int64:                           c.Features.Core.ShaderInt64,
 			StorageBuffer8Bit:               c.Features.Storage8.StorageBuffer8BitAccess,
 			StorageBuffer16Bit:              c.Features.Storage16.StorageBuffer16BitAccess,
+			SignedZeroInfNanPreserve: codegen.FloatWidths{F16: fc.SignedZeroInfNanPreserveF16,
+				F32: fc.SignedZeroInfNanPreserveF32, F64: fc.SignedZeroInfNanPreserveF64},
 		}
 		if d.MinSubgroupSize == 0 {
 			d.MinSubgroupSize, d.MaxSubgroupSize = d.SubgroupSize, d.SubgroupSize
