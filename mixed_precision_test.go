@@ -4,9 +4,13 @@ package vkxla_test
 // the one tolerance table (vkxla.ProgramTolerance) or exactly.
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/hlo"
@@ -92,4 +96,68 @@ func filled(dt hlo.DType, v float64, dims ...int64) *hlo.Literal {
 		l.SetFloat64(i, v)
 	}
 	return l
+}
+
+// sin(−0) = −0 and sin(+0) = +0 (C, IEEE 754), on the device exactly as in cpuref
+// and by the definition, at f32 and f64.
+func TestSineOfSignedZero(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range []hlo.DType{hlo.F32, hlo.F64} {
+		t.Run(dt.String(), func(t *testing.T) {
+			b := hlo.NewBuilder("sin_zero")
+			m := mustBuild(t, b, b.Unary(hlo.OpSin, b.Parameter(hlo.MakeShape(dt, 2), "x")))
+			in := specialLiteral(dt, []float64{math.Copysign(0, -1), 0})
+			checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, in)
+			exe, err := rt.Compile(context.Background(), m)
+			require.NoError(t, err)
+			defer func() { require.NoError(t, exe.Close()) }()
+			got, err := exe.Run(context.Background(), in)
+			require.NoError(t, err)
+			require.True(t, got[0].Float64(0) == 0 && math.Signbit(got[0].Float64(0)), "sin(-0) = %v, want -0", got[0].Float64(0))
+			require.True(t, got[0].Float64(1) == 0 && !math.Signbit(got[0].Float64(1)), "sin(+0) = %v, want +0", got[0].Float64(1))
+		})
+	}
+}
+
+// BenchmarkPowF64 measures f64 power (double-word y·ln|x|) on f64[256K] against
+// exp(y·log(x)) in the same process: the old power's arithmetic, without its
+// special-case selects (x in [0.5, 2e3], y in [-40, 40]). Metrics from the best GPU
+// time of the runs: ns/elem, and x-old = power's time ÷ exp(y·log(x))'s.
+//
+//	VKXLA_VALIDATION=0 go test -run '^$' -bench PowF64 -benchtime 10x .
+func BenchmarkPowF64(b *testing.B) {
+	rt := newRuntime(b)
+	if !rt.Device().Caps().Float64 {
+		b.Fatal("the device does not compute f64")
+	}
+	const n = 1 << 18
+	s := hlo.MakeShape(hlo.F64, n)
+	x := randomLiteral(rnd(51), s, domain{0.5, 2e3})
+	y := randomLiteral(rnd(52), s, domain{-40, 40})
+	build := func(name string, body func(b *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction) *hlo.Module {
+		bl := hlo.NewBuilder(name)
+		return mustBuild(b, bl, body(bl, bl.Parameter(s, "x"), bl.Parameter(s, "y")))
+	}
+	old := build("exp_y_log_x", func(bl *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
+		return bl.Unary(hlo.OpExp, bl.Binary(hlo.OpMultiply, y, bl.Unary(hlo.OpLog, x)))
+	})
+	pow := build("power", func(bl *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
+		return bl.Binary(hlo.OpPower, x, y)
+	})
+	var oldTime time.Duration
+	for _, v := range []struct {
+		name string
+		m    *hlo.Module
+	}{{"exp-y-log-x", old}, {"power", pow}} {
+		b.Run(v.name, func(b *testing.B) {
+			best := bestModuleTime(b, rt, v.m, x, y)
+			if v.m == old {
+				oldTime = best
+			} else if oldTime == 0 {
+				oldTime = bestModuleTime(b, rt, old, x, y)
+			}
+			b.ReportMetric(float64(best.Nanoseconds())/n, "ns/elem")
+			b.ReportMetric(float64(best)/float64(oldTime), "x-old")
+		})
+	}
 }
