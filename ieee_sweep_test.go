@@ -124,6 +124,26 @@ var f64Deviations = []cpurefDeviation{
 		func(x, _ float64) float64 { s, _ := bigref.SinCos(x); return s }},
 	{hlo.OpCos, func(x, _ float64) bool { return math.Abs(x) > math.Pi/4 && !math.IsInf(x, 0) },
 		func(x, _ float64) float64 { _, c := bigref.SinCos(x); return c }},
+	// math.Pow raises x to the integer part of y by repeated squaring, whose
+	// rounding errors double with every squaring, and takes exp(frac(y)·ln x) in
+	// f64: hundreds of ulp off for large powers. Every finite power with a real,
+	// non-trivial value is compared with the definition.
+	{hlo.OpPower, powDefined, powDefinition},
+}
+
+// powDefined: x and y finite and non-zero, x ≠ ±1, and x > 0 or y an integer.
+func powDefined(x, y float64) bool {
+	finite := func(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) && v != 0 }
+	return finite(x) && finite(y) && math.Abs(x) != 1 && (x > 0 || y == math.Trunc(y))
+}
+
+// powDefinition is x^y by bigref, signed for a negative x and an odd integer y.
+func powDefinition(x, y float64) float64 {
+	v := bigref.Pow(math.Abs(x), y)
+	if x < 0 && math.Mod(y, 2) != 0 {
+		v = -v
+	}
+	return v
 }
 
 // reference is cpuref's result for op on the inputs, with f64 deviations replaced

@@ -33,5 +33,11 @@ func deviceTarget(c device.Caps) targets.Device {
 		Int64:                           c.Int64,
 		StorageBuffer8Bit:               c.StorageBuffer8Bit,
 		StorageBuffer16Bit:              c.StorageBuffer16Bit,
+		SignedZeroInfNanPreserve:        floatWidths(c.FloatControls.SignedZeroInfNanPreserve),
 	}
+}
+
+// floatWidths is a float control's widths as codegen states them.
+func floatWidths(w device.FloatWidths) codegen.FloatWidths {
+	return codegen.FloatWidths{F16: w.F16, F32: w.F32, F64: w.F64}
 }

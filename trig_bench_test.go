@@ -67,14 +67,20 @@ func BenchmarkSinCos(b *testing.B) {
 // bestGPUTime runs op over in for the benchmark's iterations and returns the best
 // GPU time of a run.
 func bestGPUTime(b *testing.B, rt *vkxla.Runtime, op hlo.Opcode, in *hlo.Literal) time.Duration {
-	ctx := context.Background()
 	bl := hlo.NewBuilder(op.String())
-	exe, err := rt.Compile(ctx, mustBuild(b, bl, bl.Unary(op, bl.Parameter(in.Shape(), "x"))), vkxla.WithProfiling(true))
+	return bestModuleTime(b, rt, mustBuild(b, bl, bl.Unary(op, bl.Parameter(in.Shape(), "x"))), in)
+}
+
+// bestModuleTime runs m on inputs for the benchmark's iterations and returns the
+// best GPU time of a run.
+func bestModuleTime(b *testing.B, rt *vkxla.Runtime, m *hlo.Module, inputs ...*hlo.Literal) time.Duration {
+	ctx := context.Background()
+	exe, err := rt.Compile(ctx, m, vkxla.WithProfiling(true))
 	require.NoError(b, err)
 	defer func() { require.NoError(b, exe.Close()) }()
 	var best time.Duration
 	for b.Loop() {
-		_, err := exe.Run(ctx, in)
+		_, err := exe.Run(ctx, inputs...)
 		require.NoError(b, err)
 		p, err := exe.Profile()
 		require.NoError(b, err)

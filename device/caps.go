@@ -189,8 +189,9 @@ type Caps struct {
 
 // FloatControls are VkPhysicalDeviceFloatControlsProperties: which float behaviours
 // a shader may request with SPIR-V's float-controls execution modes (SPIR-V 1.4, or
-// VK_KHR_shader_float_controls). Code generation emits SPIR-V 1.3 without the
-// extension, so none is requested; the facts say what to expect where none is.
+// VK_KHR_shader_float_controls, enabled where not core). Kernels (SPIR-V 1.3 with
+// SPV_KHR_float_controls) request SignedZeroInfNanPreserve at the widths listed
+// here; the other facts say what to expect, since nothing else is requested.
 // lavapipe preserves signed zeros, infinities and NaNs at every width but not
 // denormals at f32 and f64: float instructions there may flush subnormal operands
 // and results to zero, so the kernels handle subnormals on their encodings with

@@ -397,11 +397,12 @@ static void query_features(vkx_instance *in, VkPhysicalDevice p, vkx_features *f
 		LINK(f->ssc, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
 	if ((f->has_mm = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)))
 		LINK(f->mm, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+	// Float controls stay enabled: kernels request SignedZeroInfNanPreserve
+	// (SPV_KHR_float_controls), which a Vulkan 1.1 device accepts only with the extension.
+	f->has_float_controls = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 	// Driver properties need the extension offered, not enabled: undo its record.
 	uint32_t keep = f->next;
 	f->has_driver_props = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
-	// So do float-controls properties (the SPIR-V execution modes are not used).
-	f->has_float_controls = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
 	f->next = keep;
 	// MoltenVK and other portability drivers require this extension to be enabled.
 	if (device_ext(in, p, "VK_KHR_portability_subset"))

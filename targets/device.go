@@ -33,25 +33,29 @@ type Device struct {
 	// Arithmetic types beyond 32 bits, and 8- and 16-bit storage.
 	Float16, Float64, Int8, Int16, Int64  bool
 	StorageBuffer8Bit, StorageBuffer16Bit bool
+	// SignedZeroInfNanPreserve: the float widths where the device honours that
+	// execution mode (float-controls properties; a profile without them has none).
+	SignedZeroInfNanPreserve codegen.FloatWidths
 }
 
 // Codegen is the code generator's view of the device, with its family's facts.
 func (d Device) Codegen() codegen.Target {
 	t := codegen.Target{
-		SubgroupSize:            d.SubgroupSize,
-		SubgroupArithmetic:      d.SubgroupArithmetic,
-		MaxSharedMemory:         d.MaxSharedMemory,
-		MaxWorkgroupInvocations: d.MaxWorkgroupInvocations,
-		MaxWorkgroupSize:        d.MaxWorkgroupSize,
-		MaxWorkgroupCount:       d.MaxWorkgroupCount,
-		MaxStorageBufferRange:   d.MaxStorageBufferRange,
-		Float16:                 d.Float16,
-		Float64:                 d.Float64,
-		Int8:                    d.Int8,
-		Int16:                   d.Int16,
-		Int64:                   d.Int64,
-		StorageBuffer8Bit:       d.StorageBuffer8Bit,
-		StorageBuffer16Bit:      d.StorageBuffer16Bit,
+		SubgroupSize:             d.SubgroupSize,
+		SubgroupArithmetic:       d.SubgroupArithmetic,
+		MaxSharedMemory:          d.MaxSharedMemory,
+		MaxWorkgroupInvocations:  d.MaxWorkgroupInvocations,
+		MaxWorkgroupSize:         d.MaxWorkgroupSize,
+		MaxWorkgroupCount:        d.MaxWorkgroupCount,
+		MaxStorageBufferRange:    d.MaxStorageBufferRange,
+		Float16:                  d.Float16,
+		Float64:                  d.Float64,
+		Int8:                     d.Int8,
+		Int16:                    d.Int16,
+		Int64:                    d.Int64,
+		StorageBuffer8Bit:        d.StorageBuffer8Bit,
+		StorageBuffer16Bit:       d.StorageBuffer16Bit,
+		SignedZeroInfNanPreserve: d.SignedZeroInfNanPreserve,
 	}
 	for _, f := range families {
 		if f.matches(d) {

@@ -8,6 +8,8 @@ import (
 	"maps"
 	"slices"
 	"sort"
+
+	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 // ErrProfile: a device description that cannot be read or lacks a fact planning needs.
@@ -105,6 +107,11 @@ type profile struct {
 			Driver struct {
 				DriverName string `json:"driverName"`
 			} `json:"VkPhysicalDeviceDriverProperties"`
+			FloatControls struct {
+				SignedZeroInfNanPreserveF16 bool `json:"shaderSignedZeroInfNanPreserveFloat16"`
+				SignedZeroInfNanPreserveF32 bool `json:"shaderSignedZeroInfNanPreserveFloat32"`
+				SignedZeroInfNanPreserveF64 bool `json:"shaderSignedZeroInfNanPreserveFloat64"`
+			} `json:"VkPhysicalDeviceFloatControlsProperties"`
 		} `json:"properties"`
 	} `json:"capabilities"`
 }
@@ -125,6 +132,7 @@ func FromVulkaninfo(data []byte) (Device, error) {
 			continue
 		}
 		lim, props, feats := core.Limits, c.Properties, c.Features
+		fc := props.FloatControls
 		sg := props.Subgroup
 		if len(sg.SupportedStages) == 0 { // only the Vulkan 1.1 structure
 			sg.SupportedStages, sg.SupportedOperations = props.Vulkan11.SupportedStages, props.Vulkan11.SupportedOperations
@@ -150,6 +158,8 @@ func FromVulkaninfo(data []byte) (Device, error) {
 			Int64:                           feats.Core.ShaderInt64,
 			StorageBuffer8Bit:               feats.Storage8.StorageBuffer8BitAccess || feats.Vulkan12.StorageBuffer8BitAccess,
 			StorageBuffer16Bit:              feats.Storage16.StorageBuffer16BitAccess || feats.Vulkan11.StorageBuffer16BitAccess,
+			SignedZeroInfNanPreserve: codegen.FloatWidths{F16: fc.SignedZeroInfNanPreserveF16,
+				F32: fc.SignedZeroInfNanPreserveF32, F64: fc.SignedZeroInfNanPreserveF64},
 		}
 		if d.MinSubgroupSize == 0 {
 			d.MinSubgroupSize, d.MaxSubgroupSize = d.SubgroupSize, d.SubgroupSize

@@ -33,3 +33,17 @@ func TestSinCos(t *testing.T) {
 	assert.Equal(t, 0.8522008497671888, s)
 	assert.InDelta(t, 1, s*s+c*c, 1e-15)
 }
+
+// Pow against values known exactly or from the definition: powers of two,
+// integer powers, square roots, and 10^22 (the largest exact power of ten).
+func TestPow(t *testing.T) {
+	for _, c := range []struct{ x, y, want float64 }{
+		{2, 10, 1024}, {2, -1074, 0x1p-1074}, {2, -1075, 0}, {2, 1024, math.Inf(1)},
+		{10, 22, 1e22}, {3, 5, 243}, {4, 0.5, 2}, {0x1p-1074, 0.5, 0x1p-537},
+		{2, 0.5, math.Sqrt2}, {1e4, 10, 1e40}, {math.E, 1, math.E},
+	} {
+		if got := Pow(c.x, c.y); got != c.want {
+			t.Errorf("Pow(%g, %g) = %g, want %g", c.x, c.y, got, c.want)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func emitConvolution(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	dt := in.Shape.DType
 	acc := g.k.variable(g.k.regType(dt), g.k.zero(dt), "conv_acc")
 	g.loop(t.total, func(j spirv.ID) { t.accumulate(acc, j) })
-	return g.k.round(g.k.f.Load(acc), dt)
+	return g.k.round(g.k.sumFromZero(g.k.f.Load(acc), dt), dt)
 }
 
 // convTerms are the products one output element of a convolution sums: term j
@@ -227,7 +227,7 @@ func (l *lowering) convSumPartials(scratch int, pdt hlo.DType, parts int64) erro
 		k.loop(parts, func(p spirv.ID) {
 			f.Store(acc, f.Add(f.Load(acc), k.load(partial, f.IAdd(base, p), pdt)))
 		})
-		k.store(outs[0], e, k.round(f.Load(acc), dt), dt)
+		k.store(outs[0], e, k.round(k.sumFromZero(f.Load(acc), dt), dt), dt)
 	})
 	return l.add(k, groups)
 }

@@ -48,7 +48,21 @@ func emitDot(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		a, b := g.emit(l, slices.Clone(li)), g.emit(r, slices.Clone(ri))
 		f.Store(acc, k.mulAdd(f.Load(acc), a, b))
 	})
-	return k.round(f.Load(acc), dt)
+	return k.round(k.sumFromZero(f.Load(acc), dt), dt)
+}
+
+// sumFromZero is a float sum that started at +0 (dot, convolution) with the sign
+// of a zero result made +: under round-to-nearest such a sum is never -0 (+0 + -0
+// = +0, and an exact cancellation gives +0), cpuref's included, but a driver may
+// fold the first +0 + x into x and keep the -0 of x (lavapipe does, even under
+// SignedZeroInfNanPreserve). The test is on the encoding, which no float rule
+// folds. Integer sums are returned unchanged.
+func (k *kernel) sumFromZero(v spirv.ID, dt hlo.DType) spirv.ID {
+	if !dt.IsFloat() {
+		return v
+	}
+	f := k.f
+	return f.Select(f.Equal(k.absBits(v), k.absBits(k.fc(v, 0))), k.fc(v, 0), v)
 }
 
 // mulAdd is acc + a·b on register values (integer arithmetic wraps).

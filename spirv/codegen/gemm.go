@@ -237,6 +237,11 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 			rowBase := f.IAdd(f.IMul(b, k.ic(gs.m)), row)
 			for q := range rn / 4 {
 				v := f.Load(acc[i*rn/4+q])
+				var lanes [4]spirv.ID
+				for j := range lanes {
+					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), dt)
+				}
+				v = f.CompositeConstruct(m.TypeOf(v), lanes[:]...)
 				if out4.Var != 0 {
 					quad := f.IAdd(q0, k.ic(q))
 					f.If(f.Less(quad, k.ic(gs.n/4)), func() {

@@ -79,6 +79,7 @@ func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
 // finish assembles the kernel into a dispatch over groups workgroups.
 func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	k.checkIterations()
+	k.declareFloatControls()
 	if k.err != nil {
 		return Dispatch{}, k.err
 	}
@@ -91,6 +92,29 @@ func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: len(k.bufs),
 	}
 	return Dispatch{Kernel: kern, Args: append([]Arg(nil), k.args...), Groups: groups}, nil
+}
+
+// declareFloatControls asks for SignedZeroInfNanPreserve at each float width the
+// kernel computes in where the target honours it: without it a driver may fold
+// +0 + x into x, so that a sum of -0 products, which starts at +0 as cpuref's
+// does, gives -0 (and 1/x -inf instead of +inf). SPIR-V 1.3 needs the extension.
+func (k *kernel) declareFloatControls() {
+	m, want := k.m, k.t.SignedZeroInfNanPreserve
+	for _, w := range []struct {
+		bits uint32
+		ok   bool
+	}{
+		{16, want.F16 && m.HasCapability(spirv.CapabilityFloat16)},
+		{32, want.F32},
+		{64, want.F64 && m.HasCapability(spirv.CapabilityFloat64)},
+	} {
+		if !w.ok {
+			continue
+		}
+		m.Extension("SPV_KHR_float_controls")
+		m.Capability(spirv.CapabilitySignedZeroInfNanPreserve)
+		m.ExecutionMode(k.f, spirv.ExecutionModeSignedZeroInfNanPreserve, w.bits)
+	}
 }
 
 // ic is an index-typed constant.

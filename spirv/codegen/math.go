@@ -196,7 +196,7 @@ func (k *kernel) pow(dt hlo.DType, x, y spirv.ID) (spirv.ID, error) {
 	// flush subnormals).
 	xZero := f.Equal(k.absBits(x), k.absBits(c(0)))
 	if dt == hlo.F64 {
-		mag = k.exp64(f.FMul(y, k.log(f.Select(xZero, c(1), ax))))
+		mag = k.pow64(f.Select(xZero, c(1), ax), y)
 	} else {
 		mag = k.pow32(x, y)
 	}

@@ -37,6 +37,12 @@ type Target struct {
 	Float16, Float64, Int8, Int16, Int64 bool
 	// Storage of 8- and 16-bit types in storage buffers.
 	StorageBuffer8Bit, StorageBuffer16Bit bool
+	// SignedZeroInfNanPreserve: the float widths at which the device honours the
+	// SignedZeroInfNanPreserve execution mode (Vulkan's float-controls properties).
+	// Kernels declare it at those widths, so that the driver keeps the sign of
+	// zero (it may not fold +0 + x into x, which would turn cpuref's +0 sum of
+	// -0 products into -0); elsewhere that sign may differ (docs/codegen.md).
+	SignedZeroInfNanPreserve FloatWidths
 	// MaxLoopIterations bounds the loop iterations one invocation may run, all
 	// loops together, or 0 for no bound. lavapipe's loop limiter silently ends an
 	// invocation's loops after 65535 iterations in total; code generation picks
@@ -47,6 +53,9 @@ type Target struct {
 	// measured fastest on lavapipe (docs/results.md).
 	GemmBlock [2]uint32
 }
+
+// FloatWidths says, per float width, whether a float control holds.
+type FloatWidths struct{ F16, F32, F64 bool }
 
 // LavapipeTarget is the target facts of Mesa lavapipe 22.3 (the CI device); tests
 // that need no device use it.
@@ -59,7 +68,8 @@ func LavapipeTarget() Target {
 		MaxStorageBufferRange: 128 << 20,
 		Float16:               true, Float64: true, Int8: true, Int16: true, Int64: true,
 		StorageBuffer8Bit: true, StorageBuffer16Bit: true,
-		MaxLoopIterations: 65535,
+		MaxLoopIterations:        65535,
+		SignedZeroInfNanPreserve: FloatWidths{F16: true, F32: true, F64: true},
 	}
 }
 
