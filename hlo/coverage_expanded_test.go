@@ -195,3 +195,20 @@ ENTRY e {
 		textSamples[op] = text
 	}
 }
+
+// Samples of opt-barrier: a tuple through the barrier, as JAX's checkpointing dumps
+// it.
+func init() {
+	opSamples[OpOptBarrier] = func(b *Builder) *Instruction {
+		return b.OptBarrier(b.Tuple(f32x23(b, "x"), b.Parameter(MakeShape(S32), "i")))
+	}
+	textSamples[OpOptBarrier] = `HloModule jit_checkpointed
+ENTRY main.9 {
+  Arg_0.1 = f32[4,3] parameter(0)
+  sine.2 = f32[4,3] sine(Arg_0.1)
+  tuple.3 = (f32[4,3], f32[4,3]) tuple(Arg_0.1, sine.2)
+  opt-barrier.4 = (f32[4,3], f32[4,3]) opt-barrier(tuple.3)
+  get-tuple-element.5 = f32[4,3] get-tuple-element(opt-barrier.4), index=1
+  ROOT cosine.6 = f32[4,3] cosine(get-tuple-element.5)
+}`
+}

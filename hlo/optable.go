@@ -104,6 +104,7 @@ const (
 	OpCollectivePermuteDone
 	OpReplicaID
 	OpPartitionID
+	OpOptBarrier
 	numOpcodes
 )
 
@@ -210,6 +211,7 @@ const (
 	RngBitGeneratorExpander = "rng-bit-generator-expander"
 	CustomCallExpander      = "custom-call-expander"
 	CollectiveExpander      = "collective-expander"
+	OptBarrierExpander      = "opt-barrier-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -327,6 +329,9 @@ var opTable = [numOpcodes]OpInfo{
 	OpCollectivePermuteDone:  collective("collective-permute-done", 1),
 	OpReplicaID:              collective("replica-id", 0),
 	OpPartitionID:            collective("partition-id", 0),
+	// opt-barrier is the identity that passes must not see through: CSE never
+	// merges one, fusion never fuses across one, and its expander runs last of all.
+	OpOptBarrier: expanded("opt-barrier", 1, OptBarrierExpander),
 }
 
 // Info returns the op-table row of an opcode.

@@ -41,6 +41,8 @@ var Pipeline = []Pass{
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
 	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
 	{Name: "remat", Summary: "recompute values instead of keeping them live when over Config.MemoryBudget", Run: Rematerialize},
+	// Last of all, so that no pass before it looks through a barrier.
+	{Name: hlo.OptBarrierExpander, Summary: "replace opt-barriers by their operands, after every pass they fence", Run: ExpandOptBarriers, Required: true},
 }
 
 // Config carries what passes need to know about the target and the caller's wishes.
