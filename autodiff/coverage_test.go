@@ -36,7 +36,8 @@ func TestTableCoverage(t *testing.T) {
 // point or one of the piecewise-constant float ops (which the elementwise FD test
 // checks have zero derivative).
 func TestTableIsHonest(t *testing.T) {
-	piecewise := map[hlo.Opcode]bool{hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true, hlo.OpRoundNearestEven: true}
+	piecewise := map[hlo.Opcode]bool{hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true, hlo.OpRoundNearestEven: true,
+		hlo.OpRoundNearestAfz: true}
 	for _, op := range hlo.AllOpcodes() {
 		r := table[op]
 		if r.notDifferentiable != "" {

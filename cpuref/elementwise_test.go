@@ -60,7 +60,13 @@ func TestFloatUnary(t *testing.T) {
 		un("ceil", hlo.OpCeil, vec(float32(-1.5), 1.5, -0.5, 0.5), vec(float32(-1), 2, negZ32, 1)),
 		un("round-nearest-even", hlo.OpRoundNearestEven, vec(float32(0.5), 1.5, 2.5, -0.5, -2.5, 2.4, -2.6),
 			vec(float32(0), 2, 2, negZ32, -2, 2, -3)),
+		un("round-nearest-afz", hlo.OpRoundNearestAfz, vec(float32(0.5), 1.5, 2.5, -0.5, -2.5, 2.4, -2.6, 0.49999997, -0.3, inf32),
+			vec(float32(1), 2, 3, -1, -3, 2, -3, 0, negZ32, inf32)),
+		un("tan", hlo.OpTan, vec(float32(0), negZ32, inf32, nan32), vec(float32(0), negZ32, nan32, nan32)),
+		un("erf", hlo.OpErf, vec(float32(0), negZ32, inf32, -inf32, nan32, 10), vec(float32(0), negZ32, 1, -1, nan32, 1)),
 		un("is-finite", hlo.OpIsFinite, vec(float32(1), inf32, -inf32, nan32, negZ32), vec(true, false, false, false, true)),
+		// Tabulated values (Abramowitz & Stegun table 7.1): erf(1), erf(0.5), erf(2).
+		un("f64 erf", hlo.OpErf, vec(1.0, 0.5, -2), vec(0.8427007929497149, 0.5204998778130465, -0.9953222650189527)),
 		un("f64 sqrt", hlo.OpSqrt, vec(2.0, negZ64), vec(math.Sqrt2, negZ64)),
 		un("f64 is-finite", hlo.OpIsFinite, vec(math.MaxFloat64, inf64, nan64), vec(true, false, false)),
 		un("f16 negate", hlo.OpNegate, f16s(1, 0), f16s(-1, negZ32)),
@@ -75,7 +81,7 @@ func TestFloatTranscendentalsMatchDefinitions(t *testing.T) {
 	xs := []float32{-3.5, -1, -0.25, 0.1, 0.5, 1, 2, 7.25}
 	fns := map[hlo.Opcode]func(float64) float64{
 		hlo.OpExp: math.Exp, hlo.OpExpm1: math.Expm1, hlo.OpTanh: math.Tanh, hlo.OpSin: math.Sin,
-		hlo.OpCos: math.Cos, hlo.OpCbrt: math.Cbrt,
+		hlo.OpCos: math.Cos, hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan, hlo.OpErf: math.Erf,
 		hlo.OpLogistic: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
 	}
 	for op, f := range fns {

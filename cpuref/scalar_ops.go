@@ -30,6 +30,9 @@ var floatUnaryMath = map[hlo.Opcode]func(float64) float64{
 	hlo.OpFloor:            math.Floor,
 	hlo.OpCeil:             math.Ceil,
 	hlo.OpRoundNearestEven: math.RoundToEven,
+	hlo.OpRoundNearestAfz:  math.Round, // half away from zero
+	hlo.OpTan:              math.Tan,
+	hlo.OpErf:              math.Erf,
 }
 
 // unaryFor resolves a unary elementwise op on operand type dt. The result is in the

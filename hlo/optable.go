@@ -28,9 +28,12 @@ const (
 	OpLogistic
 	OpSin
 	OpCos
+	OpTan
+	OpErf
 	OpFloor
 	OpCeil
 	OpRoundNearestEven
+	OpRoundNearestAfz
 	OpIsFinite
 	OpNot
 	OpPopcnt
@@ -250,9 +253,12 @@ var opTable = [numOpcodes]OpInfo{
 	OpLogistic:         unaryOp("logistic", FloatOnly),
 	OpSin:              unaryOp("sine", FloatOnly),
 	OpCos:              unaryOp("cosine", FloatOnly),
+	OpTan:              unaryOp("tan", FloatOnly),
+	OpErf:              unaryOp("erf", FloatOnly),
 	OpFloor:            unaryOp("floor", FloatOnly),
 	OpCeil:             unaryOp("ceil", FloatOnly),
 	OpRoundNearestEven: unaryOp("round-nearest-even", FloatOnly),
+	OpRoundNearestAfz:  unaryOp("round-nearest-afz", FloatOnly), // halves away from zero
 	OpIsFinite:         unaryOp("is-finite", FloatOnly),
 	OpNot:              unaryOp("not", IntOrPred),
 	OpPopcnt:           unaryOp("popcnt", IntOnly),

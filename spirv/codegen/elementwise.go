@@ -18,7 +18,7 @@ import (
 // type), so their f16/bf16 results need no rounding.
 var exactOps = map[hlo.Opcode]bool{
 	hlo.OpNegate: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true,
-	hlo.OpRoundNearestEven: true, hlo.OpMaximum: true, hlo.OpMinimum: true,
+	hlo.OpRoundNearestEven: true, hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpRoundNearestAfz: true,
 }
 
 func emitUnary(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
@@ -82,6 +82,12 @@ func (k *kernel) floatUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID, 
 		return f.FDiv(k.m.ConstOf(t, 1), k.sqrt(x)), nil
 	case hlo.OpIsFinite:
 		return f.LogicalNot(f.LogicalOr(f.IsNan(x), f.IsInf(x))), nil
+	case hlo.OpRoundNearestAfz:
+		return k.roundAfz(x), nil
+	case hlo.OpTan:
+		return f.FDiv(k.sinCos(x, false), k.sinCos(x, true)), nil
+	case hlo.OpErf:
+		return k.erf(x), nil
 	}
 	return k.transcendental(op, dt, x)
 }
