@@ -125,7 +125,7 @@ func exactOp(op hlo.Opcode) bool {
 		return true
 	}
 	switch op {
-	case hlo.OpNegate, hlo.OpAbs, hlo.OpSign, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestEven, hlo.OpRoundNearestAfz,
+	case hlo.OpNegate, hlo.OpAbs, hlo.OpSign, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestEven, hlo.OpRoundNearestAfz, hlo.OpReal, hlo.OpImag,
 		hlo.OpIsFinite, hlo.OpMaximum, hlo.OpMinimum, hlo.OpCompare, hlo.OpSelect, hlo.OpClamp,
 		hlo.OpConvert, hlo.OpBitcastConvert, hlo.OpSort, hlo.OpRemainder:
 		return true

@@ -36,7 +36,7 @@ func elementwiseCases(t *testing.T) []fdCase {
 		unaryCase(hlo.OpTanh, nil), unaryCase(hlo.OpLogistic, nil), unaryCase(hlo.OpSin, nil),
 		unaryCase(hlo.OpCos, nil), unaryCase(hlo.OpFloor, nil), unaryCase(hlo.OpCeil, nil),
 		unaryCase(hlo.OpSign, nil), unaryCase(hlo.OpRoundNearestEven, nil), unaryCase(hlo.OpRoundNearestAfz, nil),
-		unaryCase(hlo.OpTan, belowPole), unaryCase(hlo.OpErf, nil),
+		unaryCase(hlo.OpTan, belowPole), unaryCase(hlo.OpErf, nil), unaryCase(hlo.OpReal, nil), unaryCase(hlo.OpImag, nil),
 		binaryCase(hlo.OpAdd, nil), binaryCase(hlo.OpSubtract, nil), binaryCase(hlo.OpMultiply, nil),
 		binaryCase(hlo.OpDivide, positive), binaryCase(hlo.OpRemainder, positive),
 		binaryCase(hlo.OpMaximum, nil), binaryCase(hlo.OpMinimum, nil),

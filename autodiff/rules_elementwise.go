@@ -93,6 +93,9 @@ func elementwiseRows() map[hlo.Opcode]row {
 		hlo.OpErf: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 			return e.b.Mul(ct, e.b.Mul(e.like(x, 2/math.SqrtPi), e.b.Exp(e.b.Negate(e.b.Mul(x, x)))))
 		}),
+		// real of a real number is the identity, imag the constant 0.
+		hlo.OpReal:                 unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction { return ct }),
+		hlo.OpImag:                 unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction { return e.like(x, 0) }),
 		hlo.OpRoundNearestAfz:      {zero: zeroPiecewise},
 		hlo.OpSign:                 {zero: zeroPiecewise},
 		hlo.OpFloor:                {zero: zeroPiecewise},

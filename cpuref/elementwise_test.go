@@ -62,6 +62,8 @@ func TestFloatUnary(t *testing.T) {
 			vec(float32(0), 2, 2, negZ32, -2, 2, -3)),
 		un("round-nearest-afz", hlo.OpRoundNearestAfz, vec(float32(0.5), 1.5, 2.5, -0.5, -2.5, 2.4, -2.6, 0.49999997, -0.3, inf32),
 			vec(float32(1), 2, 3, -1, -3, 2, -3, 0, negZ32, inf32)),
+		un("real of a real number", hlo.OpReal, vec(float32(-1.5), negZ32, inf32, nan32), vec(float32(-1.5), negZ32, inf32, nan32)),
+		un("imag of a real number", hlo.OpImag, vec(float32(-1.5), negZ32, inf32, nan32), vec(float32(0), 0, 0, 0)),
 		un("tan", hlo.OpTan, vec(float32(0), negZ32, inf32, nan32), vec(float32(0), negZ32, nan32, nan32)),
 		un("erf", hlo.OpErf, vec(float32(0), negZ32, inf32, -inf32, nan32, 10), vec(float32(0), negZ32, 1, -1, nan32, 1)),
 		un("is-finite", hlo.OpIsFinite, vec(float32(1), inf32, -inf32, nan32, negZ32), vec(true, false, false, false, true)),
@@ -207,6 +209,11 @@ func TestIntegerBinary(t *testing.T) {
 		bin("u64 add wraps", hlo.OpAdd, vec(uint64(math.MaxUint64)), vec(uint64(2)), vec(uint64(1))),
 		bin("u16 multiply wraps", hlo.OpMultiply, vec(uint16(300)), vec(uint16(300)), vec(uint16(90000%65536))),
 		bin("pred and", hlo.OpAnd, vec(true, true, false), vec(true, false, false), vec(true, false, false)),
+		// StableHLO: add and maximum are or on pred, multiply and minimum and (true+true is true, not 0).
+		bin("pred add", hlo.OpAdd, vec(true, true, false, false), vec(true, false, true, false), vec(true, true, true, false)),
+		bin("pred maximum", hlo.OpMaximum, vec(true, true, false, false), vec(true, false, true, false), vec(true, true, true, false)),
+		bin("pred multiply", hlo.OpMultiply, vec(true, true, false, false), vec(true, false, true, false), vec(true, false, false, false)),
+		bin("pred minimum", hlo.OpMinimum, vec(true, true, false, false), vec(true, false, true, false), vec(true, false, false, false)),
 		bin("pred or", hlo.OpOr, vec(true, true, false), vec(true, false, false), vec(true, true, false)),
 		bin("pred xor", hlo.OpXor, vec(true, true, false), vec(true, false, false), vec(false, true, false)),
 	})

@@ -135,6 +135,8 @@ func (b *Builder) Sin(x *Instruction) *Instruction      { return b.Unary(OpSin, 
 func (b *Builder) Cos(x *Instruction) *Instruction      { return b.Unary(OpCos, x) }
 func (b *Builder) Tan(x *Instruction) *Instruction      { return b.Unary(OpTan, x) }
 func (b *Builder) Erf(x *Instruction) *Instruction      { return b.Unary(OpErf, x) }
+func (b *Builder) Real(x *Instruction) *Instruction     { return b.Unary(OpReal, x) }
+func (b *Builder) Imag(x *Instruction) *Instruction     { return b.Unary(OpImag, x) }
 func (b *Builder) Floor(x *Instruction) *Instruction    { return b.Unary(OpFloor, x) }
 func (b *Builder) Ceil(x *Instruction) *Instruction     { return b.Unary(OpCeil, x) }
 func (b *Builder) IsFinite(x *Instruction) *Instruction { return b.Unary(OpIsFinite, x) }

@@ -38,6 +38,8 @@ const (
 	OpNot
 	OpPopcnt
 	OpClz
+	OpReal
+	OpImag
 	// Binary elementwise.
 	OpAdd
 	OpSubtract
@@ -140,6 +142,7 @@ const (
 	IntOnly                        // signed and unsigned integers
 	IntOrPred                      // integers and pred (bitwise logic)
 	SignedNumeric                  // signed integers and floats (abs, sign: XLA refuses unsigned)
+	NumericOrPred                  // integers, floats and pred (add, multiply, maximum, minimum: on pred or, and, or, and)
 )
 
 // Allows reports whether dt is in the class.
@@ -155,6 +158,8 @@ func (c TypeClass) Allows(dt DType) bool {
 		return dt.IsInteger() || dt == Pred
 	case SignedNumeric:
 		return dt.IsSigned() || dt.IsFloat()
+	case NumericOrPred:
+		return dt.IsNumeric() || dt == Pred
 	default:
 		return dt.IsValid()
 	}
@@ -162,7 +167,8 @@ func (c TypeClass) Allows(dt DType) bool {
 
 func (c TypeClass) String() string {
 	return [...]string{"any type", "a numeric type", "a floating-point type",
-		"an integer type", "an integer or pred type", "a signed integer or floating-point type"}[c]
+		"an integer type", "an integer or pred type", "a signed integer or floating-point type",
+		"a numeric or pred type"}[c]
 }
 
 // Variadic marks an op row whose operand count is not fixed.
@@ -263,14 +269,19 @@ var opTable = [numOpcodes]OpInfo{
 	OpNot:              unaryOp("not", IntOrPred),
 	OpPopcnt:           unaryOp("popcnt", IntOnly),
 	OpClz:              unaryOp("count-leading-zeros", IntOnly),
+	// real and imag of a real (float) operand, as XLA allows: the operand, and
+	// zeros. vkxla has no complex types.
+	OpReal: unaryOp("real", FloatOnly),
+	OpImag: unaryOp("imag", FloatOnly),
 
-	OpAdd:                  binaryOp("add", Numeric, true),
+	// On pred, add and maximum are or, multiply and minimum and (StableHLO's spec).
+	OpAdd:                  binaryOp("add", NumericOrPred, true),
 	OpSubtract:             binaryOp("subtract", Numeric, false),
-	OpMultiply:             binaryOp("multiply", Numeric, true),
+	OpMultiply:             binaryOp("multiply", NumericOrPred, true),
 	OpDivide:               binaryOp("divide", Numeric, false),
 	OpRemainder:            binaryOp("remainder", Numeric, false),
-	OpMaximum:              binaryOp("maximum", Numeric, true),
-	OpMinimum:              binaryOp("minimum", Numeric, true),
+	OpMaximum:              binaryOp("maximum", NumericOrPred, true),
+	OpMinimum:              binaryOp("minimum", NumericOrPred, true),
 	OpPower:                binaryOp("power", Numeric, false),
 	OpAtan2:                binaryOp("atan2", FloatOnly, false),
 	OpAnd:                  binaryOp("and", IntOrPred, true),
