@@ -65,6 +65,8 @@ func init() {
 		hlo.OpReplicaID:              evalDeviceID,
 		hlo.OpPartitionID:            evalDeviceID,
 		hlo.OpOptBarrier:             evalOptBarrier,
+		hlo.OpReducePrecision:        evalReducePrecision,
+		hlo.OpGetDimensionSize:       evalGetDimensionSize,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

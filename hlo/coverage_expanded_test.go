@@ -212,3 +212,24 @@ ENTRY main.9 {
   ROOT cosine.6 = f32[4,3] cosine(get-tuple-element.5)
 }`
 }
+
+// Samples of reduce-precision: f32 rounded to bf16's format, as mixed-precision
+// dumps do.
+func init() {
+	opSamples[OpReducePrecision] = func(b *Builder) *Instruction { return b.ReducePrecision(f32x23(b, "x"), 8, 7) }
+	textSamples[OpReducePrecision] = `HloModule jit_bf16_round
+ENTRY main.3 {
+  Arg_0.1 = f32[2,3] parameter(0)
+  ROOT reduce-precision.2 = f32[2,3] reduce-precision(Arg_0.1), exponent_bits=5, mantissa_bits=10
+}`
+}
+
+// Samples of get-dimension-size, as jax2tf's shape-polymorphic dumps use it.
+func init() {
+	opSamples[OpGetDimensionSize] = func(b *Builder) *Instruction { return b.GetDimensionSize(f32x23(b, "x"), 1) }
+	textSamples[OpGetDimensionSize] = `HloModule jit_shape_poly
+ENTRY main.3 {
+  Arg_0.1 = f32[4,7] parameter(0)
+  ROOT get-dimension-size.2 = s32[] get-dimension-size(Arg_0.1), dimensions={1}
+}`
+}

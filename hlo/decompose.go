@@ -19,6 +19,12 @@ func Decompose(in *Instruction) (*Computation, error) {
 		return decomposeRngBitGenerator(in)
 	case CollectiveExpander:
 		return decomposeCollective(in)
+	case ReducePrecisionExpander:
+		return decomposeReducePrecision(in)
+	case DimensionSizeExpander:
+		b, _ := operandParams(in)
+		x := in.Operands[0].Shape
+		return b.BuildComputation(b.ScalarConstant(S32, float64(x.Dims[in.Attrs.Dimensions[0]])))
 	case OptBarrierExpander:
 		b, args := operandParams(in)
 		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes

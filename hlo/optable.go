@@ -110,6 +110,8 @@ const (
 	OpReplicaID
 	OpPartitionID
 	OpOptBarrier
+	OpReducePrecision
+	OpGetDimensionSize
 	numOpcodes
 )
 
@@ -221,6 +223,8 @@ const (
 	CustomCallExpander      = "custom-call-expander"
 	CollectiveExpander      = "collective-expander"
 	OptBarrierExpander      = "opt-barrier-expander"
+	ReducePrecisionExpander = "reduce-precision-expander"
+	DimensionSizeExpander   = "dimension-size-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -349,6 +353,10 @@ var opTable = [numOpcodes]OpInfo{
 	// opt-barrier is the identity that passes must not see through: CSE never
 	// merges one, fusion never fuses across one, and its expander runs last of all.
 	OpOptBarrier: expanded("opt-barrier", 1, OptBarrierExpander),
+	// reduce-precision rounds to a narrower float format in integer ops on the bits.
+	OpReducePrecision: expanded("reduce-precision", 1, ReducePrecisionExpander),
+	// get-dimension-size of a static shape is a constant.
+	OpGetDimensionSize: expanded("get-dimension-size", 1, DimensionSizeExpander),
 }
 
 // Info returns the op-table row of an opcode.

@@ -32,6 +32,8 @@ var Pipeline = []Pass{
 	{Name: hlo.CustomCallExpander, Summary: "replace custom-calls by their registered decompositions", Run: ExpandCustomCalls, Required: true},
 	{Name: hlo.BatchNormExpander, Summary: "lower batch-norm-training, -inference and -grad to arithmetic and reductions", Run: ExpandBatchNorm, Required: true},
 	{Name: hlo.RngBitGeneratorExpander, Summary: "lower rng-bit-generator to Philox or Threefry in integer ops", Run: ExpandRngBitGenerator, Required: true},
+	{Name: hlo.ReducePrecisionExpander, Summary: "lower reduce-precision to integer rounding on the float's bits", Run: ExpandReducePrecision, Required: true},
+	{Name: hlo.DimensionSizeExpander, Summary: "replace get-dimension-size of static shapes by s32 constants", Run: ExpandDimensionSizes, Required: true},
 	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
