@@ -145,11 +145,8 @@ func opTolerance(op hlo.Opcode) ErrorSpec {
 		return ErrorSpec{ULP: 4}
 	case hlo.OpErf: // erf.go's series or continued fraction: 3 ulp measured
 		return ErrorSpec{ULP: 4}
-	// Sine over cosine: 3 ulp on (-π/2, π/2), but up to 15 seen in the f64 IEEE sweep
-	// where tan is tiny (x near a multiple of π), cause not yet found (sine alone
-	// passes there within 2): a provisional bound.
-	case hlo.OpTan:
-		return ErrorSpec{ULP: 32}
+	case hlo.OpTan: // sine over cosine: 3 ulp measured
+		return ErrorSpec{ULP: 4}
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter,
 		hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
 		return ErrorSpec{Abs: 1e-4, Rel: 1e-4}

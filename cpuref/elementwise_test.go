@@ -67,6 +67,9 @@ func TestFloatUnary(t *testing.T) {
 		un("tan", hlo.OpTan, vec(float32(0), negZ32, inf32, nan32), vec(float32(0), negZ32, nan32, nan32)),
 		un("erf", hlo.OpErf, vec(float32(0), negZ32, inf32, -inf32, nan32, 10), vec(float32(0), negZ32, 1, -1, nan32, 1)),
 		un("is-finite", hlo.OpIsFinite, vec(float32(1), inf32, -inf32, nan32, negZ32), vec(true, false, false, false, true)),
+		// tan(x) = x + x³/3 + …: 6.629942524223542e-08 for x = 6.629942524223533e-08
+		// (Go's math.Tan returned x).
+		un("f64 tan of a tiny x", hlo.OpTan, vec(6.629942524223533e-08, 1e-7), vec(6.629942524223542e-08, 1.0000000000000033e-07)),
 		// Tabulated values (Abramowitz & Stegun table 7.1): erf(1), erf(0.5), erf(2).
 		un("f64 erf", hlo.OpErf, vec(1.0, 0.5, -2), vec(0.8427007929497149, 0.5204998778130465, -0.9953222650189527)),
 		un("f64 sqrt", hlo.OpSqrt, vec(2.0, negZ64), vec(math.Sqrt2, negZ64)),

@@ -31,7 +31,7 @@ var floatUnaryMath = map[hlo.Opcode]func(float64) float64{
 	hlo.OpCeil:             math.Ceil,
 	hlo.OpRoundNearestEven: math.RoundToEven,
 	hlo.OpRoundNearestAfz:  math.Round, // half away from zero
-	hlo.OpTan:              math.Tan,
+	hlo.OpTan:              tan,
 	hlo.OpErf:              math.Erf,
 	hlo.OpReal:             func(x float64) float64 { return x },
 	hlo.OpImag:             func(float64) float64 { return 0 }, // a real number's imaginary part, NaN's too
