@@ -70,6 +70,10 @@ func domainFor(op hlo.Opcode, dt hlo.DType, operand int) domain {
 		return domain{-4, 4}
 	case hlo.OpSin, hlo.OpCos:
 		return domain{-3, 3}
+	case hlo.OpTan:
+		return domain{-1.5, 1.5}
+	case hlo.OpErf, hlo.OpRoundNearestAfz:
+		return domain{-4, 4}
 	case hlo.OpPower:
 		if dt.IsFloat() {
 			return [...]domain{{0.1, 3}, {-2, 2}}[operand]

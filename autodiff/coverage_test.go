@@ -36,7 +36,8 @@ func TestTableCoverage(t *testing.T) {
 // point or one of the piecewise-constant float ops (which the elementwise FD test
 // checks have zero derivative).
 func TestTableIsHonest(t *testing.T) {
-	piecewise := map[hlo.Opcode]bool{hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true, hlo.OpRoundNearestEven: true}
+	piecewise := map[hlo.Opcode]bool{hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true, hlo.OpRoundNearestEven: true,
+		hlo.OpRoundNearestAfz: true}
 	for _, op := range hlo.AllOpcodes() {
 		r := table[op]
 		if r.notDifferentiable != "" {
@@ -58,7 +59,7 @@ func TestTableIsHonest(t *testing.T) {
 // and is-finite give pred; the integer-only and integer-or-pred elementwise ops.
 func neverFloat(op hlo.Opcode) bool {
 	switch op {
-	case hlo.OpCompare, hlo.OpIsFinite, hlo.OpReplicaID, hlo.OpPartitionID:
+	case hlo.OpCompare, hlo.OpIsFinite, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize:
 		return true
 	case hlo.OpRngBitGenerator: // a u64 state and bits of hlo.RngOutputTypes
 		return !slices.ContainsFunc(hlo.RngOutputTypes, hlo.DType.IsFloat)

@@ -7,6 +7,9 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
+// belowPole draws parameter values in [-1.2, 1.2], short of tan's poles at ±π/2.
+func belowPole(r *rand.Rand, _ int, s hlo.Shape) *hlo.Literal { return randomLiteral(r, s, -1.2, 1.2) }
+
 // positive draws parameter values in [0.5, 2.5] (for log, sqrt, pow bases, …).
 func positive(r *rand.Rand, _ int, s hlo.Shape) *hlo.Literal {
 	if !s.DType.IsFloat() {
@@ -32,7 +35,8 @@ func elementwiseCases(t *testing.T) []fdCase {
 		unaryCase(hlo.OpSqrt, positive), unaryCase(hlo.OpRsqrt, positive), unaryCase(hlo.OpCbrt, positive),
 		unaryCase(hlo.OpTanh, nil), unaryCase(hlo.OpLogistic, nil), unaryCase(hlo.OpSin, nil),
 		unaryCase(hlo.OpCos, nil), unaryCase(hlo.OpFloor, nil), unaryCase(hlo.OpCeil, nil),
-		unaryCase(hlo.OpSign, nil), unaryCase(hlo.OpRoundNearestEven, nil),
+		unaryCase(hlo.OpSign, nil), unaryCase(hlo.OpRoundNearestEven, nil), unaryCase(hlo.OpRoundNearestAfz, nil),
+		unaryCase(hlo.OpTan, belowPole), unaryCase(hlo.OpErf, nil), unaryCase(hlo.OpReal, nil), unaryCase(hlo.OpImag, nil),
 		binaryCase(hlo.OpAdd, nil), binaryCase(hlo.OpSubtract, nil), binaryCase(hlo.OpMultiply, nil),
 		binaryCase(hlo.OpDivide, positive), binaryCase(hlo.OpRemainder, positive),
 		binaryCase(hlo.OpMaximum, nil), binaryCase(hlo.OpMinimum, nil),

@@ -46,6 +46,17 @@ func expandedCases(t *testing.T) []fdCase {
 				out := hlo.MakeTuple(f(2, 3), hlo.MakeShape(hlo.S32, 2, 3))
 				return b.CustomCall("TopK", ps, out, nil, b.Comparator(hlo.CmpGT, hlo.F64))
 			}},
+		// JAX's rule rounds the cotangent alike; f64's own format makes the op the
+		// identity, where finite differences see its derivative.
+		{name: "reduce-precision (f64's own format)", params: []hlo.Shape{f(2, 3)},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Sin(b.ReducePrecision(ps[0], 11, 52))
+			}},
+		{name: "opt-barrier (identity)", params: []hlo.Shape{f(2, 3), f(3)},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				t := b.OptBarrier(b.Tuple(b.Sin(ps[0]), ps[1]))
+				return b.Mul(b.GetTupleElement(t, 0), b.Broadcast(b.GetTupleElement(t, 1), []int64{2, 3}, []int64{1}))
+			}},
 	}
 	return append(cases, collectiveFDCases()...)
 }

@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -84,6 +85,18 @@ func elementwiseRows() map[hlo.Opcode]row {
 		hlo.OpCos: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 			return e.b.Negate(e.b.Mul(ct, e.b.Sin(x)))
 		}),
+		// tan' = 1 + tan².
+		hlo.OpTan: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
+			return e.b.Mul(ct, e.b.Add(e.like(out, 1), e.b.Mul(out, out)))
+		}),
+		// erf' = 2/√π · e^(−x²).
+		hlo.OpErf: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
+			return e.b.Mul(ct, e.b.Mul(e.like(x, 2/math.SqrtPi), e.b.Exp(e.b.Negate(e.b.Mul(x, x)))))
+		}),
+		// real of a real number is the identity, imag the constant 0.
+		hlo.OpReal:                 unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction { return ct }),
+		hlo.OpImag:                 unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction { return e.like(x, 0) }),
+		hlo.OpRoundNearestAfz:      {zero: zeroPiecewise},
 		hlo.OpSign:                 {zero: zeroPiecewise},
 		hlo.OpFloor:                {zero: zeroPiecewise},
 		hlo.OpCeil:                 {zero: zeroPiecewise},

@@ -21,7 +21,11 @@ func expandedRows() map[hlo.Opcode]row {
 			rows[op] = row{expand: expandDecomposed}
 		}
 	}
-	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID} {
+	// Its decomposition works on the bits; as JAX, the cotangent is rounded alike.
+	rows[hlo.OpReducePrecision] = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
+		return []*hlo.Instruction{e.b.ReducePrecision(ct, n.orig.Attrs.ExponentBits, n.orig.Attrs.MantissaBits)}, nil
+	})
+	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize} {
 		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids
 	}
 	return rows

@@ -60,7 +60,18 @@ func TestFloatUnary(t *testing.T) {
 		un("ceil", hlo.OpCeil, vec(float32(-1.5), 1.5, -0.5, 0.5), vec(float32(-1), 2, negZ32, 1)),
 		un("round-nearest-even", hlo.OpRoundNearestEven, vec(float32(0.5), 1.5, 2.5, -0.5, -2.5, 2.4, -2.6),
 			vec(float32(0), 2, 2, negZ32, -2, 2, -3)),
+		un("round-nearest-afz", hlo.OpRoundNearestAfz, vec(float32(0.5), 1.5, 2.5, -0.5, -2.5, 2.4, -2.6, 0.49999997, -0.3, inf32),
+			vec(float32(1), 2, 3, -1, -3, 2, -3, 0, negZ32, inf32)),
+		un("real of a real number", hlo.OpReal, vec(float32(-1.5), negZ32, inf32, nan32), vec(float32(-1.5), negZ32, inf32, nan32)),
+		un("imag of a real number", hlo.OpImag, vec(float32(-1.5), negZ32, inf32, nan32), vec(float32(0), 0, 0, 0)),
+		un("tan", hlo.OpTan, vec(float32(0), negZ32, inf32, nan32), vec(float32(0), negZ32, nan32, nan32)),
+		un("erf", hlo.OpErf, vec(float32(0), negZ32, inf32, -inf32, nan32, 10), vec(float32(0), negZ32, 1, -1, nan32, 1)),
 		un("is-finite", hlo.OpIsFinite, vec(float32(1), inf32, -inf32, nan32, negZ32), vec(true, false, false, false, true)),
+		// tan(x) = x + x³/3 + …: 6.629942524223542e-08 for x = 6.629942524223533e-08
+		// (Go's math.Tan returned x).
+		un("f64 tan of a tiny x", hlo.OpTan, vec(6.629942524223533e-08, 1e-7), vec(6.629942524223542e-08, 1.0000000000000033e-07)),
+		// Tabulated values (Abramowitz & Stegun table 7.1): erf(1), erf(0.5), erf(2).
+		un("f64 erf", hlo.OpErf, vec(1.0, 0.5, -2), vec(0.8427007929497149, 0.5204998778130465, -0.9953222650189527)),
 		un("f64 sqrt", hlo.OpSqrt, vec(2.0, negZ64), vec(math.Sqrt2, negZ64)),
 		un("f64 is-finite", hlo.OpIsFinite, vec(math.MaxFloat64, inf64, nan64), vec(true, false, false)),
 		un("f16 negate", hlo.OpNegate, f16s(1, 0), f16s(-1, negZ32)),
@@ -75,7 +86,7 @@ func TestFloatTranscendentalsMatchDefinitions(t *testing.T) {
 	xs := []float32{-3.5, -1, -0.25, 0.1, 0.5, 1, 2, 7.25}
 	fns := map[hlo.Opcode]func(float64) float64{
 		hlo.OpExp: math.Exp, hlo.OpExpm1: math.Expm1, hlo.OpTanh: math.Tanh, hlo.OpSin: math.Sin,
-		hlo.OpCos: math.Cos, hlo.OpCbrt: math.Cbrt,
+		hlo.OpCos: math.Cos, hlo.OpCbrt: math.Cbrt, hlo.OpTan: math.Tan, hlo.OpErf: math.Erf,
 		hlo.OpLogistic: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
 	}
 	for op, f := range fns {
@@ -201,6 +212,11 @@ func TestIntegerBinary(t *testing.T) {
 		bin("u64 add wraps", hlo.OpAdd, vec(uint64(math.MaxUint64)), vec(uint64(2)), vec(uint64(1))),
 		bin("u16 multiply wraps", hlo.OpMultiply, vec(uint16(300)), vec(uint16(300)), vec(uint16(90000%65536))),
 		bin("pred and", hlo.OpAnd, vec(true, true, false), vec(true, false, false), vec(true, false, false)),
+		// StableHLO: add and maximum are or on pred, multiply and minimum and (true+true is true, not 0).
+		bin("pred add", hlo.OpAdd, vec(true, true, false, false), vec(true, false, true, false), vec(true, true, true, false)),
+		bin("pred maximum", hlo.OpMaximum, vec(true, true, false, false), vec(true, false, true, false), vec(true, true, true, false)),
+		bin("pred multiply", hlo.OpMultiply, vec(true, true, false, false), vec(true, false, true, false), vec(true, false, false, false)),
+		bin("pred minimum", hlo.OpMinimum, vec(true, true, false, false), vec(true, false, true, false), vec(true, false, false, false)),
 		bin("pred or", hlo.OpOr, vec(true, true, false), vec(true, false, false), vec(true, true, false)),
 		bin("pred xor", hlo.OpXor, vec(true, true, false), vec(true, false, false), vec(false, true, false)),
 	})

@@ -64,6 +64,9 @@ func init() {
 		hlo.OpCollectivePermuteDone:  evalAsyncDone,
 		hlo.OpReplicaID:              evalDeviceID,
 		hlo.OpPartitionID:            evalDeviceID,
+		hlo.OpOptBarrier:             evalOptBarrier,
+		hlo.OpReducePrecision:        evalReducePrecision,
+		hlo.OpGetDimensionSize:       evalGetDimensionSize,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

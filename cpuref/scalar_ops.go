@@ -30,6 +30,11 @@ var floatUnaryMath = map[hlo.Opcode]func(float64) float64{
 	hlo.OpFloor:            math.Floor,
 	hlo.OpCeil:             math.Ceil,
 	hlo.OpRoundNearestEven: math.RoundToEven,
+	hlo.OpRoundNearestAfz:  math.Round, // half away from zero
+	hlo.OpTan:              tan,
+	hlo.OpErf:              math.Erf,
+	hlo.OpReal:             func(x float64) float64 { return x },
+	hlo.OpImag:             func(float64) float64 { return 0 }, // a real number's imaginary part, NaN's too
 }
 
 // unaryFor resolves a unary elementwise op on operand type dt. The result is in the
@@ -120,10 +125,27 @@ func binaryFor(op hlo.Opcode, dt hlo.DType) (binaryFunc, error) {
 		if f, ok := floatBinaryMath[op]; ok {
 			return floatBinaryFunc(dt, f), nil
 		}
+	} else if f := predArithmetic(op, dt); f != nil {
+		return f, nil
 	} else if f := intBinary(op, dt); f != nil {
 		return f, nil
 	}
 	return nil, fmt.Errorf("%v is not defined for %v", op, dt)
+}
+
+// predArithmetic gives add and maximum (or), multiply and minimum (and) on pred, as
+// StableHLO's specification defines them; not a 1-bit wrapping sum (xor).
+func predArithmetic(op hlo.Opcode, dt hlo.DType) binaryFunc {
+	if dt != hlo.Pred {
+		return nil
+	}
+	switch op {
+	case hlo.OpAdd, hlo.OpMaximum:
+		return func(x, y uint64) uint64 { return x | y }
+	case hlo.OpMultiply, hlo.OpMinimum:
+		return func(x, y uint64) uint64 { return x & y }
+	}
+	return nil
 }
 
 // intBinary gives the integer and pred binary ops. Arithmetic wraps (two's

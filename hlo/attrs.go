@@ -43,6 +43,9 @@ type Attributes struct {
 	// Epsilon and FeatureIndex are the batch-norm ops' epsilon= and feature_index=.
 	Epsilon      float32
 	FeatureIndex int64
+	// ExponentBits and MantissaBits are reduce-precision's exponent_bits= and
+	// mantissa_bits=: the format its operand is rounded to.
+	ExponentBits, MantissaBits int64
 	// RngAlgorithm is rng-bit-generator's algorithm=.
 	RngAlgorithm RngAlgorithm
 	// ReplicaGroups are a collective's replica_groups (nil: every replica);

@@ -133,6 +133,10 @@ func (b *Builder) Tanh(x *Instruction) *Instruction     { return b.Unary(OpTanh,
 func (b *Builder) Logistic(x *Instruction) *Instruction { return b.Unary(OpLogistic, x) }
 func (b *Builder) Sin(x *Instruction) *Instruction      { return b.Unary(OpSin, x) }
 func (b *Builder) Cos(x *Instruction) *Instruction      { return b.Unary(OpCos, x) }
+func (b *Builder) Tan(x *Instruction) *Instruction      { return b.Unary(OpTan, x) }
+func (b *Builder) Erf(x *Instruction) *Instruction      { return b.Unary(OpErf, x) }
+func (b *Builder) Real(x *Instruction) *Instruction     { return b.Unary(OpReal, x) }
+func (b *Builder) Imag(x *Instruction) *Instruction     { return b.Unary(OpImag, x) }
 func (b *Builder) Floor(x *Instruction) *Instruction    { return b.Unary(OpFloor, x) }
 func (b *Builder) Ceil(x *Instruction) *Instruction     { return b.Unary(OpCeil, x) }
 func (b *Builder) IsFinite(x *Instruction) *Instruction { return b.Unary(OpIsFinite, x) }
@@ -143,6 +147,11 @@ func (b *Builder) Clz(x *Instruction) *Instruction      { return b.Unary(OpClz, 
 // RoundNearestEven rounds to the nearest integer, ties to even.
 func (b *Builder) RoundNearestEven(x *Instruction) *Instruction {
 	return b.Unary(OpRoundNearestEven, x)
+}
+
+// RoundNearestAfz rounds to the nearest integer, ties away from zero (C's round).
+func (b *Builder) RoundNearestAfz(x *Instruction) *Instruction {
+	return b.Unary(OpRoundNearestAfz, x)
 }
 
 // Add … Xor add the binary elementwise op (Sub is subtract, Mul multiply, Div

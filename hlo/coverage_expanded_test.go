@@ -195,3 +195,41 @@ ENTRY e {
 		textSamples[op] = text
 	}
 }
+
+// Samples of opt-barrier: a tuple through the barrier, as JAX's checkpointing dumps
+// it.
+func init() {
+	opSamples[OpOptBarrier] = func(b *Builder) *Instruction {
+		return b.OptBarrier(b.Tuple(f32x23(b, "x"), b.Parameter(MakeShape(S32), "i")))
+	}
+	textSamples[OpOptBarrier] = `HloModule jit_checkpointed
+ENTRY main.9 {
+  Arg_0.1 = f32[4,3] parameter(0)
+  sine.2 = f32[4,3] sine(Arg_0.1)
+  tuple.3 = (f32[4,3], f32[4,3]) tuple(Arg_0.1, sine.2)
+  opt-barrier.4 = (f32[4,3], f32[4,3]) opt-barrier(tuple.3)
+  get-tuple-element.5 = f32[4,3] get-tuple-element(opt-barrier.4), index=1
+  ROOT cosine.6 = f32[4,3] cosine(get-tuple-element.5)
+}`
+}
+
+// Samples of reduce-precision: f32 rounded to bf16's format, as mixed-precision
+// dumps do.
+func init() {
+	opSamples[OpReducePrecision] = func(b *Builder) *Instruction { return b.ReducePrecision(f32x23(b, "x"), 8, 7) }
+	textSamples[OpReducePrecision] = `HloModule jit_bf16_round
+ENTRY main.3 {
+  Arg_0.1 = f32[2,3] parameter(0)
+  ROOT reduce-precision.2 = f32[2,3] reduce-precision(Arg_0.1), exponent_bits=5, mantissa_bits=10
+}`
+}
+
+// Samples of get-dimension-size, as jax2tf's shape-polymorphic dumps use it.
+func init() {
+	opSamples[OpGetDimensionSize] = func(b *Builder) *Instruction { return b.GetDimensionSize(f32x23(b, "x"), 1) }
+	textSamples[OpGetDimensionSize] = `HloModule jit_shape_poly
+ENTRY main.3 {
+  Arg_0.1 = f32[4,7] parameter(0)
+  ROOT get-dimension-size.2 = s32[] get-dimension-size(Arg_0.1), dimensions={1}
+}`
+}

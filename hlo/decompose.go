@@ -5,7 +5,8 @@ import "fmt"
 // Decompose returns the computation an instruction of an expanded op (its row's
 // ExpandedBy is set) stands for, its parameters standing for the instruction's
 // operands: custom-calls by their registered target, batch norm by its formulas,
-// rng-bit-generator by integer ops, single-replica collectives by identities. The
+// rng-bit-generator by integer ops, single-replica collectives by identities,
+// opt-barrier by its operand. The
 // expander passes splice it in before code generation, and autodiff differentiates
 // it: one decomposition serves both.
 func Decompose(in *Instruction) (*Computation, error) {
@@ -18,6 +19,15 @@ func Decompose(in *Instruction) (*Computation, error) {
 		return decomposeRngBitGenerator(in)
 	case CollectiveExpander:
 		return decomposeCollective(in)
+	case ReducePrecisionExpander:
+		return decomposeReducePrecision(in)
+	case DimensionSizeExpander:
+		b, _ := operandParams(in)
+		x := in.Operands[0].Shape
+		return b.BuildComputation(b.ScalarConstant(S32, float64(x.Dims[in.Attrs.Dimensions[0]])))
+	case OptBarrierExpander:
+		b, args := operandParams(in)
+		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes
 	}
 	return nil, fmt.Errorf("%s %s: %v is not an expanded op", in.Op, in.Name, in.Op)
 }

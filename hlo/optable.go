@@ -28,13 +28,18 @@ const (
 	OpLogistic
 	OpSin
 	OpCos
+	OpTan
+	OpErf
 	OpFloor
 	OpCeil
 	OpRoundNearestEven
+	OpRoundNearestAfz
 	OpIsFinite
 	OpNot
 	OpPopcnt
 	OpClz
+	OpReal
+	OpImag
 	// Binary elementwise.
 	OpAdd
 	OpSubtract
@@ -104,6 +109,9 @@ const (
 	OpCollectivePermuteDone
 	OpReplicaID
 	OpPartitionID
+	OpOptBarrier
+	OpReducePrecision
+	OpGetDimensionSize
 	numOpcodes
 )
 
@@ -136,6 +144,7 @@ const (
 	IntOnly                        // signed and unsigned integers
 	IntOrPred                      // integers and pred (bitwise logic)
 	SignedNumeric                  // signed integers and floats (abs, sign: XLA refuses unsigned)
+	NumericOrPred                  // integers, floats and pred (add, multiply, maximum, minimum: on pred or, and, or, and)
 )
 
 // Allows reports whether dt is in the class.
@@ -151,6 +160,8 @@ func (c TypeClass) Allows(dt DType) bool {
 		return dt.IsInteger() || dt == Pred
 	case SignedNumeric:
 		return dt.IsSigned() || dt.IsFloat()
+	case NumericOrPred:
+		return dt.IsNumeric() || dt == Pred
 	default:
 		return dt.IsValid()
 	}
@@ -158,7 +169,8 @@ func (c TypeClass) Allows(dt DType) bool {
 
 func (c TypeClass) String() string {
 	return [...]string{"any type", "a numeric type", "a floating-point type",
-		"an integer type", "an integer or pred type", "a signed integer or floating-point type"}[c]
+		"an integer type", "an integer or pred type", "a signed integer or floating-point type",
+		"a numeric or pred type"}[c]
 }
 
 // Variadic marks an op row whose operand count is not fixed.
@@ -228,6 +240,9 @@ const (
 	RngBitGeneratorExpander = "rng-bit-generator-expander"
 	CustomCallExpander      = "custom-call-expander"
 	CollectiveExpander      = "collective-expander"
+	OptBarrierExpander      = "opt-barrier-expander"
+	ReducePrecisionExpander = "reduce-precision-expander"
+	DimensionSizeExpander   = "dimension-size-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -266,21 +281,29 @@ var opTable = [numOpcodes]OpInfo{
 	OpLogistic:         unaryOp("logistic", FloatOnly),
 	OpSin:              unaryOp("sine", FloatOnly),
 	OpCos:              unaryOp("cosine", FloatOnly),
+	OpTan:              unaryOp("tan", FloatOnly),
+	OpErf:              unaryOp("erf", FloatOnly),
 	OpFloor:            unaryOp("floor", FloatOnly),
 	OpCeil:             unaryOp("ceil", FloatOnly),
 	OpRoundNearestEven: unaryOp("round-nearest-even", FloatOnly),
+	OpRoundNearestAfz:  unaryOp("round-nearest-afz", FloatOnly), // halves away from zero
 	OpIsFinite:         unaryOp("is-finite", FloatOnly),
 	OpNot:              unaryOp("not", IntOrPred),
 	OpPopcnt:           unaryOp("popcnt", IntOnly),
 	OpClz:              unaryOp("count-leading-zeros", IntOnly),
+	// real and imag of a real (float) operand, as XLA allows: the operand, and
+	// zeros. vkxla has no complex types.
+	OpReal: unaryOp("real", FloatOnly),
+	OpImag: unaryOp("imag", FloatOnly),
 
-	OpAdd:                  binaryOp("add", Numeric, true),
+	// On pred, add and maximum are or, multiply and minimum and (StableHLO's spec).
+	OpAdd:                  binaryOp("add", NumericOrPred, true),
 	OpSubtract:             binaryOp("subtract", Numeric, false),
-	OpMultiply:             binaryOp("multiply", Numeric, true),
+	OpMultiply:             binaryOp("multiply", NumericOrPred, true),
 	OpDivide:               binaryOp("divide", Numeric, false),
 	OpRemainder:            binaryOp("remainder", Numeric, false),
-	OpMaximum:              binaryOp("maximum", Numeric, true),
-	OpMinimum:              binaryOp("minimum", Numeric, true),
+	OpMaximum:              binaryOp("maximum", NumericOrPred, true),
+	OpMinimum:              binaryOp("minimum", NumericOrPred, true),
 	OpPower:                binaryOp("power", Numeric, false),
 	OpAtan2:                binaryOp("atan2", FloatOnly, false),
 	OpAnd:                  binaryOp("and", IntOrPred, true),
@@ -345,6 +368,13 @@ var opTable = [numOpcodes]OpInfo{
 	OpCollectivePermuteDone:  collective("collective-permute-done", 1),
 	OpReplicaID:              collective("replica-id", 0),
 	OpPartitionID:            collective("partition-id", 0),
+	// opt-barrier is the identity that passes must not see through: CSE never
+	// merges one, fusion never fuses across one, and its expander runs last of all.
+	OpOptBarrier: expanded("opt-barrier", 1, OptBarrierExpander),
+	// reduce-precision rounds to a narrower float format in integer ops on the bits.
+	OpReducePrecision: expanded("reduce-precision", 1, ReducePrecisionExpander),
+	// get-dimension-size of a static shape is a constant.
+	OpGetDimensionSize: expanded("get-dimension-size", 1, DimensionSizeExpander),
 }
 
 // Info returns the op-table row of an opcode.

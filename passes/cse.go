@@ -37,14 +37,14 @@ func mergeEqualInstructions(c *hlo.Computation) bool {
 
 // cseKey is the instruction's printed form without its own name: operands and
 // called computations print by their (unique) names, attributes in full. A
-// constant's key is its shape and a hash of its bytes. Parameters and tuple
-// constants and instructions with side effects have no key.
+// constant's key is its shape and a hash of its bytes. Parameters, opt-barriers,
+// tuple constants and instructions with side effects have no key.
 func cseKey(in *hlo.Instruction) (string, bool) {
 	if !in.SideEffectFree() {
 		return "", false
 	}
 	switch in.Op {
-	case hlo.OpParameter:
+	case hlo.OpParameter, hlo.OpOptBarrier: // each barrier fences its own program point
 		return "", false
 	case hlo.OpConstant:
 		lit := in.Attrs.Literal

@@ -32,6 +32,8 @@ var Pipeline = []Pass{
 	{Name: hlo.CustomCallExpander, Summary: "replace custom-calls by their registered decompositions", Run: ExpandCustomCalls, Required: true},
 	{Name: hlo.BatchNormExpander, Summary: "lower batch-norm-training, -inference and -grad to arithmetic and reductions", Run: ExpandBatchNorm, Required: true},
 	{Name: hlo.RngBitGeneratorExpander, Summary: "lower rng-bit-generator to Philox or Threefry in integer ops", Run: ExpandRngBitGenerator, Required: true},
+	{Name: hlo.ReducePrecisionExpander, Summary: "lower reduce-precision to integer rounding on the float's bits", Run: ExpandReducePrecision, Required: true},
+	{Name: hlo.DimensionSizeExpander, Summary: "replace get-dimension-size of static shapes by s32 constants", Run: ExpandDimensionSizes, Required: true},
 	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
@@ -41,6 +43,8 @@ var Pipeline = []Pass{
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
 	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
 	{Name: "remat", Summary: "recompute values instead of keeping them live when over Config.MemoryBudget", Run: Rematerialize},
+	// Last of all, so that no pass before it looks through a barrier.
+	{Name: hlo.OptBarrierExpander, Summary: "replace opt-barriers by their operands, after every pass they fence", Run: ExpandOptBarriers, Required: true},
 }
 
 // Config carries what passes need to know about the target and the caller's wishes.

@@ -101,7 +101,7 @@ func newMemoryModel(c *hlo.Computation) *memoryModel {
 	for i, in := range c.Instructions {
 		mm.index[in] = i
 		switch in.Op {
-		case hlo.OpTuple, hlo.OpGetTupleElement:
+		case hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier: // aliases of their operands' buffers
 			for _, op := range in.Operands {
 				mm.sources[in] = appendNew(mm.sources[in], mm.sources[op]...)
 			}

@@ -18,7 +18,8 @@ import (
 // type), so their f16/bf16 results need no rounding.
 var exactOps = map[hlo.Opcode]bool{
 	hlo.OpNegate: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpFloor: true, hlo.OpCeil: true,
-	hlo.OpRoundNearestEven: true, hlo.OpMaximum: true, hlo.OpMinimum: true,
+	hlo.OpRoundNearestEven: true, hlo.OpMaximum: true, hlo.OpMinimum: true, hlo.OpRoundNearestAfz: true,
+	hlo.OpReal: true, hlo.OpImag: true,
 }
 
 func emitUnary(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
@@ -82,6 +83,16 @@ func (k *kernel) floatUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID, 
 		return f.FDiv(k.m.ConstOf(t, 1), k.sqrt(x)), nil
 	case hlo.OpIsFinite:
 		return f.LogicalNot(f.LogicalOr(f.IsNan(x), f.IsInf(x))), nil
+	case hlo.OpRoundNearestAfz:
+		return k.roundAfz(x), nil
+	case hlo.OpTan:
+		return f.FDiv(k.sinCos(x, false), k.sinCos(x, true)), nil
+	case hlo.OpErf:
+		return k.erf(x), nil
+	case hlo.OpReal: // of a real number: itself
+		return x, nil
+	case hlo.OpImag: // of a real number: +0
+		return k.m.ConstOf(t, 0), nil
 	}
 	return k.transcendental(op, dt, x)
 }
@@ -248,9 +259,9 @@ func (k *kernel) copySign(mag, sgn spirv.ID) spirv.ID {
 func (k *kernel) predBinary(op hlo.Opcode, a, b spirv.ID) (spirv.ID, error) {
 	f := k.f
 	switch op {
-	case hlo.OpAnd:
+	case hlo.OpAnd, hlo.OpMultiply, hlo.OpMinimum: // StableHLO: and on pred
 		return f.LogicalAnd(a, b), nil
-	case hlo.OpOr:
+	case hlo.OpOr, hlo.OpAdd, hlo.OpMaximum: // or on pred
 		return f.LogicalOr(a, b), nil
 	case hlo.OpXor:
 		return f.NotEqual(a, b), nil
