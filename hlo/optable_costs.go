@@ -9,7 +9,7 @@ package hlo
 // ops whose every element costs an index computation or a gather.
 var expensiveOps = []Opcode{
 	OpDivide, OpRemainder, OpPower, OpAtan2, OpExp, OpExpm1, OpLog, OpLog1p, OpSqrt,
-	OpRsqrt, OpCbrt, OpTanh, OpLogistic, OpSin, OpCos, OpGather, OpConcatenate, OpPad,
+	OpRsqrt, OpCbrt, OpTanh, OpLogistic, OpSin, OpCos, OpTan, OpErf, OpGather, OpConcatenate, OpPad,
 }
 
 var costModels = map[Opcode]CostModel{
