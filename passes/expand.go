@@ -20,8 +20,7 @@ func expandEach(m *hlo.Module, match func(*hlo.Instruction) bool,
 		if !slices.ContainsFunc(c.Instructions, match) {
 			continue
 		}
-		var err error
-		if err = expandIn(m, c, names, match, build); err != nil {
+		if err := expandIn(m, c, names, match, build); err != nil {
 			return false, err
 		}
 		changed = true
@@ -31,33 +30,18 @@ func expandEach(m *hlo.Module, match func(*hlo.Instruction) bool,
 
 func expandIn(m *hlo.Module, c *hlo.Computation, names *nameSet, match func(*hlo.Instruction) bool,
 	build func(in *hlo.Instruction) (*hlo.Computation, error)) error {
-	replaced := map[*hlo.Instruction]*hlo.Instruction{}
-	var kept []*hlo.Instruction
-	for _, in := range c.Instructions {
-		for i, op := range in.Operands {
-			if r, ok := replaced[op]; ok {
-				in.Operands[i] = r
-			}
-		}
+	_, err := replaceInOrder(c, func(in *hlo.Instruction) ([]*hlo.Instruction, *hlo.Instruction, error) {
 		if !match(in) {
-			kept = append(kept, in)
-			continue
+			return nil, nil, nil
 		}
 		body, err := build(in)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		callees := addCallees(m, c, body, names)
-		inlined, root := inline(body, in.Name, in.Operands, callees, names)
-		kept = append(kept, inlined...)
-		replaced[in] = root
-	}
-	if r, ok := replaced[c.Root]; ok {
-		c.Root = r
-	}
-	c.Instructions = kept
-	c.Renumber()
-	return nil
+		inlined, root := inline(body, in.Name, in.Operands, addCallees(m, c, body, names), names)
+		return inlined, root, nil
+	})
+	return err
 }
 
 // inline copies body's instructions (parameters become args) and returns them with
