@@ -31,18 +31,8 @@ func FuzzDifferential(f *testing.F) {
 	}
 	rt := newRuntime(f)
 	f.Fuzz(func(t *testing.T, rows, cols uint8, ops []byte) {
-		if len(ops) > 40 {
-			ops = ops[:40]
-		}
-		s := f32(int64(rows%9)+1, int64(cols%9)+1)
-		build := randgraph.Exact
-		if cols >= 128 {
-			build = randgraph.ExactLoop
-		}
-		m, err := build(ops, s)
-		if err != nil {
-			t.Fatalf("generator built an invalid graph: %v", err)
-		}
+		ops = ops[:min(len(ops), maxFuzzOps)]
+		m, s := fuzzGraph(t, rows, cols, ops)
 		rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
 		var opts []vkxla.CompileOption
 		if rows >= 128 {
@@ -85,4 +75,23 @@ func tightBudget(t *testing.T, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.Co
 		t.Fatalf("compiled under a budget of %d bytes, the plan needs %d", budget, peak)
 	}
 	return opt, true
+}
+
+// maxFuzzOps bounds the op bytes of one fuzz graph.
+const maxFuzzOps = 40
+
+// fuzzGraph decodes a fuzz input into a module of exactly rounded ops over the
+// shape it returns, f32[rows%9+1, cols%9+1]; cols ≥ 128 makes it a loop body.
+func fuzzGraph(t *testing.T, rows, cols uint8, ops []byte) (*hlo.Module, hlo.Shape) {
+	t.Helper()
+	s := f32(int64(rows%9)+1, int64(cols%9)+1)
+	build := randgraph.Exact
+	if cols >= 128 {
+		build = randgraph.ExactLoop
+	}
+	m, err := build(ops, s)
+	if err != nil {
+		t.Fatalf("generator built an invalid graph: %v", err)
+	}
+	return m, s
 }

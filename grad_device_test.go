@@ -14,7 +14,6 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 	"github.com/vkxla/vkxla/hlo/nn/train"
-	"github.com/vkxla/vkxla/internal/randgraph"
 	"github.com/vkxla/vkxla/passes"
 )
 
@@ -170,18 +169,8 @@ func FuzzGradDifferential(f *testing.F) {
 	rt := newRuntime(f)
 	names := passes.OptionalNames()
 	f.Fuzz(func(t *testing.T, rows, cols, mode uint8, ops []byte) {
-		if len(ops) > 40 {
-			ops = ops[:40]
-		}
-		s := f32(int64(rows%9)+1, int64(cols%9)+1)
-		build := randgraph.Exact
-		if cols >= 128 {
-			build = randgraph.ExactLoop
-		}
-		m, err := build(ops, s)
-		if err != nil {
-			t.Fatalf("generator built an invalid graph: %v", err)
-		}
+		ops = ops[:min(len(ops), maxFuzzOps)]
+		m, _ := fuzzGraph(t, rows, cols, ops)
 		vjp, err := autodiff.VJP(m, []int{0, 1}, nil)
 		require.NoError(t, err, "VJP of\n%s", hlo.Print(m))
 		rng := rand.New(rand.NewPCG(uint64(rows), uint64(cols)))
