@@ -84,22 +84,29 @@ func TestGradOfGrad(t *testing.T) {
 			m := build(t, []hlo.Shape{f64s()}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return tc.f(b, ps[0])
 			})
-			g, err := Grad(m, []int{0}, nil)
-			require.NoError(t, err)
-			gg, err := Grad(g, []int{0}, nil)
-			require.NoError(t, err)
-			for _, x := range tc.xs {
-				at := func(v float64) float64 {
-					out, err := cpuref.Eval(g, hlo.ScalarLiteral(v))
-					require.NoError(t, err)
-					return out.Float64(0)
-				}
-				const h = 1e-5
-				fd := (at(x+h) - at(x-h)) / (2 * h)
-				out, err := cpuref.Eval(gg, hlo.ScalarLiteral(x))
-				require.NoError(t, err)
-				require.InDelta(t, fd, out.Float64(0), fdAtol+fdRtol*math.Abs(fd), "f'' at %g", x)
-			}
+			checkGradOfGrad(t, m, tc.xs)
 		})
+	}
+}
+
+// checkGradOfGrad compares Grad(Grad(m)) of a scalar function at each x with a
+// central difference of Grad(m).
+func checkGradOfGrad(t *testing.T, m *hlo.Module, xs []float64) {
+	t.Helper()
+	g, err := Grad(m, []int{0}, nil)
+	require.NoError(t, err)
+	gg, err := Grad(g, []int{0}, nil)
+	require.NoError(t, err)
+	at := func(v float64) float64 {
+		out, err := cpuref.Eval(g, hlo.ScalarLiteral(v))
+		require.NoError(t, err)
+		return out.Float64(0)
+	}
+	for _, x := range xs {
+		const h = 1e-5
+		fd := (at(x+h) - at(x-h)) / (2 * h)
+		out, err := cpuref.Eval(gg, hlo.ScalarLiteral(x))
+		require.NoError(t, err)
+		require.InDelta(t, fd, out.Float64(0), fdAtol+fdRtol*math.Abs(fd), "f'' at %g", x)
 	}
 }

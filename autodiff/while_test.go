@@ -158,22 +158,7 @@ func TestGradOfGradThroughWhile(t *testing.T) {
 	m := build(t, []hlo.Shape{f64s()}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 		return b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0])), 1)
 	})
-	g, err := Grad(m, []int{0}, nil)
-	require.NoError(t, err)
-	gg, err := Grad(g, []int{0}, nil)
-	require.NoError(t, err)
-	for _, x := range []float64{-0.3, 0.2} {
-		at := func(v float64) float64 {
-			out, err := cpuref.Eval(g, hlo.ScalarLiteral(v))
-			require.NoError(t, err)
-			return out.Float64(0)
-		}
-		const h = 1e-5
-		fd := (at(x+h) - at(x-h)) / (2 * h)
-		out, err := cpuref.Eval(gg, hlo.ScalarLiteral(x))
-		require.NoError(t, err)
-		assert.InDelta(t, fd, out.Float64(0), fdAtol+fdRtol*math.Abs(fd), "f'' at %g", x)
-	}
+	checkGradOfGrad(t, m, []float64{-0.3, 0.2})
 }
 
 func TestLoopInvariantStateIsNotStacked(t *testing.T) {
