@@ -108,9 +108,9 @@ func (l *lowering) copyFacts() {
 
 func (l *lowering) scatterFacts() error {
 	root := l.c.Root
-	n := (len(root.Operands) - 1) / 2
-	if n == 0 || root.Attrs.Scatter == nil {
-		return fmt.Errorf("%s: scatter needs operands, indices, updates and dimension numbers", root.Name)
+	n, err := scatterOperands(root)
+	if err != nil {
+		return err
 	}
 	l.p.InPlace = operandInPlace(l.c, n)
 	l.copyFacts()

@@ -30,11 +30,21 @@ import (
 // A scatter position whose whole window does not fit in the operand is skipped
 // (cpuref and XLA's evaluator; no clamping).
 
-func (l *lowering) lowerScatter() error {
-	root := l.c.Root
+// scatterOperands is the number of operands (and of updates) of a scatter root,
+// which Lower and Facts both check before sizing anything.
+func scatterOperands(root *hlo.Instruction) (int, error) {
 	n := (len(root.Operands) - 1) / 2
 	if n == 0 || root.Attrs.Scatter == nil {
-		return fmt.Errorf("%s: scatter needs operands, indices, updates and dimension numbers", root.Name)
+		return 0, fmt.Errorf("%s: scatter needs operands, indices, updates and dimension numbers", root.Name)
+	}
+	return n, nil
+}
+
+func (l *lowering) lowerScatter() error {
+	root := l.c.Root
+	n, err := scatterOperands(root)
+	if err != nil {
+		return err
 	}
 	l.p.InPlace = operandInPlace(l.c, n)
 	if err := l.copyOperands("scatter_copy", root, n); err != nil {
