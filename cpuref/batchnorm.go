@@ -60,14 +60,6 @@ func perFeature(dt hlo.DType, vals []float64) *hlo.Literal {
 	return l
 }
 
-func literalValues(l *hlo.Literal) []float64 {
-	v := make([]float64, l.NumElements())
-	for i := range v {
-		v[i] = l.Float64(i)
-	}
-	return v
-}
-
 // normalize returns (x − mean)·rsqrt(var + ε)·scale + offset.
 func normalize(x *hlo.Literal, feat []int, mean, variance, scale, offset []float64, eps float64) *hlo.Literal {
 	y := hlo.NewLiteral(x.Shape())
@@ -81,20 +73,20 @@ func evalBatchNormTraining(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal
 	x := ops[0]
 	feat, c := featureOf(x, in.Attrs.FeatureIndex)
 	mean, variance := channelMoments(x, feat, c)
-	y := normalize(x, feat, mean, variance, literalValues(ops[1]), literalValues(ops[2]), float64(in.Attrs.Epsilon))
+	y := normalize(x, feat, mean, variance, decodeF64(ops[1]), decodeF64(ops[2]), float64(in.Attrs.Epsilon))
 	return hlo.TupleLiteral(y, perFeature(x.DType(), mean), perFeature(x.DType(), variance)), nil
 }
 
 func evalBatchNormInference(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	x := ops[0]
 	feat, _ := featureOf(x, in.Attrs.FeatureIndex)
-	return normalize(x, feat, literalValues(ops[3]), literalValues(ops[4]), literalValues(ops[1]),
-		literalValues(ops[2]), float64(in.Attrs.Epsilon)), nil
+	return normalize(x, feat, decodeF64(ops[3]), decodeF64(ops[4]), decodeF64(ops[1]),
+		decodeF64(ops[2]), float64(in.Attrs.Epsilon)), nil
 }
 
 func evalBatchNormGrad(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	x, dy := ops[0], ops[4]
-	scale, mean, variance := literalValues(ops[1]), literalValues(ops[2]), literalValues(ops[3])
+	scale, mean, variance := decodeF64(ops[1]), decodeF64(ops[2]), decodeF64(ops[3])
 	feat, c := featureOf(x, in.Attrs.FeatureIndex)
 	n := float64(len(feat)) / float64(c)
 	eps := float64(in.Attrs.Epsilon)
