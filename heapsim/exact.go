@@ -227,7 +227,7 @@ func newExactGraph(c *hlo.Computation, cfg Config) (*exactGraph, error) {
 // addKernel adds in as a kernel: its reads, bytes and in-place inputs, from the
 // program cfg.Kernels gives, by the rules of lowerKernel and noteInPlace.
 func (g *exactGraph) addKernel(in *hlo.Instruction, cfg Config, align func(int64) int64) error {
-	kc := kernelComputation(in)
+	kc := hlo.Alone(in)
 	if in.Op == hlo.OpFusion {
 		kc = fusedKernel(in)
 	}

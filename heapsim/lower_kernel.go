@@ -38,28 +38,6 @@ func (s *kernelSet) add(k *codegen.Kernel) *KernelRef {
 	return r
 }
 
-// kernelComputation wraps one instruction as a kernel computation: a parameter per
-// operand, the instruction (sharing its attributes and called computations) as root.
-func kernelComputation(in *hlo.Instruction) *hlo.Computation {
-	c := &hlo.Computation{Name: in.Name}
-	for i, op := range in.Operands {
-		p := &hlo.Instruction{
-			Name:  fmt.Sprintf("%s.p%d", in.Name, i),
-			Op:    hlo.OpParameter,
-			Shape: op.Shape,
-			Attrs: hlo.Attributes{ParameterNumber: int64(i)},
-		}
-		c.Params = append(c.Params, p)
-		c.Instructions = append(c.Instructions, p)
-	}
-	root := *in
-	root.Operands = c.Params
-	c.Instructions = append(c.Instructions, &root)
-	c.Root = &root
-	c.Renumber()
-	return c
-}
-
 // fusedKernel is a fusion's called computation named after the fusion instruction,
 // so that kernels, profiles and dumps carry the name the user sees.
 func fusedKernel(in *hlo.Instruction) *hlo.Computation {
@@ -75,7 +53,7 @@ func (l *lowering) lowerKernel(b *Block, in *hlo.Instruction, ops []Value) (Valu
 			return Value{}, fmt.Errorf("%w: %s takes a tuple operand %v", ErrUnsupported, in.Op, op.Shape)
 		}
 	}
-	kc := kernelComputation(in)
+	kc := hlo.Alone(in)
 	if in.Op == hlo.OpFusion {
 		kc = fusedKernel(in)
 	}

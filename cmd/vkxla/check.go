@@ -138,21 +138,10 @@ func (k *checker) compare(in *hlo.Instruction, km *hlo.Module, args []*hlo.Liter
 }
 
 // kernelModule is the module of one instruction: a parameter per operand
-// position, the instruction over them, and the computations it calls.
+// position, the instruction over them (hlo.Alone), and the computations it calls.
 func kernelModule(in *hlo.Instruction) (*hlo.Module, error) {
-	entry := &hlo.Computation{Name: in.Name + ".alone"}
-	operands := make([]*hlo.Instruction, len(in.Operands))
-	for i, op := range in.Operands {
-		p := &hlo.Instruction{Name: fmt.Sprintf("%s.arg%d", in.Name, i), Op: hlo.OpParameter, Shape: op.Shape,
-			Attrs: hlo.Attributes{ParameterNumber: int64(i)}}
-		entry.Params = append(entry.Params, p)
-		entry.Instructions = append(entry.Instructions, p)
-		operands[i] = p
-	}
-	alone := &hlo.Instruction{Name: in.Name, Op: in.Op, Shape: in.Shape, Operands: operands, Attrs: in.Attrs, Called: in.Called}
-	entry.Instructions = append(entry.Instructions, alone)
-	entry.Root = alone
-	entry.Renumber()
+	entry := hlo.Alone(in)
+	entry.Name = in.Name + ".alone"
 	m := &hlo.Module{Name: "check_" + in.Name, Computations: append(calledClosure(in.Called, map[*hlo.Computation]bool{}), entry), Entry: entry}
 	if err := hlo.Verify(m); err != nil {
 		return nil, fmt.Errorf("check %s: its one-instruction module: %w", in.Name, err)
