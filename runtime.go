@@ -156,13 +156,16 @@ func (rt *Runtime) Close() error {
 	return errors.Join(errs...)
 }
 
+// errRuntimeClosed is what every call on a closed (or closing) runtime returns.
+var errRuntimeClosed = fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
+
 // enter admits a call that uses the runtime's device state; it fails once Close
 // has begun. Every successful enter is paired with exit.
 func (rt *Runtime) enter() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
+		return errRuntimeClosed
 	}
 	rt.busy.Add(1)
 	return nil
@@ -208,7 +211,7 @@ func (rt *Runtime) checkOpen() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		return fmt.Errorf("vkxla: the runtime is closed (%w)", ErrClosed)
+		return errRuntimeClosed
 	}
 	return nil
 }
