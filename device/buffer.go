@@ -16,7 +16,10 @@ type Buffer struct {
 	res    resource
 	c      *C.vkx_buffer
 	size   int64
-	mapped unsafe.Pointer // C memory; nil unless host-visible
+	mapped unsafe.Pointer // C memory; nil unless host-visible; cleared when freed
+	// hostVisible is fixed at creation: HostVisible may be called while another
+	// goroutine closes the buffer.
+	hostVisible bool
 }
 
 // NewBuffer allocates a device buffer, preferring device-local memory. When that
@@ -56,7 +59,7 @@ func (d *Device) newBuffer(size int64, types []uint32, mappable uint32) (*Buffer
 	if err != nil {
 		return nil, fmt.Errorf("NewBuffer(%d bytes): %w", size, err)
 	}
-	b := &Buffer{c: c, size: size, mapped: mapped}
+	b := &Buffer{c: c, size: size, mapped: mapped, hostVisible: mapped != nil}
 	b.res.init(d, "buffer", func() {
 		C.vkx_buffer_destroy(d.c, b.c)
 		b.c, b.mapped = nil, nil
@@ -91,7 +94,7 @@ func (d *Device) checkAllocation(size int64, types []uint32) error {
 func (b *Buffer) Size() int64 { return b.size }
 
 // HostVisible reports whether the buffer is mapped, so Read and Write copy directly.
-func (b *Buffer) HostVisible() bool { return b.mapped != nil }
+func (b *Buffer) HostVisible() bool { return b.hostVisible }
 
 // Device returns the device the buffer belongs to.
 func (b *Buffer) Device() *Device { return b.res.d }

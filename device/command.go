@@ -200,25 +200,32 @@ func (cb *CommandBuffer) dispatch(k *Kernel, bindings []BufferRange, push []byte
 	if err := cb.checkDispatch(k, bindings, push, [3]uint32{x, y, z}); err != nil {
 		return err
 	}
-	cb.ranges = cb.ranges[:0]
-	for _, r := range bindings {
-		size := r.Size
-		if size == 0 {
-			size = r.Buffer.size - r.Offset
-		}
-		cb.ranges = append(cb.ranges, C.vkx_range{
-			buf: C.uintptr_t(uintptr(unsafe.Pointer(r.Buffer.c))), offset: C.uint64_t(r.Offset), size: C.uint64_t(size),
-		})
-	}
+	testHookDispatchChecked()
 	held := []*resource{&k.res}
 	for _, r := range bindings {
 		held = append(held, &r.Buffer.res)
 	}
 	return cb.holding(held, func() error {
+		// The buffers' C handles are read only once held: a buffer closed by another
+		// goroutine is freed (its handle cleared) when its last submission completes.
+		cb.ranges = cb.ranges[:0]
+		for _, r := range bindings {
+			size := r.Size
+			if size == 0 {
+				size = r.Buffer.size - r.Offset
+			}
+			cb.ranges = append(cb.ranges, C.vkx_range{
+				buf: C.uintptr_t(uintptr(unsafe.Pointer(r.Buffer.c))), offset: C.uint64_t(r.Offset), size: C.uint64_t(size),
+			})
+		}
 		return check(C.vkx_cmd_dispatch(cb.d.c, cb.c, k.c, unsafe.SliceData(cb.ranges), C.uint32_t(len(cb.ranges)),
 			unsafe.Pointer(unsafe.SliceData(push)), C.uint32_t(len(push)), C.uint32_t(x), C.uint32_t(y), C.uint32_t(z)))
 	})
 }
+
+// testHookDispatchChecked runs between a dispatch's checks and its taking hold of the
+// resources, where another goroutine may close and free them (a test sets it).
+var testHookDispatchChecked = func() {}
 
 // holding keeps rs alive while f records commands that use them (another goroutine
 // may be closing one), and on success makes the recording refer to them.

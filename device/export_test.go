@@ -11,3 +11,12 @@ func LeakOnClose(d *Device) {
 	clear(d.children)
 	d.mu.Unlock()
 }
+
+// SetDispatchCheckedHook runs f inside each Dispatch between its checks and its
+// taking hold of the kernel and buffers; nil restores the default.
+func SetDispatchCheckedHook(f func()) {
+	if f == nil {
+		f = func() {}
+	}
+	testHookDispatchChecked = f
+}

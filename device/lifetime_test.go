@@ -343,3 +343,37 @@ func submitUntilClosed(d *device.Device, k *device.Kernel, shared *device.Buffer
 		}
 	}
 }
+
+// TestConcurrentCloseDuringDispatch closes and frees a buffer on another goroutine
+// after Dispatch has checked it but before Dispatch holds it (CI's race detector
+// caught Dispatch reading the buffer's C handle there, unsynchronised with the free).
+// Dispatch must then answer ErrClosed, and HostVisible, read meanwhile, must not race
+// either. The hook waits by sleeping, not by synchronising, so that the race detector
+// sees any access of Dispatch's to the freed buffer; an attempt whose closer had not
+// run by then is repeated.
+func TestConcurrentCloseDuringDispatch(t *testing.T) {
+	d := devicetest.Open(t)
+	k := newKernel(t, d, incSPV, incSpec)
+	cb, err := d.NewCommandBuffer()
+	require.NoError(t, err)
+	defer device.SetDispatchCheckedHook(nil)
+	for attempt := range 20 {
+		buf, err := d.NewBuffer(256)
+		require.NoError(t, err)
+		require.NoError(t, cb.Begin())
+		device.SetDispatchCheckedHook(func() {
+			go func() {
+				_ = buf.HostVisible()
+				_ = buf.Close()
+			}()
+			time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
+		})
+		err = cb.Dispatch(k, []device.BufferRange{{Buffer: buf}}, devicetest.U32Bytes(64), 1, 1, 1)
+		_ = buf.HostVisible()
+		if errors.Is(err, device.ErrClosed) {
+			return
+		}
+		require.NoError(t, err)
+	}
+	t.Fatal("the closer never ran before Dispatch took hold of the buffer in 20 attempts")
+}
