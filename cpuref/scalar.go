@@ -179,21 +179,3 @@ func log(x float64) float64 {
 	}
 	return math.Log(x)
 }
-
-// pow is C's pow. For a fractional exponent math.Pow takes math.Log of x, wrong for a
-// subnormal x (see log), so such an x is scaled into the normal range:
-// x^y = (x·2^54)^y · 2^(-54y), the power of two split exactly (t + e, with a fused
-// multiply-add) and applied by Ldexp so that nothing underflows before the end.
-func pow(x, y float64) float64 {
-	if !(x > 0 && x < minNormal64) || y == math.Trunc(y) || math.IsInf(y, 0) || y != y {
-		return math.Pow(x, y)
-	}
-	t := -54 * y
-	e := math.FMA(-54, y, -t) // -54y = t + e exactly
-	n := math.Floor(t)
-	scale := math.Exp2(t-n) * (1 + e*math.Ln2)
-	if n < math.MinInt32 || n > math.MaxInt32 { // far beyond the range of float64
-		n = math.Copysign(math.MaxInt32, n)
-	}
-	return math.Ldexp(math.Pow(x*0x1p54, y)*scale, int(n))
-}
