@@ -103,62 +103,6 @@ func floatDTypes(t *testing.T, rt *vkxla.Runtime) []hlo.DType {
 	return out
 }
 
-// cpurefDeviation is a set of inputs where cpuref, which computes with Go's math
-// package, is wrong (found by this sweep on amd64, where math.Exp and math.Log are
-// assembly): the sweep expects the op's definition there instead, computed another
-// way. The deviations are cpuref's to fix; the GPU already gives the definition.
-type cpurefDeviation struct {
-	op      hlo.Opcode
-	applies func(x, y float64) bool
-	def     func(x, y float64) float64
-}
-
-// f64Deviations: only f64 inputs reach Go's math unconverted at their edges. cpuref
-// corrects Go's amd64 Exp, Log and Atan2 at theirs and computes power in
-// double-double (correctly rounded; cpuref's own tests), so f64 power is compared
-// with cpuref directly; its sine and cosine are Go's, a few ulp off where the
-// reduction cancels.
-var f64Deviations = []cpurefDeviation{
-	// math.Sin and math.Cos are several ulp off near multiples of π/2 (7 ulp at
-	// sin(float64(π))) and beyond 2^28 (25 ulp at the largest float64): every
-	// argument that needs reducing is compared with the definition.
-	{hlo.OpSin, func(x, _ float64) bool { return math.Abs(x) > math.Pi/4 && !math.IsInf(x, 0) },
-		func(x, _ float64) float64 { s, _ := bigref.SinCos(x); return s }},
-	{hlo.OpCos, func(x, _ float64) bool { return math.Abs(x) > math.Pi/4 && !math.IsInf(x, 0) },
-		func(x, _ float64) float64 { _, c := bigref.SinCos(x); return c }},
-	// math.Tan is 25 ulp off at the largest float64 too: sine over cosine of the
-	// definition, each correctly rounded, is within 1.5 ulp.
-	{hlo.OpTan, func(x, _ float64) bool { return math.Abs(x) > math.Pi/4 && !math.IsInf(x, 0) },
-		func(x, _ float64) float64 { s, c := bigref.SinCos(x); return s / c }},
-}
-
-// reference is cpuref's result for op on the inputs, with f64 deviations replaced
-// by the definition; it reports how many elements were replaced.
-func reference(t *testing.T, m *hlo.Module, op hlo.Opcode, inputs []*hlo.Literal) (*hlo.Literal, int) {
-	want, err := cpuref.Eval(m, inputs...)
-	require.NoError(t, err, "cpuref")
-	replaced := 0
-	if want.DType() != hlo.F64 {
-		return want, 0
-	}
-	for _, d := range f64Deviations {
-		if d.op != op {
-			continue
-		}
-		for i := range want.NumElements() {
-			x, y := inputs[0].Float64(i), 0.0
-			if len(inputs) > 1 {
-				y = inputs[1].Float64(i)
-			}
-			if d.applies(x, y) {
-				want.SetFloat64(i, d.def(x, y))
-				replaced++
-			}
-		}
-	}
-	return want, replaced
-}
-
 // runSweepCases runs each case on the device against reference.
 func runSweepCases(t *testing.T, rt *vkxla.Runtime, cases []sweepCase) {
 	for _, c := range cases {
@@ -175,10 +119,10 @@ func runSweepCases(t *testing.T, rt *vkxla.Runtime, cases []sweepCase) {
 				root = b.Binary(c.op, params[0], params[1])
 			}
 			m := mustBuild(t, b, root)
-			want, replaced := reference(t, m, c.op, c.inputs)
-			if replaced > 0 {
-				t.Logf("%d elements compared with the definition where cpuref deviates", replaced)
-			}
+			// cpuref is the definition here: its f64 sine, cosine, tangent and power
+			// are correctly rounded (checked against math/big in its own tests).
+			want, err := cpuref.Eval(m, c.inputs...)
+			require.NoError(t, err, "cpuref")
 			exe, err := rt.Compile(context.Background(), m)
 			require.NoError(t, err, "compile")
 			defer func() { require.NoError(t, exe.Close()) }()

@@ -125,17 +125,6 @@ func floatSign(x float64) float64 {
 // logistic is XLA's 1/(1+exp(-x)); exp overflow gives 1/inf = 0 for large -x.
 func logistic(x float64) float64 { return 1 / (1 + exp(-x)) }
 
-// tan is Go's math.Tan but below 1e-4, where math.Tan returns x itself for |x|
-// under about 1e-7 (7 ulp off at 6.6e-8): there the Maclaurin series
-// x + x³/3 + 2x⁵/15 + 17x⁷/315, whose next term is below 2^-100 of x.
-func tan(x float64) float64 {
-	if math.Abs(x) >= 1e-4 {
-		return math.Tan(x)
-	}
-	z := x * x
-	return x + x*z*(1.0/3+z*(2.0/15+z*(17.0/315)))
-}
-
 // Ln2 split so that k·ln2Hi is exact for |k| < 2^11 (fdlibm's split).
 const (
 	ln2Hi = 6.93147180369123816490e-01

@@ -65,13 +65,17 @@ func SinCos(x float64) (sin, cos float64) {
 // pi is π to enough bits for SinCos of any float64, computed once.
 var pi = sync.OnceValue(func() *big.Float { return Pi(1024 + 400) })
 
-// taylor sums sin(r) and cos(r) for |r| <= π/4 until the terms vanish at prec bits:
-// the n-th term r^n/n! goes to sin (odd n) or cos (even n), negative when ⌊n/2⌋ is odd.
+// taylor sums sin(r) and cos(r) for |r| <= π/4 until the terms vanish at prec bits
+// of the first of each (r for sine, 1 for cosine): the n-th term r^n/n! goes to sin
+// (odd n) or cos (even n), negative when ⌊n/2⌋ is odd.
 func taylor(r *big.Float, prec uint) (sin, cos *big.Float) {
 	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
 	sin, cos = nf(), nf().SetInt64(1)
 	term := nf().Set(r)
-	for n := int64(1); term.Sign() != 0 && term.MantExp(nil) > -int(prec)-8; n++ {
+	// Relative to r, not to 1: below 2^-328 the first term itself was dropped and
+	// sin(1e-149) came out 0.
+	last := min(r.MantExp(nil), 0) - int(prec) - 8
+	for n := int64(1); term.Sign() != 0 && term.MantExp(nil) > last; n++ {
 		signed := nf().Set(term)
 		if (n/2)%2 == 1 {
 			signed.Neg(signed)

@@ -32,6 +32,12 @@ func TestSinCos(t *testing.T) {
 	s, c = SinCos(-1e22)
 	assert.Equal(t, 0.8522008497671888, s)
 	assert.InDelta(t, 1, s*s+c*c, 1e-15)
+	// Tiny arguments: sin x = x and cos x = 1 once x³/6 and x²/2 are below half an ulp.
+	for _, x := range []float64{1.804401512701734e-149, -5e-324, 1e-9} {
+		s, c = SinCos(x)
+		assert.Equal(t, x, s, "sin(%v)", x)
+		assert.Equal(t, 1.0, c, "cos(%v)", x)
+	}
 }
 
 // Pow against values known exactly or from the definition: powers of two,
