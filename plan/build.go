@@ -29,6 +29,7 @@ type (
 	Constant    = heapsim.Constant
 	MemoryStats = heapsim.MemoryStats
 	LiveBuffer  = heapsim.LiveBuffer
+	Slot        = heapsim.Slot
 )
 
 // The step kinds.
