@@ -98,7 +98,7 @@ func (c *compiled) slotsOf(p *plan.Plan) {
 // binding is one run's memory for the plan's slots and the device tensors the run
 // holds.
 type binding struct {
-	ranges []arena.Range      // per slot
+	ranges []arena.Range       // per slot
 	owned  []*arena.Allocation // per slot: memory the run owns (donated or uploaded), else nil
 	staged []*DeviceTensor     // pinned until their bytes are copied into the arena
 	lent   []*DeviceTensor     // borrowed: pinned for the whole run
