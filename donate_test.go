@@ -303,6 +303,8 @@ func TestDecodeStepHoldsWeightsOnce(t *testing.T) {
 	// token, the position, the temporaries and output 0's range, and no weight.
 	assert.Equal(t, int64(weights+caches+32*4), got.Tensors.BytesInUse, got.String())
 	assert.Equal(t, st.PeakBytes, got.ExecutableBytes, got.String())
+	assert.Equal(t, int64(weights+caches+32*4)+st.PeakBytes, got.ExecutableBytes+got.Tensors.BytesInUse,
+		"the device holds the weights once, the caches once, output 0 and the plan")
 	arena := st.ParameterBytes + st.TemporaryBytes + st.ConstantBytes + st.OutputBytes - st.InPlaceBytes
 	assert.LessOrEqual(t, st.PeakBytes, alignUp(arena, 16)+16*int64(st.Buffers), "the plan holds only its own buffers: %v", st)
 	assert.Less(t, st.PeakBytes, int64(weights), "no copy of the weights: %v", st)
