@@ -13,6 +13,7 @@ import (
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/hlo/nn/train"
 	"github.com/vkxla/vkxla/targets"
 )
 
@@ -319,6 +320,16 @@ func TestDecodeStepHoldsWeightsOnce(t *testing.T) {
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
+// pooledBytes is what tensors of these literals' shapes take in the pool: each at
+// least 4 bytes, aligned to 16.
+func pooledBytes(lits ...*hlo.Literal) int64 {
+	var n int64
+	for _, l := range lits {
+		n += alignUp(max(l.Shape().ByteSize(), 4), 16)
+	}
+	return n
+}
+
 // TestConcurrentDonateAndClose: a run donating a tensor races the tensor's Close:
 // either the run wins (its output took the memory over, the tensor says it was
 // donated) or the Close does (the run fails with ErrClosed); nothing is freed twice
@@ -390,4 +401,52 @@ func TestDonationOptionErrors(t *testing.T) {
 		require.ErrorIs(t, err, vkxla.ErrInvalidArgument)
 		assert.Contains(t, err.Error(), c.want)
 	}
+}
+
+// TestTrainStepDonatesWeights: an MLP step with momentum, compiled donating its
+// weights, velocities and t (train.Step.Donating) and borrowing its batch, runs
+// from device tensors fed back step after step: each step matches cpuref from the
+// same state, the weights and state are updated in their own memory, and the
+// device holds them once.
+func TestTrainStepDonatesWeights(t *testing.T) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	step, err := train.Build(train.MLP("mlp", hlo.F32, 16, 4, 16, 3), train.SGD{LR: 0.1, Momentum: 0.9})
+	require.NoError(t, err)
+	x, labels := train.Blobs(1, hlo.F32, 16, 4, 3, 0.5)
+	m := step.Donating()
+	batchParams := []int{step.Updated, step.Updated + 1}
+	exe, err := rt.Compile(ctx, m, vkxla.WithBorrowedInputs(batchParams...))
+	require.NoError(t, err)
+	defer exe.Close()
+	state := step.Init(5)
+	var stateBytes int64
+	for _, s := range state {
+		stateBytes += s.Shape().ByteSize()
+	}
+	st := exe.MemoryStats()
+	assert.Equal(t, stateBytes, st.DonatedBytes, st.String())
+	assert.Equal(t, x.Shape().ByteSize()+labels.Shape().ByteSize(), st.BorrowedBytes, st.String())
+	assert.Equal(t, int64(0), st.ParameterBytes, "the arena holds no input: %v", st)
+
+	dev := upload(t, rt, state...)
+	batch := upload(t, rt, x, labels)
+	defer closeAll(t, batch)
+	spec := vkxla.ProgramTolerance(step.Module, hlo.F32)
+	for i := range 3 {
+		outs, err := exe.RunOnDevice(ctx, append(anys(dev), anys(batch)...)...)
+		require.NoError(t, err, "step %d", i+1)
+		got := toHost(t, outs)
+		want, err := cpuref.Eval(step.Module, append(append([]*hlo.Literal{}, state...), x, labels)...)
+		require.NoError(t, err)
+		for k, w := range want.Leaves() {
+			require.NoError(t, spec.Check(got[k], w), "step %d, output %d", i+1, k)
+		}
+		require.NoError(t, outs[0].Close())
+		inUse := rt.MemoryStats().Tensors.BytesInUse
+		assert.Equal(t, pooledBytes(append(state, x, labels)...), inUse,
+			"step %d: the weights and state once (the outputs in the donated memory) and the batch", i+1)
+		dev, state = outs[1:], got[1:]
+	}
+	closeAll(t, dev)
 }

@@ -130,6 +130,21 @@ func Build(model Model, opt Optimizer) (*Step, error) {
 	return step, nil
 }
 
+// Donating returns the step's module with input_output_alias making output k+1
+// must-alias input k for every k < Updated, as jax.jit(step, donate_argnums=…)
+// compiles it: the parameters, the optimizer state and t are donated, and each
+// update is written over the input it replaces (copied over after the last step
+// where the update cannot be written in place). A runtime then holds the weights
+// and state once.
+func (s *Step) Donating() *hlo.Module {
+	m := s.Module.Clone()
+	m.InputOutputAlias = make([]hlo.InputOutputAlias, s.Updated)
+	for k := range s.Updated {
+		m.InputOutputAlias[k] = hlo.InputOutputAlias{Output: []int64{int64(k + 1)}, Param: int64(k), Kind: hlo.MustAlias}
+	}
+	return m
+}
+
 // inline adds c's instructions to b over the given arguments (c's parameters)
 // and returns c's root there: the value-and-grad module becomes part of the step,
 // so that the passes see one flat graph (no call to optimise across).
