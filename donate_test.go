@@ -165,6 +165,11 @@ func TestDonationMatchesCPU(t *testing.T) {
 		kc, vc = outs[1], outs[2]
 	}
 	closeAll(t, []*vkxla.DeviceTensor{kc, vc})
+	if rt.Device().Caps().TimestampsSupported {
+		p, err := exe.Profile()
+		require.NoError(t, err, "the profile of a run recorded for its binding")
+		assert.NotEmpty(t, p.Kernels)
+	}
 }
 
 func closeAll(t testing.TB, ts []*vkxla.DeviceTensor) {
@@ -449,4 +454,35 @@ func TestTrainStepDonatesWeights(t *testing.T) {
 		dev, state = outs[1:], got[1:]
 	}
 	closeAll(t, dev)
+}
+
+// TestAliasIntoTupleParameter: an output aliased to a leaf of a tuple parameter
+// (jax's pytree arguments as one tuple) is written over that leaf; Run uploads the
+// tuple's leaves into memory of its own and the results match cpuref.
+func TestAliasIntoTupleParameter(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule tuple_alias, input_output_alias={ {1}: (0, {1}, must-alias) }
+ENTRY %e (p: (f32[4], f32[8]), s: f32[]) -> (f32[4], f32[8]) {
+  %p = (f32[4], f32[8]) parameter(0)
+  %s = f32[] parameter(1)
+  %a = f32[4] get-tuple-element(%p), index=0
+  %b = f32[8] get-tuple-element(%p), index=1
+  %sb = f32[8] broadcast(%s), dimensions={}
+  %scaled = f32[8] multiply(%b, %sb)
+  %twice = f32[4] add(%a, %a)
+  ROOT %out = (f32[4], f32[8]) tuple(%twice, %scaled)
+}`)
+	require.NoError(t, err)
+	exe, err := rt.Compile(context.Background(), m)
+	require.NoError(t, err)
+	defer exe.Close()
+	assert.Equal(t, int64(48), exe.MemoryStats().DonatedBytes, "both leaves of the donated tuple")
+	rng := rand.New(rand.NewPCG(4, 4))
+	in := []*hlo.Literal{randomLiteral(rng, m.Entry.Params[0].Shape, unitDomain), hlo.ScalarLiteral(float32(1.5))}
+	for range 2 {
+		got, err := exe.Run(context.Background(), in...)
+		require.NoError(t, err)
+		requireOutputsMatch(t, m, got, in...)
+	}
+	assert.Equal(t, int64(0), rt.MemoryStats().Tensors.BytesInUse, "Run freed the uploads")
 }
