@@ -105,20 +105,32 @@ type binding struct {
 }
 
 // bind takes the run's device tensors: it pins those that are staged or borrowed,
-// takes the memory of donated ones (they die here) and uploads host literals of
-// slot parameters into pool memory the run owns. On error it gives back what it
-// took; donated tensors stay dead (their memory is freed).
+// uploads host literals of slot parameters into pool memory the run owns, and
+// last takes the memory of donated tensors (they die there), so that a bad input
+// kills no donated tensor. On error it gives back what it took; a donated tensor
+// already taken stays dead (its memory is freed).
 func (c *compiled) bind(ctx context.Context, inputs []any) (*binding, error) {
 	b := &binding{ranges: make([]arena.Range, len(c.slots)), owned: make([]*arena.Allocation, len(c.slots))}
 	if err := c.checkDonatedOnce(inputs); err != nil {
 		return nil, err
 	}
-	for i, in := range inputs {
-		if err := c.bindInput(ctx, b, i, in); err != nil {
-			return nil, errors.Join(fmt.Errorf("input %d: %w", i, err), b.release(c.rt))
+	for _, donated := range []bool{false, true} {
+		for i, in := range inputs {
+			if c.donatesTensor(i, in) != donated {
+				continue
+			}
+			if err := c.bindInput(ctx, b, i, in); err != nil {
+				return nil, errors.Join(fmt.Errorf("input %d: %w", i, err), b.release(c.rt))
+			}
 		}
 	}
 	return b, nil
+}
+
+// donatesTensor reports a device tensor given for a donated parameter.
+func (c *compiled) donatesTensor(i int, in any) bool {
+	_, ok := in.(*DeviceTensor)
+	return ok && c.paramSlots[i] != nil && c.slots[c.paramSlots[i][0]].Donated
 }
 
 func (c *compiled) bindInput(ctx context.Context, b *binding, i int, in any) error {
@@ -184,10 +196,10 @@ func (c *compiled) uploadSlot(ctx context.Context, b *binding, s int, lit *hlo.L
 // passes the same tensor again: the run would read memory it writes over.
 func (c *compiled) checkDonatedOnce(inputs []any) error {
 	for i, in := range inputs {
-		t, ok := in.(*DeviceTensor)
-		if !ok || c.paramSlots[i] == nil || !c.slots[c.paramSlots[i][0]].Donated {
+		if !c.donatesTensor(i, in) {
 			continue
 		}
+		t := in.(*DeviceTensor)
 		for j, other := range inputs {
 			if j != i && other == in {
 				return fmt.Errorf("%w: input %d donates device tensor %v, and input %d passes it again", ErrInvalidArgument, i, t.shape, j)

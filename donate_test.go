@@ -552,3 +552,25 @@ func aliasOutputs(m *hlo.Module, s hlo.Shape, kinds uint8) {
 		m.InputOutputAlias = append(m.InputOutputAlias, a)
 	}
 }
+
+// TestBadInputKillsNoDonatedTensor: a run whose other input is closed fails with
+// ErrClosed before it takes the donated tensor, which stays usable.
+func TestBadInputKillsNoDonatedTensor(t *testing.T) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	b := hlo.NewBuilder("add")
+	x := b.Parameter(f32(4), "x")
+	y := b.Parameter(f32(4), "y")
+	exe, err := rt.Compile(ctx, mustBuild(t, b, b.Add(x, y)), vkxla.WithDonation(0))
+	require.NoError(t, err)
+	defer exe.Close()
+	v := upload(t, rt, f32Literal(1, 2, 3, 4), f32Literal(1, 1, 1, 1))
+	require.NoError(t, v[1].Close())
+	_, err = exe.RunOnDevice(ctx, v[0], v[1])
+	require.ErrorIs(t, err, vkxla.ErrClosed)
+	assert.Contains(t, err.Error(), "input 1")
+	got, err := v[0].ToHost(ctx)
+	require.NoError(t, err, "the donated tensor was not taken")
+	assert.Equal(t, []float32{1, 2, 3, 4}, f32Values(t, got))
+	require.NoError(t, v[0].Close())
+}
