@@ -76,8 +76,8 @@ func parameters(b *hlo.Builder, ts []Tensor) []nn.X {
 // of the optimizer's slots, shaped like it), the step number t (a scalar of the
 // parameters' type: 1 for the first update), then the batch. Outputs: a flat
 // tuple (loss, parameters', state', t+1). Output k+1 replaces input k for every
-// k < Updated: a caller feeds them back as the next step's inputs, and a runtime
-// with buffer donation can write them in place.
+// k < Updated: a caller feeds them back as the next step's inputs, and Donating's
+// module lets the runtime write them in place.
 type Step struct {
 	Module *hlo.Module
 	Model  Model
