@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
 func simulateText(t *testing.T, text string, cfg heapsim.Config) *heapsim.Model {
@@ -131,4 +132,27 @@ ENTRY e {
 	assert.ErrorContains(t, err, "donated parameter 1 is out of range: the entry takes 1")
 	_, err = heapsim.Simulate(m, heapsim.Config{Donate: []int{0}, Borrow: []int{0}})
 	assert.ErrorContains(t, err, "parameter 0 is both donated and borrowed")
+}
+
+// With code generation's facts the body's elementwise update is written in place
+// over the state, which is the donated parameter's memory: the whole loop runs in
+// the caller's buffer, with no copy back.
+func TestAliasLoopUpdatesParameterInPlace(t *testing.T) {
+	model := simulateText(t, `HloModule a, input_output_alias={ {}: (0, {}, must-alias) }
+cond {
+  s = f32[64] parameter(0)
+  ROOT f = pred[] constant(false)
+}
+body {
+  s = f32[64] parameter(0)
+  ROOT n = f32[64] sine(s)
+}
+ENTRY e {
+  p = f32[64] parameter(0)
+  ROOT w = f32[64] while(p), condition=cond, body=body
+}`, heapsim.Config{Kernels: codegen.NewMemo(codegen.LavapipeTarget()).Lower})
+	text := model.String()
+	assert.Contains(t, text, `"n" block 0 [0, +256) in place over 0`, text)
+	assert.NotContains(t, text, "copy", text)
+	assert.Equal(t, int64(16), model.Stats.PeakBytes, "only the predicate is in the arena")
 }

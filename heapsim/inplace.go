@@ -104,11 +104,14 @@ type loopCarry struct {
 // (the copy of out into it aside): then out may be written over the state, which
 // makes the end-of-iteration copy a no-op (dropSelfCopies). A training loop
 // updates its weights in place instead of holding a second copy.
-func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
+func (l *lowering) updatesState(tl *timeline, owner, out, at int) bool {
 	for _, c := range l.carries {
-		if c.state != state || c.next != out {
+		// owner is the state's own memory, or a donated parameter's that the
+		// state is written over (alias.go).
+		if l.owner(c.state) != owner || c.next != out {
 			continue
 		}
+		state := c.state
 		pos := tl.pos[c.body]
 		if len(pos) == 0 {
 			return false
