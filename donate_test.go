@@ -574,3 +574,28 @@ func TestBadInputKillsNoDonatedTensor(t *testing.T) {
 	assert.Equal(t, []float32{1, 2, 3, 4}, f32Values(t, got))
 	require.NoError(t, v[0].Close())
 }
+
+// TestDonatedLoopState: jax's fori_loop dump aliases its result to its argument;
+// the loop's state then lives in the donated tensor's memory and is updated there
+// every iteration. The result matches cpuref and takes the tensor's memory over.
+func TestDonatedLoopState(t *testing.T) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	m, err := hlo.ParseModuleFile("hlo/testdata/xla/while_loop.hlo")
+	require.NoError(t, err)
+	require.Len(t, m.InputOutputAlias, 1)
+	exe, err := rt.Compile(ctx, m)
+	require.NoError(t, err)
+	defer exe.Close()
+	st := exe.MemoryStats()
+	assert.Equal(t, int64(32), st.DonatedBytes)
+	assert.Less(t, st.PeakBytes, int64(64), "the f32[8] state is not in the arena: %v", st)
+	in := randomLiteral(rand.New(rand.NewPCG(9, 9)), m.Entry.Params[0].Shape, unitDomain)
+	x := upload(t, rt, in)[0]
+	inUse := rt.MemoryStats().Tensors.BytesInUse
+	outs, err := exe.RunOnDevice(ctx, x)
+	require.NoError(t, err)
+	assert.Equal(t, inUse, rt.MemoryStats().Tensors.BytesInUse, "the result took the donated memory over")
+	requireOutputsMatch(t, m, toHost(t, outs), in)
+	closeAll(t, outs)
+}
