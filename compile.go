@@ -21,11 +21,13 @@ type compileConfig struct {
 	profile  bool
 	disabled []string // passes to skip
 	budget   int64    // device memory budget in bytes; 0: none
+	// donate and borrow are parameters in the caller's memory (donate.go).
+	donate, borrow []int
 }
 
 // key is the part of the options that changes the compiled result.
 func (c compileConfig) key() string {
-	return fmt.Sprintf("profile=%v disabled=%q budget=%d", c.profile, c.disabled, c.budget)
+	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v", c.profile, c.disabled, c.budget, c.donate, c.borrow)
 }
 
 // WithMemoryBudget makes Compile meet a device memory budget: the executable's
@@ -87,6 +89,9 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	if cfg.budget < 0 {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
 	}
+	if err := cfg.checkParamOptions(m); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
 	if cfg.noCache {
 		c, err := rt.compile(ctx, m.Clone(), cfg)
 		if err != nil {
@@ -129,6 +134,7 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	}
 	c := &compiled{rt: rt, module: m, optimized: p.Module, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
 		livePeak: p.LiveAtPeak, refs: 1}
+	c.slotsOf(p)
 	if err := c.build(ctx, p, cfg.profile); err != nil {
 		return nil, errors.Join(err, c.release())
 	}
@@ -185,6 +191,9 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 	if cfg.budget < 0 {
 		return nil, fmt.Errorf("vkxla: PlanFor %s: %w: memory budget %d bytes is negative", m.Name, ErrInvalidArgument, cfg.budget)
 	}
+	if err := cfg.checkParamOptions(m); err != nil {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+	}
 	var d *dumper
 	if dumpDir != "" {
 		if err := checkDumpDir(dumpDir); err != nil {
@@ -203,7 +212,7 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 // stop says so (ctx ended, the runtime closing), and dumps the module after every
 // pass that changed it.
 func planOptions(cfg compileConfig, d *dumper, stop func() error) plan.Options {
-	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop}
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop, Donate: cfg.donate, Borrow: cfg.borrow}
 	if d.on() {
 		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })
@@ -231,6 +240,9 @@ func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
 	}
 	if err := c.rt.stageErr(ctx); err != nil {
 		return err
+	}
+	if len(c.slots) > 0 {
+		return nil // recorded per binding of the slots, at the first Run (donate.go)
 	}
 	return c.rec.recordBlock(c.main, false)
 }

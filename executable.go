@@ -27,11 +27,22 @@ type compiled struct {
 	livePeak  []LiveBuffer
 	arena     *arena.Arena
 	rec       *recorder
+	// slots are the parameter leaves in the caller's memory (donate.go): slotOf
+	// maps each plan range to its slot or -1, paramSlots each parameter's leaves
+	// to theirs (nil for a parameter in the arena).
+	slots      []plan.Slot
+	slotOf     []int
+	paramSlots [][]int
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
 	ran  []ranSegment // the last Run's timed segments, in execution order
 	dead bool
+	// recordings are the command buffers recorded per binding of the slots, most
+	// recently used last; cur and bound are the running Run's recorder and binding.
+	recordings []recording
+	cur        *recorder
+	bound      *binding
 }
 
 // handle returns a new caller reference (the caller already counted it).
@@ -47,6 +58,7 @@ func (c *compiled) release() error {
 	c.dead = true
 	c.rt.untrack(c)
 	var errs []error
+	errs = append(errs, c.closeRecordings())
 	if c.rec != nil {
 		errs = append(errs, c.rec.close())
 	}
@@ -124,7 +136,7 @@ func (e *Executable) Run(ctx context.Context, inputs ...*hlo.Literal) ([]*hlo.Li
 		args[i] = in
 	}
 	var outs []*hlo.Literal
-	err := e.run(ctx, args, func(c *compiled) error {
+	err := e.run(ctx, args, func(c *compiled, _ *binding) error {
 		var err error
 		outs, err = c.downloadOutputs(ctx)
 		return err
@@ -132,9 +144,9 @@ func (e *Executable) Run(ctx context.Context, inputs ...*hlo.Literal) ([]*hlo.Li
 	return outs, err
 }
 
-// run checks the arguments, stages them, executes, and hands over to collect while
-// the executable's buffers are still held.
-func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compiled) error) error {
+// run checks the arguments, binds and stages them, executes, and hands over to
+// collect while the executable's buffers are still held.
+func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compiled, *binding) error) (err error) {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
@@ -150,26 +162,36 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	defer c.rt.exit()
-	tensors, err := c.rt.pinTensors(inputs)
+	b, err := c.bind(ctx, inputs)
 	if err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
+	defer func() {
+		if rerr := b.release(c.rt); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("vkxla: Run %s: %w", name, rerr))
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.dead {
-		return errors.Join(fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed), unpinTensors(tensors))
+		return fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed)
 	}
 	err = c.stageInputs(ctx, inputs)
 	// The tensors' bytes are in the parameter ranges now (or the run failed): a
 	// Close waiting for them may free them.
-	if err = errors.Join(err, unpinTensors(tensors)); err != nil {
+	if err = errors.Join(err, b.unstage()); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	c.ran = c.ran[:0]
+	if c.cur, err = c.recordingFor(b); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	c.bound = b
+	defer func() { c.cur, c.bound = nil, nil }()
 	if err := c.execBlock(ctx, c.main); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
-	if err := collect(c); err != nil {
+	if err := collect(c, b); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	return nil
@@ -195,7 +217,7 @@ func (c *compiled) checkInputs(inputs []any) error {
 
 // execBlock runs a block's segments in order.
 func (c *compiled) execBlock(ctx context.Context, b *plan.Block) error {
-	segs := c.rec.segments[b]
+	segs := c.cur.segments[b]
 	for i := range segs {
 		seg := &segs[i]
 		if err := ctx.Err(); err != nil {
@@ -264,7 +286,7 @@ func (c *compiled) execWhile(ctx context.Context, st *plan.Step) error {
 // readInt downloads a scalar pred or integer.
 func (c *compiled) readInt(ctx context.Context, rng int, dt hlo.DType) (int64, error) {
 	lit := hlo.NewLiteral(hlo.Scalar(dt))
-	if err := c.arena.Download(ctx, c.arena.PlanRange(rng), lit.Bytes()); err != nil {
+	if err := c.download(ctx, rng, lit.Bytes()); err != nil {
 		return 0, err
 	}
 	return lit.Int64(0), nil
@@ -279,7 +301,7 @@ func (c *compiled) downloadOutputs(ctx context.Context) ([]*hlo.Literal, error) 
 		if s.ByteSize() == 0 {
 			continue
 		}
-		if err := c.arena.Download(ctx, c.arena.PlanRange(c.root.Leaves[i]), outs[i].Bytes()); err != nil {
+		if err := c.download(ctx, c.root.Leaves[i], outs[i].Bytes()); err != nil {
 			return nil, fmt.Errorf("output %d: %w", i, err)
 		}
 	}

@@ -30,6 +30,8 @@ type recorder struct {
 	timed   bool
 	// segments are each block's recorded command buffers and control steps.
 	segments map[*plan.Block][]segment
+	// bound maps the plan's slots to the run's memory (donate.go); nil: none.
+	bound *slotBinding
 }
 
 func (r *recorder) createKernels(refs []*plan.KernelRef) error {
@@ -116,11 +118,11 @@ func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 // command is a plan step as the device records it, on the placed arena.
 func (r *recorder) command(st plan.Step) device.Command {
 	if st.Kind == plan.StepCopy {
-		return device.Command{Src: r.arena.PlanRange(st.Src).BufferRange(), Dst: r.arena.PlanRange(st.Dst).BufferRange()}
+		return device.Command{Src: r.bufferRange(st.Src), Dst: r.bufferRange(st.Dst)}
 	}
 	bindings := make([]device.BufferRange, len(st.Args))
 	for i, a := range st.Args {
-		bindings[i] = r.arena.PlanRange(a).BufferRange()
+		bindings[i] = r.bufferRange(a)
 	}
 	return device.Command{Kernel: r.kernels[st.Kernel], Bindings: bindings, Push: st.Push, Groups: st.Groups}
 }

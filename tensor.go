@@ -14,13 +14,15 @@ import (
 // DeviceTensor is an array that lives in device memory (the runtime's tensor pool):
 // an output of RunOnDevice that can feed the next run without a round trip through
 // the host. Close frees it; a closed tensor is ErrClosed everywhere (its memory may
-// already hold another tensor).
+// already hold another tensor), and so is a tensor donated to a run.
 type DeviceTensor struct {
 	rt    *Runtime
 	shape hlo.Shape
 	alloc arena.Allocation
 	mu    sync.Mutex
-	freed bool // Close was called
+	freed bool // Close was called, or the tensor was donated
+	// donatedTo names the module a run of which the tensor was donated to.
+	donatedTo string
 	// pins counts the calls reading the tensor now (ToHost, a run staging it);
 	// when Close comes during one, the last of them frees the memory.
 	pins int
@@ -48,10 +50,34 @@ func (t *DeviceTensor) pin() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.freed {
-		return fmt.Errorf("vkxla: device tensor %v is closed (%w)", t.shape, ErrClosed)
+		return t.deadErr()
 	}
 	t.pins++
 	return nil
+}
+
+// deadErr says why a freed tensor cannot be used; the caller holds t.mu.
+func (t *DeviceTensor) deadErr() error {
+	if t.donatedTo != "" {
+		return fmt.Errorf("vkxla: device tensor %v was donated to a run of %s (%w)", t.shape, t.donatedTo, ErrClosed)
+	}
+	return fmt.Errorf("vkxla: device tensor %v is closed (%w)", t.shape, ErrClosed)
+}
+
+// donate hands the tensor's memory to a run of module: the tensor is dead from now
+// on. A tensor another call is reading cannot be donated. The caller has entered
+// the runtime.
+func (t *DeviceTensor) donate(module string) (arena.Allocation, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.freed {
+		return arena.Allocation{}, t.deadErr()
+	}
+	if t.pins > 0 {
+		return arena.Allocation{}, fmt.Errorf("vkxla: %w: device tensor %v is being read by another call and cannot be donated", ErrInvalidArgument, t.shape)
+	}
+	t.freed, t.donatedTo = true, module
+	return t.alloc, nil
 }
 
 // unpin ends a pin, freeing the memory when Close came meanwhile.
@@ -145,26 +171,6 @@ func (rt *Runtime) newTensor(s hlo.Shape) (*DeviceTensor, error) {
 	return &DeviceTensor{rt: rt, shape: s.Clone(), alloc: a}, nil
 }
 
-// pinTensors pins every device tensor among a run's inputs, or none: a closed
-// tensor fails the run with ErrClosed, naming the input.
-func (rt *Runtime) pinTensors(inputs []any) ([]*DeviceTensor, error) {
-	var pinned []*DeviceTensor
-	for i, in := range inputs {
-		t, ok := in.(*DeviceTensor)
-		if !ok {
-			continue
-		}
-		if t.rt != rt {
-			return nil, errors.Join(fmt.Errorf("%w: input %d is a tensor of another runtime", ErrInvalidArgument, i), unpinTensors(pinned))
-		}
-		if err := t.pin(); err != nil {
-			return nil, errors.Join(fmt.Errorf("input %d: %w", i, err), unpinTensors(pinned))
-		}
-		pinned = append(pinned, t)
-	}
-	return pinned, nil
-}
-
 func unpinTensors(ts []*DeviceTensor) error {
 	var errs []error
 	for _, t := range ts {
@@ -174,12 +180,15 @@ func unpinTensors(ts []*DeviceTensor) error {
 }
 
 // RunOnDevice runs like Run, but takes host literals or device tensors as inputs and
-// leaves its outputs on the device. Device inputs are copied on the device.
+// leaves its outputs on the device. Device inputs are copied on the device, except
+// for donated parameters (WithDonation, input_output_alias), whose tensors the run
+// uses in place and kills, and borrowed ones (WithBorrowedInputs), read in place.
+// An output written over a donated tensor's memory takes that memory over.
 func (e *Executable) RunOnDevice(ctx context.Context, inputs ...any) ([]*DeviceTensor, error) {
 	var outs []*DeviceTensor
-	err := e.run(ctx, inputs, func(c *compiled) error {
+	err := e.run(ctx, inputs, func(c *compiled, b *binding) error {
 		var err error
-		outs, err = c.copyOutputsToPool(ctx)
+		outs, err = c.copyOutputsToPool(ctx, b)
 		return err
 	})
 	return outs, err
@@ -202,18 +211,22 @@ func inputShape(in any) (hlo.Shape, error) {
 	return hlo.Shape{}, fmt.Errorf("an input must be *hlo.Literal or *vkxla.DeviceTensor, not %T", in)
 }
 
-// stageInputs writes every input into its parameter ranges: literals by upload,
-// device tensors by a device copy.
+// stageInputs writes every input of a parameter in the arena into its ranges:
+// literals by upload, device tensors by a device copy. Parameters in the caller's
+// memory (slots) were bound already.
 func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 	var copies []poolCopy
 	for i, in := range inputs {
+		if c.paramSlots[i] != nil {
+			continue
+		}
 		switch x := in.(type) {
 		case *hlo.Literal:
 			if err := c.uploadLiteral(ctx, c.params[i], x); err != nil {
 				return fmt.Errorf("input %d: %w", i, err)
 			}
 		case *DeviceTensor:
-			copies = append(copies, poolCopy{pool: x.alloc.Range, plan: c.arena.PlanRange(c.params[i].Leaves[0]), size: x.shape.ByteSize(), toPool: false})
+			copies = append(copies, poolCopy{src: x.alloc.Range, dst: c.arena.PlanRange(c.params[i].Leaves[0]), size: x.shape.ByteSize()})
 		}
 	}
 	return c.rt.copyPool(ctx, copies)
@@ -230,18 +243,21 @@ func (c *compiled) uploadLiteral(ctx context.Context, v plan.Value, lit *hlo.Lit
 	return nil
 }
 
-// copyOutputsToPool copies every output leaf into a new device tensor.
-func (c *compiled) copyOutputsToPool(ctx context.Context) ([]*DeviceTensor, error) {
+// copyOutputsToPool makes every output leaf a device tensor: one written over a
+// donated tensor's memory takes it over, the others are copied into new tensors.
+func (c *compiled) copyOutputsToPool(ctx context.Context, b *binding) ([]*DeviceTensor, error) {
 	shapes := c.root.Shape.Leaves()
 	outs := make([]*DeviceTensor, 0, len(shapes))
 	var copies []poolCopy
 	for i, s := range shapes {
-		t, err := c.rt.newTensor(s)
+		t, cp, err := c.outputTensor(b, i, s)
 		if err != nil {
 			return nil, errors.Join(err, closeTensors(outs))
 		}
 		outs = append(outs, t)
-		copies = append(copies, poolCopy{pool: t.alloc.Range, plan: c.arena.PlanRange(c.root.Leaves[i]), size: s.ByteSize(), toPool: true})
+		if cp != nil {
+			copies = append(copies, *cp)
+		}
 	}
 	if err := c.rt.copyPool(ctx, copies); err != nil {
 		return nil, errors.Join(err, closeTensors(outs))
@@ -259,9 +275,8 @@ func closeTensors(ts []*DeviceTensor) error {
 
 // poolCopy is one device copy between a pool tensor and an executable's range.
 type poolCopy struct {
-	pool, plan arena.Range
-	size       int64
-	toPool     bool
+	src, dst arena.Range
+	size     int64
 }
 
 // copyPool records and submits the copies in one command buffer.
@@ -284,10 +299,7 @@ func (rt *Runtime) copyPool(ctx context.Context, copies []poolCopy) (err error) 
 		return err
 	}
 	for _, pc := range copies {
-		src, dst := pc.plan, pc.pool
-		if !pc.toPool {
-			src, dst = pc.pool, pc.plan
-		}
+		src, dst := pc.src, pc.dst
 		if pc.size == 0 {
 			continue
 		}

@@ -64,15 +64,21 @@ func sameFootprint(a, b hlo.Shape) bool {
 // memory is last used by the candidate's own dispatch (timeline order, loop-carried
 // values live to their loop's back edge), so that a chain of in-place kernels
 // keeps writing one buffer. Constants never qualify (they are uploaded once), nor
-// do the executable's outputs (they live past the last step).
+// do the executable's outputs (they live past the last step), nor borrowed
+// parameters (the caller's memory, read only).
 func (l *lowering) shareInPlace(tl *timeline) {
 	lastMem := slices.Clone(tl.last)
+	for r, o := range l.shares { // outputs written over their parameters (alias.go)
+		if o >= 0 {
+			lastMem[l.owner(r)] = max(lastMem[l.owner(r)], lastMem[r])
+		}
+	}
 	for _, c := range l.inPlace {
 		at := tl.pos[c.block][c.step]
 		taken := map[int]bool{} // one output per input: two outputs of one kernel never share
 		for _, p := range c.pairs {
 			in, out := l.owner(p[0]), p[1]
-			if taken[in] || l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant ||
+			if taken[in] || l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant || l.ext[in] == extBorrowed ||
 				l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
 				continue
 			}
@@ -98,11 +104,14 @@ type loopCarry struct {
 // (the copy of out into it aside): then out may be written over the state, which
 // makes the end-of-iteration copy a no-op (dropSelfCopies). A training loop
 // updates its weights in place instead of holding a second copy.
-func (l *lowering) updatesState(tl *timeline, state, out, at int) bool {
+func (l *lowering) updatesState(tl *timeline, owner, out, at int) bool {
 	for _, c := range l.carries {
-		if c.state != state || c.next != out {
+		// owner is the state's own memory, or a donated parameter's that the
+		// state is written over (alias.go).
+		if l.owner(c.state) != owner || c.next != out {
 			continue
 		}
+		state := c.state
 		pos := tl.pos[c.body]
 		if len(pos) == 0 {
 			return false

@@ -78,6 +78,9 @@ type lowering struct {
 	kernels   *kernelSet
 	constants []constantUpload
 	kinds     []rangeKind
+	// ext says, per range, whether it is a parameter leaf in the caller's memory
+	// (alias.go); a range shares its owner's.
+	ext []extKind
 	// shares[r] is the range whose memory range r is written over in place (see
 	// shareInPlace), or -1 when r has memory of its own.
 	shares []int
@@ -127,6 +130,7 @@ func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
 	size = max(size, 4)
 	l.plan.Ranges = append(l.plan.Ranges, alloc.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
+	l.ext = append(l.ext, extNone)
 	l.shares = append(l.shares, -1)
 	l.home = append(l.home, l.cur)
 	return len(l.plan.Ranges) - 1

@@ -14,6 +14,8 @@
 package heapsim
 
 import (
+	"slices"
+
 	"github.com/vkxla/vkxla/alloc"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"
@@ -30,6 +32,11 @@ type Config struct {
 	Kernels Kernels
 	// Limits are the allocation rules (alignment, block size); zero: DefaultLimits.
 	Limits alloc.Limits
+	// Donate lists entry parameters the caller gives up (jax.jit's donate_argnums;
+	// every parameter the module's input_output_alias names is donated too), Borrow
+	// parameters read in place from the caller's memory: the arena holds neither
+	// (alias.go).
+	Donate, Borrow []int
 }
 
 // DefaultLimits are 16-byte alignment (vkxla's floor) and blocks of 2 GiB, bindings
@@ -69,6 +76,10 @@ type Model struct {
 	Stats      MemoryStats
 	LiveAtPeak []LiveBuffer
 	l          *lowering
+	// slots are the parameter leaves in the caller's memory, slotOf each range's
+	// slot or -1 (alias.go).
+	slots  []Slot
+	slotOf []int
 }
 
 // Simulate runs the model on m as it is (its instruction order is the schedule).
@@ -87,16 +98,26 @@ func Simulate(m *hlo.Module, cfg Config) (*Model, error) {
 	for i, p := range m.Entry.Params {
 		params[i] = l.newValue(p.Name, p.Shape, rangeParam)
 	}
+	aliases, err := aliasesOf(m, cfg.Donate)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.markExternal(params, cfg.Donate, cfg.Borrow, aliases); err != nil {
+		return nil, err
+	}
 	main, root, err := l.lowerComputation(m.Entry, params)
 	if err != nil {
 		return nil, err
 	}
-	root = l.ownOutputs(main, m.Entry.Root.Name, root)
+	root = l.ownOutputs(main, m.Entry.Root.Name, root, aliasedOutputs(aliases))
+	root = l.aliasOutputs(main, m.Entry.Root.Name, root, params, aliases)
 	tl := l.buildTimeline(main, root)
 	l.shareInPlace(tl)
 	l.place(tl)
 	l.dropSelfCopies(main)
-	return &Model{Params: params, Root: root, Main: main, Stats: memoryStats(l), LiveAtPeak: livePeak(l), l: l}, nil
+	slots, slotOf := l.slotsOf(params)
+	return &Model{Params: params, Root: root, Main: main, Stats: memoryStats(l), LiveAtPeak: livePeak(l), l: l,
+		slots: slots, slotOf: slotOf}, nil
 }
 
 // Kernels are the model's distinct kernels, in first-use order.
@@ -117,11 +138,27 @@ func (m *Model) Constants() []Constant {
 	return out
 }
 
-// Arena is the buffer assignment: every buffer's block, offset and size.
-func (m *Model) Arena() *alloc.Plan { return &m.l.plan }
+// Arena is the buffer assignment: every buffer's block, offset and size. A range
+// in the caller's memory (SlotOf ≥ 0) is empty there: the arena holds none of it.
+func (m *Model) Arena() *alloc.Plan {
+	p := m.l.arenaPlan()
+	return &p
+}
 
 // BlockSizes is the size of each device allocation the plan needs (aligned).
-func (m *Model) BlockSizes() []int64 { return alignedBlocks(m.l.plan, m.l.limits) }
+func (m *Model) BlockSizes() []int64 { return alignedBlocks(m.l.arenaPlan(), m.l.limits) }
+
+// arenaPlan is the plan without the ranges in the caller's memory (empty, at the
+// start of block 0).
+func (l *lowering) arenaPlan() alloc.Plan {
+	p := alloc.Plan{Ranges: slices.Clone(l.plan.Ranges)}
+	for r := range p.Ranges {
+		if l.external(r) != extNone {
+			p.Ranges[r] = alloc.PlanRange{Name: p.Ranges[r].Name}
+		}
+	}
+	return p
+}
 
 // String prints the steps, every buffer, the statistics and what is live at the
 // peak.
@@ -147,10 +184,15 @@ func (m *Model) PeakStep(entry func(name string) bool) string {
 
 // ownOutputs makes sure no output leaf is a parameter or constant range (an entry
 // that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run; such leaves are copied into output ranges.
-func (l *lowering) ownOutputs(b *Block, name string, root Value) Value {
+// writes on the next Run; such leaves are copied into output ranges. Aliased
+// leaves are aliasOutputs' to place.
+func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int]bool) Value {
 	out := Value{Shape: root.Shape}
-	for _, r := range root.Leaves {
+	for j, r := range root.Leaves {
+		if aliased[j] {
+			out.Leaves = append(out.Leaves, r)
+			continue
+		}
 		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
 			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
@@ -198,7 +240,7 @@ func (m *Model) PeakAt() int { return m.l.peakAt }
 func (l *lowering) liveAt(t int) int64 {
 	var sum int64
 	for r, lt := range l.lives {
-		if l.shares[r] < 0 && lt.first <= t && t <= lt.last {
+		if l.shares[r] < 0 && l.ext[r] == extNone && lt.first <= t && t <= lt.last {
 			sum += l.align(l.plan.Ranges[r].Size)
 		}
 	}

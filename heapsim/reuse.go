@@ -40,9 +40,9 @@ func (l *lowering) lifetimes(tl *timeline) []lifetime {
 // its owner's.
 func (l *lowering) place(tl *timeline) {
 	lt := l.lifetimes(tl)
-	var owners []int
+	var owners []int // in the arena: the caller's memory is not placed
 	for r := range l.plan.Ranges {
-		if l.shares[r] < 0 {
+		if l.shares[r] < 0 && l.ext[r] == extNone {
 			owners = append(owners, r)
 		}
 	}
@@ -168,8 +168,9 @@ func (l *lowering) assignBlocks(owners []int, addr []int64) {
 // then, and the moment (a timeline position).
 func liveBound(l *lowering, lt []lifetime) (int64, []int, int) {
 	var events []int
+	arena := func(r int) bool { return l.shares[r] < 0 && l.ext[r] == extNone }
 	for r := range lt {
-		if l.shares[r] < 0 {
+		if arena(r) {
 			events = append(events, lt[r].first)
 		}
 	}
@@ -177,7 +178,7 @@ func liveBound(l *lowering, lt []lifetime) (int64, []int, int) {
 	for _, t := range events { // the peak is reached where some buffer starts
 		var sum int64
 		for r := range lt {
-			if l.shares[r] < 0 && lt[r].first <= t && t <= lt[r].last {
+			if arena(r) && lt[r].first <= t && t <= lt[r].last {
 				sum += l.align(l.plan.Ranges[r].Size)
 			}
 		}
@@ -187,7 +188,7 @@ func liveBound(l *lowering, lt []lifetime) (int64, []int, int) {
 	}
 	var live []int
 	for r := range lt {
-		if l.shares[r] < 0 && lt[r].first <= at && at <= lt[r].last {
+		if arena(r) && lt[r].first <= at && at <= lt[r].last {
 			live = append(live, r)
 		}
 	}

@@ -16,7 +16,8 @@ type MemoryStats struct {
 	// PeakBytes is the executable's whole device memory: the plan's blocks.
 	PeakBytes int64
 	// By role (sums of buffer sizes, before alignment). A buffer written in place
-	// over another counts in its own role too.
+	// over another counts in its own role too. Parameters in the caller's memory
+	// count in DonatedBytes or BorrowedBytes instead of ParameterBytes.
 	ParameterBytes int64
 	OutputBytes    int64
 	ConstantBytes  int64
@@ -28,29 +29,42 @@ type MemoryStats struct {
 	// (aligned): no placement of them in this order of kernels can use less.
 	// PeakBytes exceeds it only by what packing could not fit.
 	LowerBoundBytes int64
-	// Buffers counts the buffers with memory of their own.
+	// Buffers counts the buffers with memory of their own in the arena.
 	Buffers int
+	// DonatedBytes and BorrowedBytes are the parameter leaves in the caller's
+	// memory (heapsim/alias.go): donated, or read in place. The executable holds
+	// none of them (PeakBytes leaves them out).
+	DonatedBytes, BorrowedBytes int64
 }
 
 func (s MemoryStats) String() string {
-	return fmt.Sprintf("peak %d B, lower bound %d B (parameters %d, outputs %d, constants %d, temporaries %d, in place %d; %d buffers)",
+	text := fmt.Sprintf("peak %d B, lower bound %d B (parameters %d, outputs %d, constants %d, temporaries %d, in place %d; %d buffers)",
 		s.PeakBytes, s.LowerBoundBytes, s.ParameterBytes, s.OutputBytes, s.ConstantBytes, s.TemporaryBytes, s.InPlaceBytes, s.Buffers)
+	if s.DonatedBytes > 0 || s.BorrowedBytes > 0 {
+		text += fmt.Sprintf("; the caller's: donated %d, borrowed %d", s.DonatedBytes, s.BorrowedBytes)
+	}
+	return text
 }
 
 func memoryStats(l *lowering) MemoryStats {
-	s := MemoryStats{PeakBytes: alignedTotal(l.plan, l.limits), LowerBoundBytes: l.liveBound}
+	s := MemoryStats{PeakBytes: alignedTotal(l.arenaPlan(), l.limits), LowerBoundBytes: l.liveBound}
 	for i, r := range l.plan.Ranges {
-		if l.shares[i] >= 0 {
+		switch {
+		case l.shares[i] >= 0:
 			s.InPlaceBytes += r.Size
-		} else {
+		case l.ext[i] == extNone:
 			s.Buffers++
 		}
-		switch l.kinds[i] {
-		case rangeParam:
+		switch {
+		case l.kinds[i] == rangeParam && l.ext[i] == extDonated:
+			s.DonatedBytes += r.Size
+		case l.kinds[i] == rangeParam && l.ext[i] == extBorrowed:
+			s.BorrowedBytes += r.Size
+		case l.kinds[i] == rangeParam:
 			s.ParameterBytes += r.Size
-		case rangeOutput:
+		case l.kinds[i] == rangeOutput:
 			s.OutputBytes += r.Size
-		case rangeConstant:
+		case l.kinds[i] == rangeConstant:
 			s.ConstantBytes += r.Size
 		default:
 			s.TemporaryBytes += r.Size

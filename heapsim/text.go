@@ -20,6 +20,12 @@ func planText(l *lowering, main *Block) string {
 		if l.shares[i] >= 0 {
 			fmt.Fprintf(&sb, " in place over %d", l.shares[i])
 		}
+		switch l.ext[i] {
+		case extDonated:
+			sb.WriteString(" donated")
+		case extBorrowed:
+			sb.WriteString(" borrowed")
+		}
 		fmt.Fprintf(&sb, " live %s\n", lifeText(l.lives[i]))
 	}
 	fmt.Fprintf(&sb, "%v\n", memoryStats(l))

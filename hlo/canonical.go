@@ -5,7 +5,7 @@ package hlo
 // when the caller's module must stay as it was.
 func (m *Module) Clone() *Module {
 	comps := cloneComputations(m.Computations)
-	c := &Module{Name: m.Name, Computations: comps}
+	c := &Module{Name: m.Name, Computations: comps, InputOutputAlias: cloneAliases(m.InputOutputAlias)}
 	for i, orig := range m.Computations {
 		if orig == m.Entry {
 			c.Entry = comps[i]

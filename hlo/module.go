@@ -49,6 +49,9 @@ type Module struct {
 	// Computations lists every computation, callees before callers; the entry is last.
 	Computations []*Computation
 	Entry        *Computation
+	// InputOutputAlias is the header's input_output_alias: entry outputs written
+	// over parameters' storage (alias.go).
+	InputOutputAlias []InputOutputAlias
 }
 
 // Computation returns the computation with the given name, or nil.

@@ -131,7 +131,8 @@ func (p *parser) parseModule() (*Module, error) {
 	if name.kind != tokName {
 		return nil, p.errorAt(name.pos, "expected module name after 'HloModule', found %s", name.describe())
 	}
-	if err := p.skipAttributes("module header"); err != nil {
+	aliases, err := p.parseModuleAttributes()
+	if err != nil {
 		return nil, err
 	}
 	for p.peek().kind != tokEOF {
@@ -139,11 +140,12 @@ func (p *parser) parseModule() (*Module, error) {
 			return nil, err
 		}
 	}
-	return p.buildModule(strings.TrimPrefix(name.text, "%"))
+	return p.buildModule(strings.TrimPrefix(name.text, "%"), aliases)
 }
 
-// skipAttributes skips ", name=value" pairs whose values vkxla does not use (the
-// module header's entry_computation_layout, is_scheduled, … and execution_thread).
+// skipAttributes skips ", name=value" pairs whose values vkxla does not use (a
+// computation's execution_thread; the module header's are read by
+// parseModuleAttributes).
 func (p *parser) skipAttributes(where string) error {
 	for p.accept(",") {
 		name := p.next()

@@ -8,7 +8,7 @@ import (
 // Module assembly after every computation is read: the entry, called computations,
 // the callees-first order, module-unique instruction names, and the shape checks.
 
-func (p *parser) buildModule(name string) (*Module, error) {
+func (p *parser) buildModule(name string, aliases []InputOutputAlias) (*Module, error) {
 	if len(p.order) == 0 {
 		return nil, p.errorAt(len(p.src), "expected a computation, found end of input")
 	}
@@ -27,7 +27,7 @@ func (p *parser) buildModule(name string) (*Module, error) {
 	for _, c := range comps {
 		c.Renumber()
 	}
-	return &Module{Name: name, Computations: comps, Entry: entry.comp}, nil
+	return &Module{Name: name, Computations: comps, Entry: entry.comp, InputOutputAlias: aliases}, nil
 }
 
 // findEntry takes the computation marked ENTRY, or the last one when none is (XLA's

@@ -45,6 +45,9 @@ func (in *Instruction) String() string {
 
 func writeModule(sb *strings.Builder, m *Module) {
 	sb.WriteString("HloModule " + m.Name)
+	if len(m.InputOutputAlias) > 0 {
+		sb.WriteString(", input_output_alias=" + aliasText(m.InputOutputAlias))
+	}
 	if m.Entry != nil {
 		sb.WriteString(", entry_computation_layout={" + entryLayout(m.Entry) + "}")
 	}

@@ -49,6 +49,9 @@ func Verify(m *Module) error {
 			return fmt.Errorf("%w module %q: computation %q: %w", ErrVerify, m.Name, c.Name, err)
 		}
 	}
+	if _, err := ResolveAliases(m); err != nil {
+		return fmt.Errorf("%w module %q: %w", ErrVerify, m.Name, err)
+	}
 	return nil
 }
 

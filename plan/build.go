@@ -29,6 +29,7 @@ type (
 	Constant    = heapsim.Constant
 	MemoryStats = heapsim.MemoryStats
 	LiveBuffer  = heapsim.LiveBuffer
+	Slot        = heapsim.Slot
 )
 
 // The step kinds.
@@ -68,6 +69,11 @@ type Options struct {
 	// KeepLowered keeps every kernel computation and the dispatches it became
 	// (Plan.Lowered), for VKXLA_DUMP.
 	KeepLowered bool
+	// Donate and Borrow are entry parameters in the caller's memory: donated
+	// (jax.jit's donate_argnums; the module's input_output_alias donates the
+	// parameters it names too) or read in place. The arena holds none of them
+	// (heapsim.Config, heapsim/alias.go).
+	Donate, Borrow []int
 	// Stop reports why planning must stop (a context ended, a runtime closing); it
 	// is asked after the passes and after every kernel of the final lowering.
 	// nil: never.
@@ -95,7 +101,7 @@ func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 	memo := codegen.NewMemo(t.Codegen)
 	opt := m.Clone()
 	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, MemoryBudget: o.MemoryBudget,
-		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits}}
+		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits, Donate: o.Donate, Borrow: o.Borrow}}
 	if err := passes.Run(opt, pc); err != nil {
 		return nil, err
 	}
@@ -135,7 +141,7 @@ func lower(opt *hlo.Module, t Target, o Options, memo *codegen.Memo) (*Plan, err
 		}
 		return prog, nil
 	}
-	model, err := heapsim.Simulate(opt, heapsim.Config{Kernels: kernels, Limits: t.Limits})
+	model, err := heapsim.Simulate(opt, heapsim.Config{Kernels: kernels, Limits: t.Limits, Donate: o.Donate, Borrow: o.Borrow})
 	if err != nil {
 		return nil, err
 	}

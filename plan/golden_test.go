@@ -26,16 +26,37 @@ func testTarget(t *testing.T) plan.Target {
 
 // budgetOf reads a "// budget: BYTES" line from a test module (0: none).
 func budgetOf(t *testing.T, text string) int64 {
-	for _, line := range strings.Split(text, "\n") {
-		if v, ok := strings.CutPrefix(line, "// budget: "); ok {
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				t.Fatalf("budget line %q: %v", line, err)
-			}
-			return n
-		}
+	ns := intsOf(t, text, "budget")
+	if len(ns) == 0 {
+		return 0
 	}
-	return 0
+	return int64(ns[0])
+}
+
+// intsOf reads a "// key: N N …" line from a test module (nil: none).
+func intsOf(t *testing.T, text, key string) []int {
+	for _, line := range strings.Split(text, "\n") {
+		v, ok := strings.CutPrefix(line, "// "+key+": ")
+		if !ok {
+			continue
+		}
+		var ns []int
+		for _, f := range strings.Fields(v) {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("%s line %q: %v", key, line, err)
+			}
+			ns = append(ns, n)
+		}
+		return ns
+	}
+	return nil
+}
+
+// optionsOf are a test module's plan options: "// budget: BYTES", "// donate: P …"
+// and "// borrow: P …" lines.
+func optionsOf(t *testing.T, text string) plan.Options {
+	return plan.Options{MemoryBudget: budgetOf(t, text), Donate: intsOf(t, text, "donate"), Borrow: intsOf(t, text, "borrow")}
 }
 
 // TestGoldenPlans plans every testdata/golden/*.hlo for lavapipe and compares the
@@ -57,7 +78,7 @@ func TestGoldenPlans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := plan.Build(m, testTarget(t), plan.Options{MemoryBudget: budgetOf(t, string(src))})
+			p, err := plan.Build(m, testTarget(t), optionsOf(t, string(src)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -76,8 +76,8 @@ func parameters(b *hlo.Builder, ts []Tensor) []nn.X {
 // of the optimizer's slots, shaped like it), the step number t (a scalar of the
 // parameters' type: 1 for the first update), then the batch. Outputs: a flat
 // tuple (loss, parameters', state', t+1). Output k+1 replaces input k for every
-// k < Updated: a caller feeds them back as the next step's inputs, and a runtime
-// with buffer donation can write them in place.
+// k < Updated: a caller feeds them back as the next step's inputs, and Donating's
+// module lets the runtime write them in place.
 type Step struct {
 	Module *hlo.Module
 	Model  Model
@@ -128,6 +128,21 @@ func Build(model Model, opt Optimizer) (*Step, error) {
 		return nil, fmt.Errorf("train: model %q: assembling the step: %w", model.Name, err)
 	}
 	return step, nil
+}
+
+// Donating returns the step's module with input_output_alias making output k+1
+// must-alias input k for every k < Updated, as jax.jit(step, donate_argnums=…)
+// compiles it: the parameters, the optimizer state and t are donated, and each
+// update is written over the input it replaces (copied over after the last step
+// where the update cannot be written in place). A runtime then holds the weights
+// and state once.
+func (s *Step) Donating() *hlo.Module {
+	m := s.Module.Clone()
+	m.InputOutputAlias = make([]hlo.InputOutputAlias, s.Updated)
+	for k := range s.Updated {
+		m.InputOutputAlias[k] = hlo.InputOutputAlias{Output: []int64{int64(k + 1)}, Param: int64(k), Kind: hlo.MustAlias}
+	}
+	return m
 }
 
 // inline adds c's instructions to b over the given arguments (c's parameters)

@@ -253,3 +253,37 @@ func TestBuildErrors(t *testing.T) {
 		t.Fatalf("vector loss: %v, want ErrInvalidModel", err)
 	}
 }
+
+// TestDonatingAliasesEveryUpdate: the donating module aliases output k+1 to input
+// k for every updated input (parameters, state, t), must-alias, verifies, prints
+// back the same, and leaves the step's own module alone.
+func TestDonatingAliasesEveryUpdate(t *testing.T) {
+	s, err := Build(MLP("mlp", hlo.F32, 4, 3, 5, 2), SGD{LR: 0.1, Momentum: 0.9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Donating()
+	// 2 layers × (weight, bias) = 4 parameters, 4 velocities, t.
+	if s.Updated != 9 || len(m.InputOutputAlias) != 9 {
+		t.Fatalf("Updated %d, %d aliases; want 9 and 9", s.Updated, len(m.InputOutputAlias))
+	}
+	leaves, err := hlo.ResolveAliases(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, a := range leaves {
+		if a.Output != k+1 || a.Param != k || a.ParamLeaf != 0 || a.Kind != hlo.MustAlias {
+			t.Errorf("alias %d is %+v, want output %d over parameter %d, must-alias", k, a, k+1, k)
+		}
+	}
+	if err := hlo.Verify(m); err != nil {
+		t.Fatal(err)
+	}
+	again, err := hlo.ParseModule(hlo.Print(m))
+	if err != nil || hlo.Print(again) != hlo.Print(m) {
+		t.Fatalf("round trip: %v", err)
+	}
+	if s.Module.InputOutputAlias != nil {
+		t.Error("Donating changed the step's own module")
+	}
+}
