@@ -67,6 +67,11 @@ func init() {
 		hlo.OpOptBarrier:             evalOptBarrier,
 		hlo.OpReducePrecision:        evalReducePrecision,
 		hlo.OpGetDimensionSize:       evalGetDimensionSize,
+		hlo.OpMap:                    evalMap,
+		hlo.OpMulHi:                  evalMulHi,
+		hlo.OpTopK:                   evalTopK,
+		hlo.OpTriangularSolve:        evalTriangularSolve,
+		hlo.OpCholesky:               evalCholesky,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).
