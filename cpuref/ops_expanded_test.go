@@ -53,7 +53,7 @@ ENTRY e {
 	assertLit(t, vec[uint32](0xFFFFFFFE, 1, 0, 0x7FFFFFFF), mulhi("u32",
 		vec[uint32](0xFFFFFFFF, 1<<31, 7, 0xFFFFFFFF), vec[uint32](0xFFFFFFFF, 2, 9, 1<<31)))
 	// −1·1 = −1: high word −1; 2^30·4 = 2^32: 1; (−2^31)² = 2^62: 2^30; −2^31·2^30 = −2^61: −2^29.
-	assertLit(t, vec[int32](-1, 1, 1<<30, -(1 << 29)), mulhi("s32",
+	assertLit(t, vec[int32](-1, 1, 1<<30, -(1<<29)), mulhi("s32",
 		vec[int32](-1, 1<<30, math.MinInt32, math.MinInt32), vec[int32](1, 4, math.MinInt32, 1<<30)))
 	// (2^64−1)² = 2^128 − 2^65 + 1: 2^64 − 2; 2^63·4 = 2^65: 2; 3·5: 0; 2^32·2^32 = 2^64: 1.
 	assertLit(t, vec[uint64](math.MaxUint64-1, 2, 0, 1), mulhi("u64",
