@@ -3,6 +3,7 @@ package vkxla_test
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/vkxla/vkxla"
@@ -219,6 +220,62 @@ ENTRY main.3 {
   Arg_0.1 = %[1]v[2,2,2]{2,1,0} parameter(0)
   ROOT cholesky.2 = %[1]v[2,2,2]{2,1,0} cholesky(Arg_0.1), lower=true
 }`, dt), vkxla.Tolerance(hlo.OpCholesky, dt), notPD))
+	}
+	return out
+}
+
+// TestWidenedContractions: dot and convolution whose result type is wider than
+// their operands' (XLA's preferred_element_type), as quantised and mixed-precision
+// dumps print them: integer results exact, float results within the dot bound.
+func TestWidenedContractions(t *testing.T) {
+	rt := newRuntime(t)
+	g := &gen{rng: rand.New(rand.NewPCG(3, 5)), dtypes: supportedDTypes(rt.Device().Caps())}
+	for _, c := range [][2]hlo.DType{{hlo.S8, hlo.S32}, {hlo.U8, hlo.S32}, {hlo.U8, hlo.U32}, {hlo.BF16, hlo.F32},
+		{hlo.F16, hlo.F32}, {hlo.F32, hlo.F64}} {
+		if !has(g, c[0]) || !has(g, c[1]) {
+			continue
+		}
+		spec := vkxla.Tolerance(hlo.OpDot, c[1])
+		lo, hi := -1.0, 1.0
+		if !c[0].IsFloat() {
+			lo, hi = -300, 300 // every bit pattern of the narrow type, once wrapped
+		}
+		x, y := wrapLiteral(uniform(g, hlo.MakeShape(hlo.S64, 4, 64), lo, hi, 0), c[0]), wrapLiteral(uniform(g, hlo.MakeShape(hlo.S64, 64, 24), lo, hi, 0), c[0])
+		if c[0].IsFloat() {
+			x, y = uniform(g, hlo.MakeShape(c[0], 4, 64), lo, hi, 0), uniform(g, hlo.MakeShape(c[0], 64, 24), lo, hi, 0)
+		}
+		t.Run(fmt.Sprintf("dot %v→%v", c[0], c[1]), func(t *testing.T) {
+			m := textCase(t, "dot", fmt.Sprintf(`HloModule jit_quantized_matmul
+ENTRY main.4 {
+  Arg_0.1 = %[1]v[4,64]{1,0} parameter(0)
+  Arg_1.2 = %[1]v[64,24]{1,0} parameter(1)
+  ROOT dot.3 = %[2]v[4,24]{1,0} dot(Arg_0.1, Arg_1.2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, c[0], c[1]), spec).module
+			checkAgainstCPU(t, rt, m, spec, x, y)
+		})
+		k := uniform(g, hlo.MakeShape(c[0], 3, 3, 8, 5), lo/300, hi/300, 0)
+		img := uniform(g, hlo.MakeShape(c[0], 2, 9, 9, 8), lo/300, hi/300, 0)
+		if !c[0].IsFloat() {
+			k = wrapLiteral(uniform(g, hlo.MakeShape(hlo.S64, 3, 3, 8, 5), lo, hi, 0), c[0])
+			img = wrapLiteral(uniform(g, hlo.MakeShape(hlo.S64, 2, 9, 9, 8), lo, hi, 0), c[0])
+		}
+		t.Run(fmt.Sprintf("convolution %v→%v", c[0], c[1]), func(t *testing.T) {
+			m := textCase(t, "conv", fmt.Sprintf(`HloModule jit_conv_general_dilated
+ENTRY main.4 {
+  Arg_0.1 = %[1]v[2,9,9,8]{3,2,1,0} parameter(0)
+  Arg_1.2 = %[1]v[3,3,8,5]{3,2,1,0} parameter(1)
+  ROOT convolution.3 = %[2]v[2,7,7,5]{3,2,1,0} convolution(Arg_0.1, Arg_1.2), window={size=3x3}, dim_labels=b01f_01io->b01f
+}`, c[0], c[1]), spec).module
+			checkAgainstCPU(t, rt, m, spec, img, k)
+		})
+	}
+}
+
+// wrapLiteral converts an s64 literal to integer type dt, wrapping.
+func wrapLiteral(l *hlo.Literal, dt hlo.DType) *hlo.Literal {
+	out := hlo.NewLiteral(l.Shape().WithDType(dt))
+	for i := range l.NumElements() {
+		out.SetBits(i, uint64(l.Int64(i)))
 	}
 	return out
 }

@@ -11,8 +11,8 @@ func reductionRows() map[hlo.Opcode]row {
 		hlo.OpReduce:           {vjp: vjpReduce},
 		hlo.OpReduceWindow:     {vjp: vjpReduceWindow},
 		hlo.OpSelectAndScatter: arrayVJP(vjpSelectAndScatter),
-		hlo.OpDot:              arrayVJP(vjpDot),
-		hlo.OpConvolution:      arrayVJP(vjpConvolution),
+		hlo.OpDot:              arrayVJP(widened(vjpDot)),
+		hlo.OpConvolution:      arrayVJP(widened(vjpConvolution)),
 		hlo.OpSort:             {vjp: vjpSort},
 	}
 }

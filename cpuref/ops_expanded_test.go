@@ -143,3 +143,26 @@ ENTRY e {
 	assertLit(t, mat(dims(2, 2, 2), float64(2), 0, 1, 2, nan, nan, nan, nan),
 		chol(mat(dims(2, 2, 2), float64(4), 0, 2, 5, 1, 0, 2, 1), "true"))
 }
+
+// dot with a wider result type (preferred_element_type) forms each product in the
+// result type: s8 and u8 products that overflow their own type, a bf16 square
+// that bf16 cannot hold, an f32 square that needs f64.
+func TestWidenedDotByHand(t *testing.T) {
+	dot := func(in, out string, x, y *hlo.Literal) *hlo.Literal {
+		return evalText(t, `HloModule m
+ENTRY e {
+  x = `+in+`[2] parameter(0)
+  y = `+in+`[2] parameter(1)
+  ROOT d = `+out+`[] dot(x, y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`, x, y)
+	}
+	// (−128)² + 127² = 16384 + 16129.
+	assertLit(t, scalar(int32(32513)), dot("s8", "s32", vec[int8](-128, 127), vec[int8](-128, 127)))
+	// 255² + 255² = 130050.
+	assertLit(t, scalar(uint32(130050)), dot("u8", "u32", vec[uint8](255, 255), vec[uint8](255, 255)))
+	assertLit(t, scalar(int32(130050)), dot("u8", "s32", vec[uint8](255, 255), vec[uint8](255, 255)))
+	// (1 + 2^-7)² + 0 = 1 + 2^-6 + 2^-14: 15 significant bits, exact in f32.
+	assertLit(t, scalar(float32(1+1.0/64+1.0/16384)), dot("bf16", "f32", bf16s(1+1.0/128, 0), bf16s(1+1.0/128, 5)))
+	// (1 + 2^-23)² = 1 + 2^-22 + 2^-46: exact in f64.
+	assertLit(t, scalar(1+math.Ldexp(1, -22)+math.Ldexp(1, -46)), dot("f32", "f64", vec(float32(1+math.Ldexp(1, -23)), 0), vec(float32(1+math.Ldexp(1, -23)), 3)))
+}
