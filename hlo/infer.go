@@ -9,7 +9,8 @@ import (
 // builder (which infers each result), the verifier and the parser (which check each
 // declared result). The rules follow XLA's operation semantics with HLO's strictness:
 // no implicit broadcasting, operand element types equal where XLA requires it, and
-// no mixed precision.
+// no mixed precision but the widened result of a dot or convolution
+// (preferred_element_type).
 //
 // Six opcodes carry their result shape as part of the instruction because operands
 // and attributes cannot determine it: parameter (any shape), iota (its dims), broadcast

@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Shape rules of dot and convolution. Operand element types must be equal (no mixed
-// precision) and numeric.
+// Shape rules of dot and convolution. Operand element types must be equal and
+// numeric; the result type is theirs or a declared widening (contractionType).
 
 func sameNumericTypes(l, r Shape) error {
 	if l.DType != r.DType {
