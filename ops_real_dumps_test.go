@@ -21,6 +21,7 @@ func init() {
 	opCases[hlo.OpTopK] = topKCases
 	opCases[hlo.OpTriangularSolve] = triangularSolveCases
 	opCases[hlo.OpCholesky] = choleskyCases
+	opCases[hlo.OpBitcast] = layoutBitcastCases
 }
 
 // textCase parses a dump into a differential case.
@@ -276,6 +277,29 @@ func wrapLiteral(l *hlo.Literal, dt hlo.DType) *hlo.Literal {
 	out := hlo.NewLiteral(l.Shape().WithDType(dt))
 	for i := range l.NumElements() {
 		out.SetBits(i, uint64(l.Int64(i)))
+	}
+	return out
+}
+
+// layoutBitcastCases: bitcasts as layout assignment leaves them in dumps — a row-major
+// reshape, a column-major matrix read as its transpose, a rank-3 layout read flat,
+// and an s32 ↔ f32 reinterpretation inside a layout change.
+func layoutBitcastCases(t testing.TB, g *gen) []opCase {
+	x := uniform(g, hlo.MakeShape(hlo.F32, 4, 6, 5), -1, 1, 0)
+	var out []opCase
+	for _, c := range []struct{ name, from, to string }{
+		{"reshape", "f32[4,6,5]{2,1,0}", "f32[24,5]{1,0}"},
+		{"transpose", "f32[4,6,5]{0,1,2}", "f32[5,6,4]{2,1,0}"},
+		{"flatten", "f32[4,6,5]{1,2,0}", "f32[120]{0}"},
+		{"both", "f32[4,6,5]{0,2,1}", "f32[30,4]{0,1}"},
+		{"s32", "f32[4,6,5]{1,0,2}", "s32[5,24]{1,0}"},
+	} {
+		out = append(out, textCase(t, c.name, `HloModule jit_layout_bitcast
+ENTRY main.4 {
+  Arg_0.1 = `+c.from+` parameter(0)
+  bitcast.2 = `+c.to+` bitcast(Arg_0.1)
+  ROOT copy.3 = `+c.to+` copy(bitcast.2)
+}`, exact(), x))
 	}
 	return out
 }

@@ -131,7 +131,7 @@ func exactOp(op hlo.Opcode) bool {
 	switch op {
 	case hlo.OpNegate, hlo.OpAbs, hlo.OpSign, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestEven, hlo.OpRoundNearestAfz, hlo.OpReal, hlo.OpImag,
 		hlo.OpIsFinite, hlo.OpMaximum, hlo.OpMinimum, hlo.OpCompare, hlo.OpSelect, hlo.OpClamp,
-		hlo.OpConvert, hlo.OpBitcastConvert, hlo.OpSort, hlo.OpRemainder, hlo.OpTopK:
+		hlo.OpConvert, hlo.OpBitcastConvert, hlo.OpSort, hlo.OpRemainder, hlo.OpTopK, hlo.OpBitcast:
 		return true
 	}
 	return false

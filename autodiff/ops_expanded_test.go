@@ -54,5 +54,13 @@ func opsFDCases(t *testing.T) []fdCase {
 				return b.Cholesky(b.Add(spd, eye(b, 3, 3, 2)), lower)
 			}})
 	}
-	return cases
+	return append(cases, bitcastFDCase())
+}
+
+// bitcastFDCase: a column-major matrix read row-major is its transpose.
+func bitcastFDCase() fdCase {
+	return fdCase{name: "bitcast (layouts)", params: []hlo.Shape{f64s(2, 3)},
+		build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Sin(b.Bitcast(ps[0], hlo.MakeShape(hlo.F64, 3, 2), []int64{0, 1}, nil))
+		}}
 }

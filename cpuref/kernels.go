@@ -72,6 +72,7 @@ func init() {
 		hlo.OpTopK:                   evalTopK,
 		hlo.OpTriangularSolve:        evalTriangularSolve,
 		hlo.OpCholesky:               evalCholesky,
+		hlo.OpBitcast:                evalBitcast,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

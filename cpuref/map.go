@@ -73,3 +73,46 @@ func orderedLess(dt hlo.DType, a, b uint64) bool {
 	}
 	return a < b
 }
+
+// evalBitcast reads the operand's bytes in the memory order of its layout and
+// writes them in that of the result's: element idx of the result sits at the
+// memory offset its layout gives it, and the operand element at that offset is
+// found by its own layout. The bits pass unchanged.
+func evalBitcast(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	x := ops[0]
+	var ol, rl []int64
+	if l := in.Attrs.Layouts; l != nil {
+		ol, rl = l.Operand, l.Result
+	}
+	xs, rs := x.Shape(), in.Shape
+	if ol == nil {
+		ol = hlo.RowMajor(xs.Rank())
+	}
+	if rl == nil {
+		rl = hlo.RowMajor(rs.Rank())
+	}
+	out := hlo.NewLiteral(rs)
+	xStrides := xs.Strides()
+	i := 0
+	forEachIndex(rs.Dims, func(idx []int64) {
+		off := memoryOffset(rs.Dims, rl, idx)
+		var at int64
+		for _, d := range ol { // minor first: peel each operand index off the offset
+			at += off % xs.Dims[d] * xStrides[d]
+			off /= xs.Dims[d]
+		}
+		out.SetBits(i, x.Bits(int(at)))
+		i++
+	})
+	return out, nil
+}
+
+// memoryOffset is idx's position in memory under a minor-to-major layout.
+func memoryOffset(dims, layout, idx []int64) int64 {
+	var off, stride int64 = 0, 1
+	for _, d := range layout {
+		off += idx[d] * stride
+		stride *= dims[d]
+	}
+	return off
+}

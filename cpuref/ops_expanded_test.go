@@ -166,3 +166,23 @@ ENTRY e {
 	// (1 + 2^-23)² = 1 + 2^-22 + 2^-46: exact in f64.
 	assertLit(t, scalar(1+math.Ldexp(1, -22)+math.Ldexp(1, -46)), dot("f32", "f64", vec(float32(1+math.Ldexp(1, -23)), 0), vec(float32(1+math.Ldexp(1, -23)), 3)))
 }
+
+// bitcast: x = [[1,2,3],[4,5,6]] stored column-major ({0,1}) is 1,4,2,5,3,6 in
+// memory; read row-major as [3,2] that is xᵀ, as [6] the memory order itself; a
+// row-major bitcast is a reshape; an s32 → f32 bitcast passes the bits.
+func TestBitcastByHand(t *testing.T) {
+	x := mat(dims(2, 3), float32(1), 2, 3, 4, 5, 6)
+	bitcast := func(from, to string, in *hlo.Literal) *hlo.Literal {
+		return evalText(t, `HloModule m
+ENTRY e {
+  p = `+from+` parameter(0)
+  ROOT b = `+to+` bitcast(p)
+}`, in)
+	}
+	assertLit(t, mat(dims(3, 2), float32(1), 4, 2, 5, 3, 6), bitcast("f32[2,3]{0,1}", "f32[3,2]{1,0}", x))
+	assertLit(t, vec(float32(1), 4, 2, 5, 3, 6), bitcast("f32[2,3]{0,1}", "f32[6]{0}", x))
+	assertLit(t, mat(dims(3, 2), float32(1), 2, 3, 4, 5, 6), bitcast("f32[2,3]{1,0}", "f32[3,2]{1,0}", x))
+	// Both column-major: memory 1,4,2,5,3,6 read as [3,2]{0,1}: column 0 is 1,4,2.
+	assertLit(t, mat(dims(3, 2), float32(1), 5, 4, 3, 2, 6), bitcast("f32[2,3]{0,1}", "f32[3,2]{0,1}", x))
+	assertLit(t, vec(float32(1.5)), bitcast("s32[1]{0}", "f32[1]{0}", vec(int32(0x3FC00000))))
+}

@@ -53,6 +53,9 @@ type Attributes struct {
 	// Lower is cholesky's lower= too.
 	LeftSide, Lower, UnitDiagonal bool
 	TransposeA                    TransposeKind
+	// Layouts are a bitcast's operand and result layouts, as the text wrote them
+	// (nil: both row-major, the only layout of every other value).
+	Layouts *BitcastLayouts
 	// RngAlgorithm is rng-bit-generator's algorithm=.
 	RngAlgorithm RngAlgorithm
 	// ReplicaGroups are a collective's replica_groups (nil: every replica);

@@ -54,3 +54,17 @@ ENTRY main.3 {
   ROOT cholesky.2 = f32[4,4]{1,0} cholesky(Arg_0.1), lower=true
 }`
 }
+
+// Samples of bitcast: a transpose written as layouts, as XLA's layout assignment
+// leaves it in dumps.
+func init() {
+	opSamples[OpBitcast] = func(b *Builder) *Instruction {
+		return b.Bitcast(f32x23(b, "x"), MakeShape(F32, 3, 2), []int64{0, 1}, nil)
+	}
+	textSamples[OpBitcast] = `HloModule jit_transpose_bitcast
+ENTRY main.3 {
+  Arg_0.1 = f32[2,3]{0,1} parameter(0)
+  bitcast.2 = f32[3,2]{1,0} bitcast(Arg_0.1)
+  ROOT negate.3 = f32[3,2]{1,0} negate(bitcast.2)
+}`
+}

@@ -37,6 +37,8 @@ func Decompose(in *Instruction) (*Computation, error) {
 		return decomposeTriangularSolve(in)
 	case CholeskyExpander:
 		return decomposeCholesky(in)
+	case BitcastExpander:
+		return decomposeBitcast(in)
 	case OptBarrierExpander:
 		b, args := operandParams(in)
 		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes

@@ -117,6 +117,7 @@ const (
 	OpTopK
 	OpTriangularSolve
 	OpCholesky
+	OpBitcast
 	numOpcodes
 )
 
@@ -253,6 +254,7 @@ const (
 	TopKDecomposer          = "topk-decomposer"
 	TriangularSolveExpander = "triangular-solve-expander"
 	CholeskyExpander        = "cholesky-expander"
+	BitcastExpander         = "bitcast-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -396,6 +398,9 @@ var opTable = [numOpcodes]OpInfo{
 	// dynamic-slice and dynamic-update-slice inside a while.
 	OpTriangularSolve: expanded("triangular-solve", 2, TriangularSolveExpander),
 	OpCholesky:        expanded("cholesky", 1, CholeskyExpander),
+	// bitcast reinterprets its operand's bytes under its own layout: a reshape, or
+	// transposes and a reshape where a layout is not row-major.
+	OpBitcast: expanded("bitcast", 1, BitcastExpander),
 }
 
 // Info returns the op-table row of an opcode.

@@ -219,3 +219,22 @@ ENTRY e {
   ROOT l = f32[2,2,2] cholesky(a), lower=true
 }`, 0, notPD)
 }
+
+// Every pair of rank-3 operand and rank-2 or rank-3 result layouts: the expansion
+// moves each element where cpuref's memory-order definition puts it.
+func TestExpandBitcastMatchesDefinition(t *testing.T) {
+	x := hlo.NewLiteral(hlo.MakeShape(hlo.S32, 2, 3, 4))
+	for i := range x.NumElements() {
+		x.SetInt64(i, int64(i))
+	}
+	perms3 := []string{"2,1,0", "0,1,2", "1,0,2", "2,0,1", "0,2,1", "1,2,0"}
+	for _, ol := range perms3 {
+		for _, out := range []string{"s32[4,6]{1,0}", "s32[4,6]{0,1}", "s32[3,2,4]{0,2,1}", "s32[24]{0}", "f32[6,4]{0,1}"} {
+			expandedMatchesCPU(t, `HloModule m
+ENTRY e {
+  p = s32[2,3,4]{`+ol+`} parameter(0)
+  ROOT b = `+out+` bitcast(p)
+}`, 0, x)
+		}
+	}
+}
