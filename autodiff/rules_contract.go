@@ -63,7 +63,7 @@ type dotSide struct {
 // dotOperandGrad computes the cotangent of operand self from the result cotangent ct
 // and the other operand.
 func (e *engine) dotOperandGrad(ct, other *hlo.Instruction, self, oth dotSide) *hlo.Instruction {
-	ctBatch := seq(len(self.batch))
+	ctBatch := hlo.Iota64(len(self.batch))
 	ctOtherFree := make([]int64, len(oth.free))
 	for i := range oth.free {
 		ctOtherFree[i] = int64(oth.freeAt + i)

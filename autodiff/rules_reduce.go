@@ -107,11 +107,3 @@ func (e *engine) exclusivePrefixProduct(x *hlo.Instruction, dim int64) *hlo.Inst
 	return y
 }
 
-// seq returns 0, 1, …, n-1.
-func seq(n int) []int64 {
-	s := make([]int64, n)
-	for i := range s {
-		s[i] = int64(i)
-	}
-	return s
-}
