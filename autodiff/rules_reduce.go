@@ -106,4 +106,3 @@ func (e *engine) exclusivePrefixProduct(x *hlo.Instruction, dim int64) *hlo.Inst
 	}
 	return y
 }
-
