@@ -73,6 +73,7 @@ func init() {
 		hlo.OpTriangularSolve:        evalTriangularSolve,
 		hlo.OpCholesky:               evalCholesky,
 		hlo.OpBitcast:                evalBitcast,
+		hlo.OpAfterAll:               evalAfterAll,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

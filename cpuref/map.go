@@ -116,3 +116,8 @@ func memoryOffset(dims, layout, idx []int64) int64 {
 	}
 	return off
 }
+
+// evalAfterAll is a token: a value of no bytes.
+func evalAfterAll(_ *evaluator, _ *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {
+	return hlo.NewLiteral(hlo.Scalar(hlo.Token)), nil
+}

@@ -186,3 +186,22 @@ ENTRY e {
 	assertLit(t, mat(dims(3, 2), float32(1), 5, 4, 3, 2, 6), bitcast("f32[2,3]{0,1}", "f32[3,2]{0,1}", x))
 	assertLit(t, vec(float32(1.5)), bitcast("s32[1]{0}", "f32[1]{0}", vec(int32(0x3FC00000))))
 }
+
+// Tokens: a token parameter through after-all and a tuple, and a fresh token;
+// each output is token[] holding no bytes.
+func TestTokensByHand(t *testing.T) {
+	out := evalText(t, `HloModule m
+ENTRY e {
+  t = token[] parameter(0)
+  x = f32[2] parameter(1)
+  j = token[] after-all(t)
+  f = token[] after-all()
+  ROOT r = (token[], f32[2], token[]) tuple(j, x, f)
+}`, hlo.NewLiteral(hlo.Scalar(hlo.Token)), vec(float32(1), 2))
+	for _, i := range []int{0, 2} {
+		if e := out.Elems()[i]; !e.Shape().Equal(hlo.Scalar(hlo.Token)) || len(e.Bytes()) != 0 {
+			t.Errorf("output %d is %v with %d bytes, want an empty token[]", i, e.Shape(), len(e.Bytes()))
+		}
+	}
+	assertLit(t, vec(float32(1), 2), out.Elems()[1])
+}

@@ -151,7 +151,7 @@ func (m *Model) PeakStep(entry func(name string) bool) string {
 func (l *lowering) ownOutputs(b *Block, name string, root Value) Value {
 	out := Value{Shape: root.Shape}
 	for _, r := range root.Leaves {
-		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
+		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant) && !l.isToken(r) {
 			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
 			r = dst

@@ -42,7 +42,7 @@ func memoryStats(l *lowering) MemoryStats {
 	for i, r := range l.plan.Ranges {
 		if l.shares[i] >= 0 {
 			s.InPlaceBytes += r.Size
-		} else {
+		} else if !l.isToken(i) {
 			s.Buffers++
 		}
 		switch l.kinds[i] {

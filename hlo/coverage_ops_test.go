@@ -68,3 +68,18 @@ ENTRY main.3 {
   ROOT negate.3 = f32[3,2]{1,0} negate(bitcast.2)
 }`
 }
+
+// Samples of after-all: JAX's ordered effects thread a token parameter through.
+func init() {
+	opSamples[OpAfterAll] = func(b *Builder) *Instruction {
+		return b.AfterAll(b.Parameter(Scalar(Token), "t0"), b.AfterAll())
+	}
+	textSamples[OpAfterAll] = `HloModule jit_ordered_effects
+ENTRY main.6 {
+  Arg_0.1 = token[] parameter(0)
+  Arg_1.2 = f32[3]{0} parameter(1)
+  after-all.3 = token[] after-all(Arg_0.1)
+  sine.4 = f32[3]{0} sine(Arg_1.2)
+  ROOT tuple.5 = (token[], f32[3]{0}) tuple(after-all.3, sine.4)
+}`
+}

@@ -39,6 +39,8 @@ func Decompose(in *Instruction) (*Computation, error) {
 		return decomposeCholesky(in)
 	case BitcastExpander:
 		return decomposeBitcast(in)
+	case AfterAllExpander:
+		return decomposeAfterAll(in)
 	case OptBarrierExpander:
 		b, args := operandParams(in)
 		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes

@@ -127,6 +127,9 @@ func inferByOp(a *shapeArgs) (Shape, error) {
 			return Shape{}, fmt.Errorf("operand %d: %w", i, err)
 		}
 	}
+	if err := checkTokenOperands(a); err != nil {
+		return Shape{}, err
+	}
 	if a.declared == nil && ResultIsDeclared(a.op) {
 		return Shape{}, ErrDeclaredShape
 	}

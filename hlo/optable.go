@@ -118,6 +118,7 @@ const (
 	OpTriangularSolve
 	OpCholesky
 	OpBitcast
+	OpAfterAll
 	numOpcodes
 )
 
@@ -169,7 +170,7 @@ func (c TypeClass) Allows(dt DType) bool {
 	case NumericOrPred:
 		return dt.IsNumeric() || dt == Pred
 	default:
-		return dt.IsValid()
+		return dt.IsValid() && dt != Token
 	}
 }
 
@@ -255,6 +256,7 @@ const (
 	TriangularSolveExpander = "triangular-solve-expander"
 	CholeskyExpander        = "cholesky-expander"
 	BitcastExpander         = "bitcast-expander"
+	AfterAllExpander        = "after-all-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -401,6 +403,9 @@ var opTable = [numOpcodes]OpInfo{
 	// bitcast reinterprets its operand's bytes under its own layout: a reshape, or
 	// transposes and a reshape where a layout is not row-major.
 	OpBitcast: expanded("bitcast", 1, BitcastExpander),
+	// after-all joins tokens into one; on one in-order device every token is the
+	// same zero-byte value, so its expander makes a token constant.
+	OpAfterAll: expanded("after-all", Variadic, AfterAllExpander),
 }
 
 // Info returns the op-table row of an opcode.

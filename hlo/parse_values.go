@@ -591,6 +591,10 @@ func (p *parser) parseElement(l *Literal, i int) error {
 	switch {
 	case dt == Pred:
 		return p.setPred(l, i, t)
+	case dt == Token: // a token constant (after-all's expansion) holds nothing
+		if t.text != "token" {
+			return p.errorAt(t.pos, "expected token, found %s", t.describe())
+		}
 	case dt.IsSigned():
 		v, err := strconv.ParseInt(t.text, 10, dt.Bits())
 		if err != nil {

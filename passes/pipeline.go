@@ -41,6 +41,7 @@ var Pipeline = []Pass{
 	{Name: hlo.TriangularSolveExpander, Summary: "lower triangular-solve to row-by-row substitution in a while loop", Run: ExpandTriangularSolve, Required: true},
 	{Name: hlo.CholeskyExpander, Summary: "lower cholesky to a column-by-column while loop", Run: ExpandCholesky, Required: true},
 	{Name: hlo.BitcastExpander, Summary: "lower bitcasts to the reshape and transposes their layouts stand for", Run: ExpandBitcast, Required: true},
+	{Name: hlo.AfterAllExpander, Summary: "replace after-all by a token constant (tokens hold no bytes)", Run: ExpandAfterAll, Required: true},
 	{Name: "operand-upcaster", Summary: "convert the operands of dots and convolutions with a wider result type to it", Run: UpcastOperands, Required: true},
 	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
