@@ -112,6 +112,31 @@ func TestTokens(t *testing.T) {
 	assert.Empty(t, out[0].Bytes())
 }
 
+// TestTokensOnDevice: a token uploads, feeds RunOnDevice, and comes back as a
+// device tensor of no bytes.
+func TestTokensOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	ctx := context.Background()
+	m, err := hlo.ParseModule(orderedEffects)
+	require.NoError(t, err)
+	exe, err := rt.Compile(ctx, m)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	tok, err := rt.Upload(ctx, hlo.NewLiteral(hlo.Scalar(hlo.Token)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, tok.Close()) }()
+	x := hlo.NewLiteral(hlo.MakeShape(hlo.F32, 64))
+	outs, err := exe.RunOnDevice(ctx, tok, x)
+	require.NoError(t, err)
+	for _, o := range outs {
+		defer func() { require.NoError(t, o.Close()) }()
+	}
+	got, err := outs[0].ToHost(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, hlo.Scalar(hlo.Token), got.Shape())
+	assert.Empty(t, got.Bytes())
+}
+
 // The differential suite's case of after-all: the ordered-effects program.
 func init() {
 	opCases[hlo.OpAfterAll] = func(t testing.TB, g *gen) []opCase {
