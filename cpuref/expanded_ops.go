@@ -1,5 +1,8 @@
 package cpuref
 
+// Kernels of the expanded ops real dumps contain: map, mulhi, topk, bitcast and
+// after-all (triangular-solve and cholesky are in linalg.go).
+
 import (
 	"sort"
 
