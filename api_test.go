@@ -3,9 +3,11 @@ package vkxla_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/device/devicetest"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/passes"
 )
 
 // axpyModule is a*x + y over f32[n].
@@ -260,7 +263,8 @@ func TestProfileAndDump(t *testing.T) {
 		assert.Equal(t, exe.Module().Entry.Root.Name, p.Kernels[0].Instruction)
 		assert.Equal(t, 1, p.Kernels[0].Dispatches)
 	}
-	for _, name := range []string{"00-input.hlo", "01-10-fusion.hlo", "05-kernels.hlo", "10-plan.txt"} {
+	fusion := fmt.Sprintf("01-%02d-fusion.hlo", slices.Index(passes.Names(), "fusion"))
+	for _, name := range []string{"00-input.hlo", fusion, "05-kernels.hlo", "10-plan.txt"} {
 		_, err := os.Stat(filepath.Join(dir, "axpy", name))
 		assert.NoError(t, err)
 	}

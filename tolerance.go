@@ -131,7 +131,7 @@ func exactOp(op hlo.Opcode) bool {
 	switch op {
 	case hlo.OpNegate, hlo.OpAbs, hlo.OpSign, hlo.OpFloor, hlo.OpCeil, hlo.OpRoundNearestEven, hlo.OpRoundNearestAfz, hlo.OpReal, hlo.OpImag,
 		hlo.OpIsFinite, hlo.OpMaximum, hlo.OpMinimum, hlo.OpCompare, hlo.OpSelect, hlo.OpClamp,
-		hlo.OpConvert, hlo.OpBitcastConvert, hlo.OpSort, hlo.OpRemainder:
+		hlo.OpConvert, hlo.OpBitcastConvert, hlo.OpSort, hlo.OpRemainder, hlo.OpTopK, hlo.OpBitcast:
 		return true
 	}
 	return false
@@ -152,7 +152,8 @@ func opTolerance(op hlo.Opcode) ErrorSpec {
 	case hlo.OpTan: // sine over cosine: 3 ulp measured
 		return ErrorSpec{ULP: 4}
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter,
-		hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad:
+		hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad,
+		hlo.OpTriangularSolve, hlo.OpCholesky: // substitution and factorisation sum like a dot
 		return ErrorSpec{Abs: 1e-4, Rel: 1e-4}
 	case hlo.OpPower:
 		return ErrorSpec{Abs: 1e-5, Rel: 1e-4}

@@ -58,7 +58,7 @@ func expandedCases(t *testing.T) []fdCase {
 				return b.Mul(b.GetTupleElement(t, 0), b.Broadcast(b.GetTupleElement(t, 1), []int64{2, 3}, []int64{1}))
 			}},
 	}
-	return append(cases, collectiveFDCases()...)
+	return append(append(cases, collectiveFDCases()...), opsFDCases(t)...)
 }
 
 // collectiveFDCases: each collective on one replica ({{0}}).

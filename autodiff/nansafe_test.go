@@ -24,7 +24,7 @@ func gradAt(t *testing.T, m *hlo.Module, wrt []int, in ...*hlo.Literal) *hlo.Lit
 
 func sumOf(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
 	return b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(x.Shape.DType, 0)},
-		b.Reducer(hlo.OpAdd, x.Shape.DType), seq(x.Shape.Rank()))
+		b.Reducer(hlo.OpAdd, x.Shape.DType), hlo.Iota64(x.Shape.Rank()))
 }
 
 func TestPowAtZeroIsNaNSafe(t *testing.T) {

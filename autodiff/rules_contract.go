@@ -6,6 +6,31 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
+// widened differentiates a dot or convolution whose result type is wider than
+// its operands' (preferred_element_type) as the upcast contraction it is: rule
+// runs on the operands converted to the result type, and each cotangent is
+// converted back to its operand's type.
+func widened(rule arrayRule) arrayRule {
+	return func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
+		rt := n.orig.Shape.DType
+		if n.args[0].Shape.DType == rt {
+			return rule(e, n, ct)
+		}
+		up := &node{orig: n.orig, out: n.out, args: make([]*hlo.Instruction, len(n.args))}
+		for i, x := range n.args {
+			up.args[i] = e.b.Convert(x, rt)
+			e.active[up.args[i]] = e.active[x]
+		}
+		grads, err := rule(e, up, ct)
+		for i, g := range grads {
+			if g != nil {
+				grads[i] = e.b.Convert(g, n.args[i].Shape.DType)
+			}
+		}
+		return grads, err
+	}
+}
+
 // vjpDot: each operand's cotangent is a dot of the result's cotangent with the
 // other operand, contracting the other operand's free dims, then transposed into the
 // operand's dimension order. Any dimension numbers.
@@ -38,7 +63,7 @@ type dotSide struct {
 // dotOperandGrad computes the cotangent of operand self from the result cotangent ct
 // and the other operand.
 func (e *engine) dotOperandGrad(ct, other *hlo.Instruction, self, oth dotSide) *hlo.Instruction {
-	ctBatch := seq(len(self.batch))
+	ctBatch := hlo.Iota64(len(self.batch))
 	ctOtherFree := make([]int64, len(oth.free))
 	for i := range oth.free {
 		ctOtherFree[i] = int64(oth.freeAt + i)

@@ -25,8 +25,8 @@ func expandedRows() map[hlo.Opcode]row {
 	rows[hlo.OpReducePrecision] = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
 		return []*hlo.Instruction{e.b.ReducePrecision(ct, n.orig.Attrs.ExponentBits, n.orig.Attrs.MantissaBits)}, nil
 	})
-	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize} {
-		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids
+	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize, hlo.OpMulHi, hlo.OpAfterAll} {
+		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids, sizes, mulhi's integers, tokens
 	}
 	return rows
 }

@@ -11,8 +11,8 @@ func reductionRows() map[hlo.Opcode]row {
 		hlo.OpReduce:           {vjp: vjpReduce},
 		hlo.OpReduceWindow:     {vjp: vjpReduceWindow},
 		hlo.OpSelectAndScatter: arrayVJP(vjpSelectAndScatter),
-		hlo.OpDot:              arrayVJP(vjpDot),
-		hlo.OpConvolution:      arrayVJP(vjpConvolution),
+		hlo.OpDot:              arrayVJP(widened(vjpDot)),
+		hlo.OpConvolution:      arrayVJP(widened(vjpConvolution)),
 		hlo.OpSort:             {vjp: vjpSort},
 	}
 }
@@ -105,13 +105,4 @@ func (e *engine) exclusivePrefixProduct(x *hlo.Instruction, dim int64) *hlo.Inst
 		y = e.b.Mul(y, shift(y, d))
 	}
 	return y
-}
-
-// seq returns 0, 1, …, n-1.
-func seq(n int) []int64 {
-	s := make([]int64, n)
-	for i := range s {
-		s[i] = int64(i)
-	}
-	return s
 }

@@ -63,8 +63,8 @@ func (e *engine) permuteBack(g, idx *hlo.Instruction) *hlo.Instruction {
 	rank := g.Shape.Rank()
 	dt := g.Shape.DType
 	sd := hlo.ScatterDims{
-		InsertedWindowDims:       seq(rank),
-		ScatterDimsToOperandDims: seq(rank),
+		InsertedWindowDims:       hlo.Iota64(rank),
+		ScatterDimsToOperandDims: hlo.Iota64(rank),
 		IndexVectorDim:           int64(rank),
 	}
 	return e.b.Scatter([]*hlo.Instruction{e.zeros(g.Shape)}, idx, []*hlo.Instruction{g},

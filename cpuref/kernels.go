@@ -67,6 +67,13 @@ func init() {
 		hlo.OpOptBarrier:             evalOptBarrier,
 		hlo.OpReducePrecision:        evalReducePrecision,
 		hlo.OpGetDimensionSize:       evalGetDimensionSize,
+		hlo.OpMap:                    evalMap,
+		hlo.OpMulHi:                  evalMulHi,
+		hlo.OpTopK:                   evalTopK,
+		hlo.OpTriangularSolve:        evalTriangularSolve,
+		hlo.OpCholesky:               evalCholesky,
+		hlo.OpBitcast:                evalBitcast,
+		hlo.OpAfterAll:               evalAfterAll,
 	}
 	// Every unary and binary elementwise op shares one kernel; the element function
 	// is chosen by opcode and type (scalar_ops.go).

@@ -127,7 +127,16 @@ type constantUpload struct {
 // every buffer and its lifetime are known (reuse.go). Zero-size
 // buffers still get one aligned word, so every binding has a positive range.
 func (l *lowering) newRange(name string, size int64, kind rangeKind) int {
-	size = max(size, 4)
+	return l.addRange(name, max(size, 4), kind)
+}
+
+// isToken reports a token's range: the only one of no bytes (newRange gives every
+// other at least a word).
+func (l *lowering) isToken(r int) bool { return l.plan.Ranges[r].Size == 0 }
+
+// addRange adds a buffer of exactly size bytes: a token's has none, as no
+// kernel binds one (hlo.Token).
+func (l *lowering) addRange(name string, size int64, kind rangeKind) int {
 	l.plan.Ranges = append(l.plan.Ranges, alloc.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
 	l.ext = append(l.ext, extNone)
@@ -143,6 +152,10 @@ func (l *lowering) newValue(name string, shape hlo.Shape, kind rangeKind) Value 
 		n := name
 		if shape.IsTuple() {
 			n = fmt.Sprintf("%s.%d", name, i)
+		}
+		if leaf.DType == hlo.Token {
+			v.Leaves = append(v.Leaves, l.addRange(n, 0, kind))
+			continue
 		}
 		v.Leaves = append(v.Leaves, l.newRange(n, leaf.ByteSize(), kind))
 	}
@@ -229,10 +242,11 @@ func (l *lowering) rehome(from, to *Block, offset int) {
 	}
 }
 
-// copyValue appends copies of every leaf of src into dst (skipping aliases).
+// copyValue appends copies of every leaf of src into dst (skipping aliases and
+// tokens, which hold no bytes).
 func (l *lowering) copyValue(b *Block, name string, src, dst Value) {
 	for i := range src.Leaves {
-		if src.Leaves[i] != dst.Leaves[i] {
+		if src.Leaves[i] != dst.Leaves[i] && !l.isToken(src.Leaves[i]) {
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: src.Leaves[i], Dst: dst.Leaves[i]})
 		}
 	}
@@ -289,7 +303,7 @@ func (l *lowering) copyBack(b *Block, name string, next, state Value) {
 		position[r] = i
 	}
 	for i, r := range src.Leaves {
-		if j, ok := position[r]; ok && j != i {
+		if j, ok := position[r]; ok && j != i && !l.isToken(r) {
 			tmp := l.newRange(name+".swap", l.plan.Ranges[r].Size, rangeTemp)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: tmp})
 			src.Leaves[i] = tmp

@@ -193,7 +193,7 @@ func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int
 			out.Leaves = append(out.Leaves, r)
 			continue
 		}
-		if l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant {
+		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant) && !l.isToken(r) {
 			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
 			r = dst

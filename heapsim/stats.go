@@ -52,7 +52,7 @@ func memoryStats(l *lowering) MemoryStats {
 		switch {
 		case l.shares[i] >= 0:
 			s.InPlaceBytes += r.Size
-		case l.ext[i] == extNone:
+		case l.ext[i] == extNone && !l.isToken(i):
 			s.Buffers++
 		}
 		switch {

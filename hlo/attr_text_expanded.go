@@ -151,10 +151,7 @@ func (p *parser) parseIotaReplicaGroups() ([][]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	perm := make([]int64, len(dims))
-	for i := range perm {
-		perm[i] = int64(i)
-	}
+	perm := Iota64(len(dims))
 	if t := p.peek(); t.kind == tokName && t.text == "T" {
 		p.next()
 		if perm, err = p.parseParenInts(); err != nil {

@@ -46,6 +46,16 @@ type Attributes struct {
 	// ExponentBits and MantissaBits are reduce-precision's exponent_bits= and
 	// mantissa_bits=: the format its operand is rounded to.
 	ExponentBits, MantissaBits int64
+	// K and Smallest are topk's k= and largest= (Smallest is largest=false).
+	K        int64
+	Smallest bool
+	// LeftSide, Lower, UnitDiagonal and TransposeA are triangular-solve's options;
+	// Lower is cholesky's lower= too.
+	LeftSide, Lower, UnitDiagonal bool
+	TransposeA                    TransposeKind
+	// Layouts are a bitcast's operand and result layouts, as the text wrote them
+	// (nil: both row-major, the only layout of every other value).
+	Layouts *BitcastLayouts
 	// RngAlgorithm is rng-bit-generator's algorithm=.
 	RngAlgorithm RngAlgorithm
 	// ReplicaGroups are a collective's replica_groups (nil: every replica);

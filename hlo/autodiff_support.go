@@ -18,7 +18,7 @@ func (b *Builder) Reemit(in *Instruction, operands []*Instruction) *Instruction 
 	}
 	spec := opSpec{op: in.Op, operands: append([]*Instruction(nil), operands...),
 		attrs: cloneAttributes(in.Attrs), called: append([]*Computation(nil), in.Called...)}
-	if ResultIsDeclared(in.Op) {
+	if ResultIsDeclared(in.Op) || in.Op == OpDot || in.Op == OpConvolution { // a widened contraction declares its type
 		declared := in.Shape.Clone()
 		spec.result = func([]Shape) Shape { return declared }
 	}

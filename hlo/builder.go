@@ -287,6 +287,9 @@ func cloneAttributes(a Attributes) Attributes {
 			cloneInts(a.Dot.LhsContracting), cloneInts(a.Dot.RhsContracting)}
 		c.Dot = &d
 	}
+	if a.Layouts != nil {
+		c.Layouts = &BitcastLayouts{Operand: cloneInts(a.Layouts.Operand), Result: cloneInts(a.Layouts.Result)}
+	}
 	if a.Conv != nil {
 		d := *a.Conv
 		d.InputSpatial, d.KernelSpatial, d.OutputSpatial = cloneInts(d.InputSpatial),

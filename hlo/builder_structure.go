@@ -135,12 +135,28 @@ func (b *Builder) DotGeneral(lhs, rhs *Instruction, dims DotDims) *Instruction {
 	return b.emit(opSpec{op: OpDot, operands: ins(lhs, rhs), attrs: cloneAttributes(Attributes{Dot: &dims})})
 }
 
+// DotAs is DotGeneral whose result has the wider type dt (XLA's
+// preferred_element_type: s8×s8→s32, bf16×bf16→f32, f32×f32→f64, …).
+func (b *Builder) DotAs(lhs, rhs *Instruction, dims DotDims, dt DType) *Instruction {
+	return b.emit(opSpec{op: OpDot, operands: ins(lhs, rhs), attrs: cloneAttributes(Attributes{Dot: &dims}),
+		result: func([]Shape) Shape { return Shape{DType: dt} }})
+}
+
 // Conv adds a general convolution; group counts of 0 mean 1.
 func (b *Builder) Conv(input, kernel *Instruction, window []WindowDim, dims ConvDims,
 	featureGroupCount, batchGroupCount int64) *Instruction {
 	attrs := Attributes{Window: window, Conv: &dims,
 		FeatureGroupCount: max(featureGroupCount, 1), BatchGroupCount: max(batchGroupCount, 1)}
 	return b.emit(opSpec{op: OpConvolution, operands: ins(input, kernel), attrs: cloneAttributes(attrs)})
+}
+
+// ConvAs is Conv whose result has the wider type dt (preferred_element_type).
+func (b *Builder) ConvAs(input, kernel *Instruction, window []WindowDim, dims ConvDims,
+	featureGroupCount, batchGroupCount int64, dt DType) *Instruction {
+	attrs := Attributes{Window: window, Conv: &dims,
+		FeatureGroupCount: max(featureGroupCount, 1), BatchGroupCount: max(batchGroupCount, 1)}
+	return b.emit(opSpec{op: OpConvolution, operands: ins(input, kernel), attrs: cloneAttributes(attrs),
+		result: func([]Shape) Shape { return Shape{DType: dt} }})
 }
 
 // Sort sorts the operands (of one dims) along dim, ordered by comp, which takes

@@ -70,17 +70,7 @@ func expandTopK(b *Builder, call *Instruction, operands []*Instruction) (*Instru
 	if err != nil {
 		return nil, err
 	}
-	idx := b.Iota(x.Shape.WithDType(S32), int64(rank-1))
-	sorted := b.Sort([]*Instruction{x, idx}, b.Comparator(dir, x.Shape.DType, S32), int64(rank-1), true)
-	limits := append([]int64{}, x.Shape.Dims...)
-	limits[rank-1] = k
-	starts, strides := make([]int64, rank), make([]int64, rank)
-	for i := range strides {
-		strides[i] = 1
-	}
-	values := b.Slice(b.GetTupleElement(sorted, 0), starts, limits, strides)
-	indices := b.Slice(b.GetTupleElement(sorted, 1), starts, limits, strides)
-	return b.Tuple(values, indices), nil
+	return topK(b, x, k, dir), nil
 }
 
 // topKDirection reads the sort direction from the comparator or backend_config.

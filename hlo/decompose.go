@@ -6,7 +6,9 @@ import "fmt"
 // ExpandedBy is set) stands for, its parameters standing for the instruction's
 // operands: custom-calls by their registered target, batch norm by its formulas,
 // rng-bit-generator by integer ops, single-replica collectives by identities,
-// opt-barrier by its operand. The
+// opt-barrier by its operand, map by its computation's body over arrays, mulhi by
+// wide or limb products, topk by a sort, triangular-solve and cholesky by loops.
+// The
 // expander passes splice it in before code generation, and autodiff differentiates
 // it: one decomposition serves both.
 func Decompose(in *Instruction) (*Computation, error) {
@@ -25,6 +27,20 @@ func Decompose(in *Instruction) (*Computation, error) {
 		b, _ := operandParams(in)
 		x := in.Operands[0].Shape
 		return b.BuildComputation(b.ScalarConstant(S32, float64(x.Dims[in.Attrs.Dimensions[0]])))
+	case MapInliner:
+		return decomposeMap(in)
+	case MulHiExpander:
+		return decomposeMulHi(in)
+	case TopKDecomposer:
+		return decomposeTopK(in)
+	case TriangularSolveExpander:
+		return decomposeTriangularSolve(in)
+	case CholeskyExpander:
+		return decomposeCholesky(in)
+	case BitcastExpander:
+		return decomposeBitcast(in)
+	case AfterAllExpander:
+		return decomposeAfterAll(in)
 	case OptBarrierExpander:
 		b, args := operandParams(in)
 		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes

@@ -22,6 +22,10 @@ const (
 	BF16
 	F32
 	F64
+	// Token is XLA's token[]: a value of no bytes that orders side effects.
+	// Tokens pass through parameters, tuples, loops, calls, opt-barriers and
+	// custom-calls, and after-all makes them; no other op takes one.
+	Token
 	Tuple
 )
 
@@ -45,6 +49,7 @@ var dtypeInfos = [...]dtypeInfo{
 	BF16:    {"bf16", 2},
 	F32:     {"f32", 4},
 	F64:     {"f64", 8},
+	Token:   {"token", 0},
 	Tuple:   {"tuple", 0},
 }
 
@@ -70,7 +75,8 @@ func (d DType) Size() int {
 // Bits is the element width in bits.
 func (d DType) Bits() int { return 8 * d.Size() }
 
-// IsValid reports whether d is an array element type.
+// IsValid reports whether d is an array element type (Token included: token[] is
+// a scalar of no bytes).
 func (d DType) IsValid() bool { return d > Invalid && d < Tuple }
 
 // IsFloat reports f16, bf16, f32, f64.

@@ -9,7 +9,8 @@ import (
 // builder (which infers each result), the verifier and the parser (which check each
 // declared result). The rules follow XLA's operation semantics with HLO's strictness:
 // no implicit broadcasting, operand element types equal where XLA requires it, and
-// no mixed precision.
+// no mixed precision but the widened result of a dot or convolution
+// (preferred_element_type).
 //
 // Six opcodes carry their result shape as part of the instruction because operands
 // and attributes cannot determine it: parameter (any shape), iota (its dims), broadcast
@@ -23,11 +24,11 @@ var ErrDeclaredShape = errors.New("the result shape is declared by the instructi
 
 // ResultIsDeclared reports the opcodes whose result shape is not a function of the
 // operands and attributes: parameter, iota, broadcast, reshape, convert,
-// bitcast-convert, rng-bit-generator (the bits' shape) and custom-call.
+// bitcast-convert, rng-bit-generator (the bits' shape), custom-call and bitcast.
 func ResultIsDeclared(op Opcode) bool {
 	switch op {
 	case OpParameter, OpIota, OpBroadcast, OpReshape, OpConvert, OpBitcastConvert,
-		OpRngBitGenerator, OpCustomCall:
+		OpRngBitGenerator, OpCustomCall, OpBitcast:
 		return true
 	}
 	return false
@@ -125,6 +126,9 @@ func inferByOp(a *shapeArgs) (Shape, error) {
 		if err := validShape(s); err != nil {
 			return Shape{}, fmt.Errorf("operand %d: %w", i, err)
 		}
+	}
+	if err := checkTokenOperands(a); err != nil {
+		return Shape{}, err
 	}
 	if a.declared == nil && ResultIsDeclared(a.op) {
 		return Shape{}, ErrDeclaredShape

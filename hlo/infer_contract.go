@@ -5,8 +5,8 @@ import (
 	"fmt"
 )
 
-// Shape rules of dot and convolution. Operand element types must be equal (no mixed
-// precision) and numeric.
+// Shape rules of dot and convolution. Operand element types must be equal and
+// numeric; the result type is theirs or a declared widening (contractionType).
 
 func sameNumericTypes(l, r Shape) error {
 	if l.DType != r.DType {
@@ -42,7 +42,40 @@ func inferDot(a *shapeArgs) (Shape, error) {
 	}
 	out = append(out, freeDims(l, d.LhsBatch, d.LhsContracting)...)
 	out = append(out, freeDims(r, d.RhsBatch, d.RhsContracting)...)
-	return MakeShape(l.DType, out...), nil
+	dt, err := contractionType(l.DType, a.declared)
+	return MakeShape(dt, out...), err
+}
+
+// contractionType is the result type of a dot or convolution of operands of type
+// operand: the operand type, or the declared result's type where it is a widening
+// (XLA's preferred_element_type) that PreferredTypeAllowed accepts.
+func contractionType(operand DType, declared *Shape) (DType, error) {
+	if declared == nil || !declared.IsArray() || declared.DType == operand {
+		return operand, nil
+	}
+	if !PreferredTypeAllowed(operand, declared.DType) {
+		return 0, fmt.Errorf("result type %v is not a widening of the operand type %v "+
+			"(preferred element types: s8→s16/s32/s64, u8→u16/u32/u64 and wider signed types, "+
+			"bf16/f16→f32/f64, f32→f64, and so on)", declared.DType, operand)
+	}
+	return declared.DType, nil
+}
+
+// PreferredTypeAllowed reports whether a dot or convolution of operand-typed
+// operands may produce result-typed values (XLA's preferred_element_type): a
+// float widened to a wider float, an integer to a wider integer that holds all
+// its values (signed to signed; unsigned to unsigned or signed). Every product
+// is then exact in the result type.
+func PreferredTypeAllowed(operand, result DType) bool {
+	switch {
+	case operand.IsFloat() && result.IsFloat():
+		return result.Size() > operand.Size()
+	case operand.IsSigned() && result.IsSigned():
+		return result.Size() > operand.Size()
+	case operand.IsUnsigned() && result.IsInteger():
+		return result.Size() > operand.Size()
+	}
+	return false
 }
 
 func checkDotDims(l, r Shape, d *DotDims) error {
@@ -132,7 +165,8 @@ func inferConvolution(a *shapeArgs) (Shape, error) {
 	for i, d := range cd.OutputSpatial {
 		out[d] = spatialOut[i]
 	}
-	return MakeShape(in.DType, out...), nil
+	dt, err := contractionType(in.DType, a.declared)
+	return MakeShape(dt, out...), err
 }
 
 // checkConvDims checks that dim_labels name every dimension of input, kernel and

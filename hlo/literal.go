@@ -155,6 +155,8 @@ func (l *Literal) bits(i int) uint64 {
 	size := l.shape.DType.Size()
 	b := l.data[i*size : (i+1)*size]
 	switch size {
+	case 0: // a token
+		return 0
 	case 1:
 		return uint64(b[0])
 	case 2:
@@ -170,6 +172,7 @@ func (l *Literal) putBits(i int, v uint64) {
 	size := l.shape.DType.Size()
 	b := l.data[i*size : (i+1)*size]
 	switch size {
+	case 0: // a token holds nothing
 	case 1:
 		b[0] = byte(v)
 	case 2:

@@ -58,6 +58,8 @@ func FormatElement(l *Literal, i int) string {
 	switch {
 	case dt == Pred:
 		return strconv.FormatBool(l.Bool(i))
+	case dt == Token:
+		return "token"
 	case dt.IsSigned():
 		return strconv.FormatInt(l.Int64(i), 10)
 	case dt.IsUnsigned():

@@ -112,6 +112,13 @@ const (
 	OpOptBarrier
 	OpReducePrecision
 	OpGetDimensionSize
+	OpMap
+	OpMulHi
+	OpTopK
+	OpTriangularSolve
+	OpCholesky
+	OpBitcast
+	OpAfterAll
 	numOpcodes
 )
 
@@ -163,7 +170,7 @@ func (c TypeClass) Allows(dt DType) bool {
 	case NumericOrPred:
 		return dt.IsNumeric() || dt == Pred
 	default:
-		return dt.IsValid()
+		return dt.IsValid() && dt != Token
 	}
 }
 
@@ -243,6 +250,13 @@ const (
 	OptBarrierExpander      = "opt-barrier-expander"
 	ReducePrecisionExpander = "reduce-precision-expander"
 	DimensionSizeExpander   = "dimension-size-expander"
+	MapInliner              = "map-inliner"
+	MulHiExpander           = "mulhi-expander"
+	TopKDecomposer          = "topk-decomposer"
+	TriangularSolveExpander = "triangular-solve-expander"
+	CholeskyExpander        = "cholesky-expander"
+	BitcastExpander         = "bitcast-expander"
+	AfterAllExpander        = "after-all-expander"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -375,6 +389,23 @@ var opTable = [numOpcodes]OpInfo{
 	OpReducePrecision: expanded("reduce-precision", 1, ReducePrecisionExpander),
 	// get-dimension-size of a static shape is a constant.
 	OpGetDimensionSize: expanded("get-dimension-size", 1, DimensionSizeExpander),
+	// map applies a scalar computation elementwise; the inliner copies its body
+	// over whole arrays (XLA's MapInliner).
+	OpMap: expanded("map", Variadic, MapInliner, "to_apply"),
+	// mulhi is the high half of the double-width integer product.
+	OpMulHi: expanded("mulhi", 2, MulHiExpander),
+	// topk is a sort along the last dimension and two slices (XLA's TopkDecomposer).
+	OpTopK: expanded("topk", 1, TopKDecomposer),
+	// triangular-solve and cholesky loop over rows and columns with dot,
+	// dynamic-slice and dynamic-update-slice inside a while.
+	OpTriangularSolve: expanded("triangular-solve", 2, TriangularSolveExpander),
+	OpCholesky:        expanded("cholesky", 1, CholeskyExpander),
+	// bitcast reinterprets its operand's bytes under its own layout: a reshape, or
+	// transposes and a reshape where a layout is not row-major.
+	OpBitcast: expanded("bitcast", 1, BitcastExpander),
+	// after-all joins tokens into one; on one in-order device every token is the
+	// same zero-byte value, so its expander makes a token constant.
+	OpAfterAll: expanded("after-all", Variadic, AfterAllExpander),
 }
 
 // Info returns the op-table row of an opcode.

@@ -77,6 +77,9 @@ type parser struct {
 	calls   []pendingCall
 	// tupleDepth is how many tuple shapes enclose the shape being read.
 	tupleDepth int
+	// lastLayout is the minor-to-major layout of the last array shape read (nil:
+	// none written); bitcast reads its operand's and result's.
+	lastLayout []int64
 }
 
 // compText is one computation as read, before names are resolved.
@@ -106,12 +109,14 @@ type instText struct {
 	pos      int
 	isRoot   bool
 	operands []operandRef
+	layout   []int64 // the result shape's layout as written (nil: none)
 }
 
 type operandRef struct {
-	name  string
-	shape *Shape // the annotation before the name, if any
-	pos   int
+	name   string
+	shape  *Shape  // the annotation before the name, if any
+	layout []int64 // the annotation's layout (nil: none written)
+	pos    int
 }
 
 // pendingCall is a computation reference, resolved once the whole module is read.
@@ -331,7 +336,7 @@ func (p *parser) parseInstruction() (*instText, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Shape = shape
+	in.Shape, it.layout = shape, p.lastLayout
 	opTok := p.next()
 	op, ok := LookupOpcode(opTok.text)
 	if opTok.kind != tokName || !ok {
@@ -407,7 +412,7 @@ func (p *parser) parseOperand() (operandRef, error) {
 		if err != nil {
 			return ref, err
 		}
-		ref.shape = &shape
+		ref.shape, ref.layout = &shape, p.lastLayout
 	}
 	t := p.next()
 	if t.kind != tokName {
@@ -565,6 +570,13 @@ func (p *parser) resolveOperands(it *instText, byName map[string]*instText) erro
 			return p.errorAt(ref.pos, "operand %s is annotated %v but has shape %v", ref.name, *ref.shape, def.inst.Shape)
 		}
 		in.Operands = append(in.Operands, def.inst)
+		if in.Op == OpBitcast {
+			layout := def.layout
+			if ref.layout != nil {
+				layout = ref.layout
+			}
+			in.Attrs.Layouts = bitcastLayouts(layout, it.layout, def.inst.Shape.Rank(), in.Shape.Rank())
+		}
 	}
 	return nil
 }

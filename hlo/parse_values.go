@@ -33,10 +33,37 @@ func (p *parser) parseShape() (Shape, error) {
 	if err := p.checkShapeSize(dims, t.pos); err != nil {
 		return Shape{}, err
 	}
+	p.lastLayout = nil
 	if p.layoutFollows() {
+		start := p.pos
 		p.skipBalanced()
+		p.lastLayout = minorToMajor(p.src[start:p.pos])
 	}
 	return Shape{DType: dt, Dims: dims}, nil
+}
+
+// minorToMajor reads a layout's dimension order, {1,0} or {1,0:T(8,128)}, from its
+// text; tiling and memory-space details after ':' are dropped. Text that is not a
+// list of integers gives nil (the default layout), which the bitcast shape rule,
+// the one reader, then checks against the rank.
+func minorToMajor(text string) []int64 {
+	text = strings.TrimSpace(text)
+	text = strings.TrimPrefix(text, "{")
+	if i := strings.IndexAny(text, ":}"); i >= 0 {
+		text = text[:i]
+	}
+	out := []int64{}
+	for _, f := range strings.Split(text, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return nil
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // parseTupleShape reads a tuple shape, at most MaxTupleDepth tuples deep (the
@@ -63,6 +90,7 @@ func (p *parser) parseTupleShape() (Shape, error) {
 		}
 		elems = append(elems, e)
 	}
+	p.lastLayout = nil
 	return Shape{DType: Tuple, Elems: elems}, nil
 }
 
@@ -563,6 +591,10 @@ func (p *parser) parseElement(l *Literal, i int) error {
 	switch {
 	case dt == Pred:
 		return p.setPred(l, i, t)
+	case dt == Token: // a token constant (after-all's expansion) holds nothing
+		if t.text != "token" {
+			return p.errorAt(t.pos, "expected token, found %s", t.describe())
+		}
 	case dt.IsSigned():
 		v, err := strconv.ParseInt(t.text, 10, dt.Bits())
 		if err != nil {

@@ -104,6 +104,15 @@ func writeComputation(sb *strings.Builder, c *Computation, entry bool) {
 }
 
 func writeInstruction(sb *strings.Builder, in *Instruction) {
+	if in.Op == OpBitcast && in.Attrs.Layouts != nil { // the layouts are its meaning
+		l := in.Attrs.Layouts
+		sb.WriteString("%" + in.Name + " = " + shapeWithLayout(in.Shape, l.Result) + " bitcast(")
+		if x := in.Operands; len(x) == 1 && x[0] != nil {
+			sb.WriteString(shapeWithLayout(x[0].Shape, l.Operand) + " %" + x[0].Name)
+		}
+		sb.WriteString(")")
+		return
+	}
 	sb.WriteString("%" + in.Name + " = " + layoutShapeString(in.Shape) + " " + in.Op.String() + "(")
 	switch in.Op {
 	case OpParameter:
@@ -155,9 +164,13 @@ func layoutShapeString(s Shape) string {
 	if len(s.Dims) == 0 {
 		return s.String()
 	}
-	minorToMajor := make([]int64, len(s.Dims))
-	for i := range minorToMajor {
-		minorToMajor[i] = int64(len(s.Dims) - 1 - i)
+	return shapeWithLayout(s, RowMajor(len(s.Dims)))
+}
+
+// shapeWithLayout prints an array shape with a minor-to-major layout.
+func shapeWithLayout(s Shape, minorToMajor []int64) string {
+	if len(s.Dims) == 0 || s.IsTuple() {
+		return layoutShapeString(s)
 	}
 	return s.String() + "{" + joinInts(minorToMajor, ",") + "}"
 }

@@ -19,7 +19,8 @@ const MaxShapeElements = int64(1) << 50
 var ErrShapeTooLarge = errors.New("shape too large")
 
 // Shape is a static array shape (element type and dimensions, row-major) or a tuple of
-// shapes. All layouts are row-major; layouts in HLO text are accepted and ignored.
+// shapes. All layouts are row-major; layouts in HLO text are accepted and ignored,
+// but for a bitcast's (Attributes.Layouts).
 type Shape struct {
 	DType DType
 	Dims  []int64

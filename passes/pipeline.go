@@ -28,12 +28,21 @@ type Pass struct {
 var Pipeline = []Pass{
 	// The expanders come first and cannot be disabled: they lower ops that code
 	// generation lacks (hlo.OpInfo.ExpandedBy names them), custom-calls first, as a
-	// decomposition may use the other expanded ops.
+	// decomposition may use the other expanded ops; but maps before them, as a
+	// mapped computation may hold expanded elementwise ops.
+	{Name: hlo.MapInliner, Summary: "inline each map's scalar computation over whole arrays", Run: ExpandMap, Required: true},
 	{Name: hlo.CustomCallExpander, Summary: "replace custom-calls by their registered decompositions", Run: ExpandCustomCalls, Required: true},
 	{Name: hlo.BatchNormExpander, Summary: "lower batch-norm-training, -inference and -grad to arithmetic and reductions", Run: ExpandBatchNorm, Required: true},
 	{Name: hlo.RngBitGeneratorExpander, Summary: "lower rng-bit-generator to Philox or Threefry in integer ops", Run: ExpandRngBitGenerator, Required: true},
 	{Name: hlo.ReducePrecisionExpander, Summary: "lower reduce-precision to integer rounding on the float's bits", Run: ExpandReducePrecision, Required: true},
 	{Name: hlo.DimensionSizeExpander, Summary: "replace get-dimension-size of static shapes by s32 constants", Run: ExpandDimensionSizes, Required: true},
+	{Name: hlo.MulHiExpander, Summary: "lower mulhi to wide or 32-bit-limb integer products", Run: ExpandMulHi, Required: true},
+	{Name: hlo.TopKDecomposer, Summary: "lower topk to a stable sort and slices", Run: ExpandTopK, Required: true},
+	{Name: hlo.TriangularSolveExpander, Summary: "lower triangular-solve to row-by-row substitution in a while loop", Run: ExpandTriangularSolve, Required: true},
+	{Name: hlo.CholeskyExpander, Summary: "lower cholesky to a column-by-column while loop", Run: ExpandCholesky, Required: true},
+	{Name: hlo.BitcastExpander, Summary: "lower bitcasts to the reshape and transposes their layouts stand for", Run: ExpandBitcast, Required: true},
+	{Name: hlo.AfterAllExpander, Summary: "replace after-all by a token constant (tokens hold no bytes)", Run: ExpandAfterAll, Required: true},
+	{Name: "operand-upcaster", Summary: "convert the operands of dots and convolutions with a wider result type to it", Run: UpcastOperands, Required: true},
 	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
