@@ -52,6 +52,17 @@ func expandedCases(t *testing.T) []fdCase {
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Sin(b.ReducePrecision(ps[0], 11, 52))
 			}},
+		// The draw is a + u·(b − a) (or a + b·z) for a u (z) that a and b do not
+		// change: cpuref starts every evaluation at state zero, so the finite
+		// differences see the same draw.
+		{name: "rng uniform", params: []hlo.Shape{f(), f()},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Rng(ps[0], ps[1], hlo.RngUniform, f(5))
+			}},
+		{name: "rng normal", params: []hlo.Shape{f(), f()},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Rng(ps[0], ps[1], hlo.RngNormal, f(3))
+			}},
 		{name: "opt-barrier (identity)", params: []hlo.Shape{f(2, 3), f(3)},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				t := b.OptBarrier(b.Tuple(b.Sin(ps[0]), ps[1]))

@@ -48,6 +48,10 @@ type Attributes struct {
 	ExponentBits, MantissaBits int64
 	// RngAlgorithm is rng-bit-generator's algorithm=.
 	RngAlgorithm RngAlgorithm
+	// RngDistribution is rng's distribution=; RngDelta is
+	// rng-get-and-update-state's delta=.
+	RngDistribution RngDistribution
+	RngDelta        int64
 	// ReplicaGroups are a collective's replica_groups (nil: every replica);
 	// SourceTargetPairs are collective-permute's source_target_pairs, each {s,t}.
 	// (all-gather, reduce-scatter and all-to-all keep their dimension in Dimensions.)

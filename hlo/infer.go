@@ -23,11 +23,11 @@ var ErrDeclaredShape = errors.New("the result shape is declared by the instructi
 
 // ResultIsDeclared reports the opcodes whose result shape is not a function of the
 // operands and attributes: parameter, iota, broadcast, reshape, convert,
-// bitcast-convert, rng-bit-generator (the bits' shape) and custom-call.
+// bitcast-convert, rng-bit-generator (the bits' shape), rng and custom-call.
 func ResultIsDeclared(op Opcode) bool {
 	switch op {
 	case OpParameter, OpIota, OpBroadcast, OpReshape, OpConvert, OpBitcastConvert,
-		OpRngBitGenerator, OpCustomCall:
+		OpRngBitGenerator, OpCustomCall, OpRng:
 		return true
 	}
 	return false

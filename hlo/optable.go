@@ -112,6 +112,9 @@ const (
 	OpOptBarrier
 	OpReducePrecision
 	OpGetDimensionSize
+	// rng and its state (hlo/rng.go).
+	OpRng
+	OpRngGetAndUpdateState
 	numOpcodes
 )
 
@@ -243,6 +246,8 @@ const (
 	OptBarrierExpander      = "opt-barrier-expander"
 	ReducePrecisionExpander = "reduce-precision-expander"
 	DimensionSizeExpander   = "dimension-size-expander"
+	RngExpander             = "rng-expander"
+	RngStateExpander        = "rng-state"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -375,6 +380,18 @@ var opTable = [numOpcodes]OpInfo{
 	OpReducePrecision: expanded("reduce-precision", 1, ReducePrecisionExpander),
 	// get-dimension-size of a static shape is a constant.
 	OpGetDimensionSize: expanded("get-dimension-size", 1, DimensionSizeExpander),
+	// rng draws through rng-get-and-update-state and rng-bit-generator; the state
+	// lives outside the program (docs/ir.md), so neither is side-effect free: two
+	// identical draws must not merge, nor an unused one vanish before its state
+	// offset is taken.
+	OpRng:                  sideEffecting(expanded("rng", 2, RngExpander)),
+	OpRngGetAndUpdateState: sideEffecting(expanded("rng-get-and-update-state", 0, RngStateExpander)),
+}
+
+// sideEffecting clears an op row's SideEffectFree column.
+func sideEffecting(info OpInfo) OpInfo {
+	info.SideEffectFree = false
+	return info
 }
 
 // Info returns the op-table row of an opcode.
