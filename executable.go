@@ -62,6 +62,7 @@ type Executable struct {
 	c      *compiled
 	mu     sync.Mutex
 	closed bool
+	rng    rngStream // guarded by c.mu (rng_state.go)
 }
 
 // Module returns a copy of the module the executable was compiled from (after
@@ -160,6 +161,9 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 		return errors.Join(fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed), unpinTensors(tensors))
 	}
 	err = c.stageInputs(ctx, inputs)
+	if err == nil {
+		err = e.stageRngState(ctx)
+	}
 	// The tensors' bytes are in the parameter ranges now (or the run failed): a
 	// Close waiting for them may free them.
 	if err = errors.Join(err, unpinTensors(tensors)); err != nil {
