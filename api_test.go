@@ -260,7 +260,7 @@ func TestProfileAndDump(t *testing.T) {
 		assert.Equal(t, exe.Module().Entry.Root.Name, p.Kernels[0].Instruction)
 		assert.Equal(t, 1, p.Kernels[0].Dispatches)
 	}
-	for _, name := range []string{"00-input.hlo", "01-10-fusion.hlo", "05-kernels.hlo", "10-plan.txt"} {
+	for _, name := range []string{"00-input.hlo", "01-12-fusion.hlo", "05-kernels.hlo", "10-plan.txt"} {
 		_, err := os.Stat(filepath.Join(dir, "axpy", name))
 		assert.NoError(t, err)
 	}
