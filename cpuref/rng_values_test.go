@@ -127,7 +127,7 @@ ENTRY e {
 	for pair := range 2 {
 		x0, x1 := unit(2*pair), unit(2*pair+1)
 		r := math.Sqrt(-2 * math.Log(math.Max(x0, float64(float32(1e-7)))))
-		v := float64(float32(2*math.Pi)) * x1
+		v := 2 * math.Pi * x1
 		want = append(want, 1+3*(math.Sin(v)*r), 1+3*(math.Cos(v)*r))
 	}
 	got := mustValues[float64](t, out)

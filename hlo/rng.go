@@ -292,9 +292,9 @@ func (r *rngValues) normal() *Instruction {
 	second[at] = 1
 	x0 := b.Slice(u, make([]int64, len(half)), half, ones)
 	x1 := b.Slice(u, second, pair, ones)
-	// Box–Muller with XLA's constants (f32 values, widened for f64).
+	// Box–Muller with XLA's constants: 1e-7 as an f32 value, 2π in the type.
 	u1 := b.Max(x0, r.like(r.scalar(dt, float64(float32(1e-7))), half))
-	v1 := b.Mul(r.like(r.scalar(dt, float64(float32(2*math.Pi))), half), x1)
+	v1 := b.Mul(r.like(r.scalar(dt, 2*math.Pi), half), x1)
 	u2 := b.Sqrt(b.Mul(r.like(r.scalar(dt, -2), half), b.Log(u1)))
 	z := r.combine(b.Mul(b.Sin(v1), u2), b.Mul(b.Cos(v1), u2), split, at)
 	return b.Add(r.like(r.lo, dims), b.Mul(r.like(r.hi, dims), z))
