@@ -51,7 +51,8 @@ type SPIRVKernel struct {
 	Push func(call *Instruction) ([]byte, error)
 }
 
-// spirvMagic is the first word of every SPIR-V module.
+// spirvMagic is the first word of every SPIR-V module (spirv.MagicNumber; hlo
+// imports no other package).
 const spirvMagic = 0x07230203
 
 // CustomCallTarget is one registry entry: a decomposition target (Expand), or a

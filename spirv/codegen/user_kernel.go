@@ -187,7 +187,7 @@ type variable struct {
 }
 
 func (r *moduleReader) read(words []uint32) error {
-	if len(words) < 5 || words[0] != 0x07230203 {
+	if len(words) < 5 || words[0] != spirv.MagicNumber {
 		return errors.New("not a SPIR-V module (no magic number)")
 	}
 	r.entries, r.local = map[string]uint32{}, map[uint32][3]uint32{}
