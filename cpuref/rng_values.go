@@ -176,7 +176,7 @@ func (d *rngDraw) normal(dims []int64) []uint64 {
 	us := d.unit(pairDims)
 	mul, add, maxf := d.op(hlo.OpMultiply), d.op(hlo.OpAdd), d.op(hlo.OpMaximum)
 	logf, sqrtf, sinf, cosf := d.unary(hlo.OpLog), d.unary(hlo.OpSqrt), d.unary(hlo.OpSin), d.unary(hlo.OpCos)
-	tiny, twoPi, minus2 := d.constant(float64(float32(1e-7))), d.constant(2 * math.Pi), d.constant(-2)
+	tiny, twoPi, minus2 := d.constant(float64(float32(1e-7))), d.constant(2*math.Pi), d.constant(-2)
 	n := hlo.MakeShape(d.ct, dims...).NumElements()
 	out := make([]uint64, n)
 	for i := range out {
