@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"math"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -165,41 +166,65 @@ func (d *rngDraw) uniformInt(dims []int64) []uint64 {
 	return bs
 }
 
+// normal is a + b·z over dims, z by Box–Muller from the unit draws of the paired
+// shape (pairing).
 func (d *rngDraw) normal(dims []int64) []uint64 {
-	split := threefrySplitDim(hlo.MakeShape(d.ct, dims...))
-	pairDims := []int64{2} // a scalar: one pair, its first value
-	at := 0
-	if split >= 0 {
-		at = split + 1
-		pairDims = append(append(append([]int64{}, dims[:split]...), (dims[split]+1)/2, 2), dims[split+1:]...)
-	}
-	us := d.unit(pairDims)
-	mul, add, maxf := d.op(hlo.OpMultiply), d.op(hlo.OpAdd), d.op(hlo.OpMaximum)
-	logf, sqrtf, sinf, cosf := d.unary(hlo.OpLog), d.unary(hlo.OpSqrt), d.unary(hlo.OpSin), d.unary(hlo.OpCos)
-	tiny, twoPi, minus2 := d.constant(float64(float32(1e-7))), d.constant(2*math.Pi), d.constant(-2)
-	n := hlo.MakeShape(d.ct, dims...).NumElements()
-	out := make([]uint64, n)
+	p := newPairing(dims)
+	us := d.unit(p.dims)
+	boxMuller := d.boxMuller()
+	mul, add := d.op(hlo.OpMultiply), d.op(hlo.OpAdd)
+	out := make([]uint64, hlo.MakeShape(d.ct, dims...).NumElements())
 	for i := range out {
-		idx := unflattenIndex(int64(i), dims)
-		word := int64(0)
-		pidx := append([]int64{}, idx...)
-		if split >= 0 {
-			word = idx[split] % 2
-			pidx[split] /= 2
-			pidx = append(pidx[:at], append([]int64{0}, pidx[at:]...)...)
-		} else {
-			pidx = []int64{0}
-		}
-		x0 := us[flattenIndex(pidx, pairDims)]
-		pidx[at] = 1
-		x1 := us[flattenIndex(pidx, pairDims)]
-		r := sqrtf(mul(minus2, logf(maxf(x0, tiny))))
-		v := mul(twoPi, x1)
-		z := mul(sinf(v), r)
-		if word == 1 {
-			z = mul(cosf(v), r)
-		}
-		out[i] = add(d.lo, mul(d.hi, z))
+		first, second, cosine := p.at(int64(i))
+		out[i] = add(d.lo, mul(d.hi, boxMuller(us[first], us[second], cosine)))
 	}
 	return out
+}
+
+// boxMuller gives z0 = sin(2π·x1)·r or (cosine) z1 = cos(2π·x1)·r, with
+// r = sqrt(−2·log(max(x0, 1e−7))), each step rounded as its HLO op.
+func (d *rngDraw) boxMuller() func(x0, x1 uint64, cosine bool) uint64 {
+	mul, maxf := d.op(hlo.OpMultiply), d.op(hlo.OpMaximum)
+	logf, sqrtf, sinf, cosf := d.unary(hlo.OpLog), d.unary(hlo.OpSqrt), d.unary(hlo.OpSin), d.unary(hlo.OpCos)
+	tiny, twoPi, minus2 := d.constant(float64(float32(1e-7))), d.constant(2*math.Pi), d.constant(-2)
+	return func(x0, x1 uint64, cosine bool) uint64 {
+		r := sqrtf(mul(minus2, logf(maxf(x0, tiny))))
+		v := mul(twoPi, x1)
+		if cosine {
+			return mul(cosf(v), r)
+		}
+		return mul(sinf(v), r)
+	}
+}
+
+// pairing is XLA's layout of normal draws: the unit draws have dims with the
+// split dimension d (the first even one, else the first largest) drawn as ⌈d/2⌉
+// followed by a pair dimension of 2 ([2] for a scalar); the element at split
+// coordinate j takes pair j/2, its sine at even j and its cosine at odd j.
+type pairing struct {
+	out, dims []int64 // the result's dims and the unit draws'
+	split     int     // -1 for a scalar
+}
+
+func newPairing(out []int64) pairing {
+	p := pairing{out: out, dims: []int64{2}, split: threefrySplitDim(hlo.MakeShape(hlo.F32, out...))}
+	if s := p.split; s >= 0 {
+		p.dims = append(append(append([]int64{}, out[:s]...), (out[s]+1)/2, 2), out[s+1:]...)
+	}
+	return p
+}
+
+// at gives, for the result element at flat index i, the flat indices of its
+// pair's two unit draws and whether it is the pair's cosine.
+func (p pairing) at(i int64) (first, second int64, cosine bool) {
+	if p.split < 0 {
+		return 0, 1, false
+	}
+	idx := unflattenIndex(i, p.out)
+	j := idx[p.split]
+	idx[p.split] = j / 2
+	pidx := slices.Insert(idx, p.split+1, 0)
+	first = flattenIndex(pidx, p.dims)
+	pidx[p.split+1] = 1
+	return first, flattenIndex(pidx, p.dims), j%2 == 1
 }
