@@ -27,6 +27,7 @@ type compiled struct {
 	livePeak  []LiveBuffer
 	arena     *arena.Arena
 	rec       *recorder
+	rngEnd    plan.Value // the run's final RNG state, when it draws (rng_state.go)
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
@@ -171,6 +172,9 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	}
 	c.ran = c.ran[:0]
 	if err := c.execBlock(ctx, c.main); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	if err := e.keepRngState(ctx); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	if err := collect(c); err != nil {

@@ -6,16 +6,18 @@ import (
 	"math/rand/v2"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
 )
 
 // The RNG state of rng and rng-get-and-update-state (docs/runtime.md). The
 // rng-state pass makes it the optimized entry's last parameter, a u64[2] 128-bit
-// counter {low, high}; each Executable handle keeps its own, feeds it to every run
-// and advances it by the run's draws (hlo.EntryRngStateDelta). So two runs of one
-// handle draw different numbers, two handles of one cached compilation draw
-// independent streams (each starts at a random seed), and SeedRng makes a handle's
-// draws reproducible. The state is not part of the compiled program: the compile
-// cache shares the program, never the state.
+// counter {low, high}, and the root (outputs, state after the run). Each
+// Executable handle keeps its own state: a run starts from it, and the handle
+// keeps the state the run ends at (a 16-byte download). So two runs of one handle
+// draw different numbers, two handles of one cached compilation draw independent
+// streams (each starts at a random seed), and SeedRng makes a handle's draws
+// reproducible. The state is not part of the compiled program: the compile cache
+// shares the program, never the state.
 
 // rngStream is one handle's state; runs read and advance it holding c.mu.
 type rngStream struct {
@@ -58,23 +60,49 @@ func (r *rngStream) init() {
 	}
 }
 
-// stageRngState writes the handle's state into the state parameter, when the
-// program has one (it follows the caller's inputs), and advances the handle's
-// state past the run's draws. The caller holds c.mu.
-func (e *Executable) stageRngState(ctx context.Context) error {
-	c := e.c
+// splitRngRoot separates the run's final RNG state from the outputs where the
+// rng-state pass threaded one: the optimized root is then (outputs, state).
+func (c *compiled) splitRngRoot() error {
 	n := len(c.module.Entry.Params)
 	if len(c.params) == n {
 		return nil
 	}
-	if len(c.params) != n+1 || !c.optimized.Entry.Params[n].Shape.Equal(hlo.RngStateShape) {
-		return fmt.Errorf("internal error: the optimized entry has %d parameters for %d inputs, the last not the u64[2] RNG state", len(c.params), n)
+	if len(c.params) != n+1 || !c.params[n].Shape.Equal(hlo.RngStateShape) || len(c.root.Shape.Elems) != 2 {
+		return fmt.Errorf("internal error: the optimized entry takes %d parameters for %d inputs and returns %v, not the RNG state and (outputs, state)",
+			len(c.params), n, c.root.Shape)
+	}
+	full := c.root
+	outs := len(full.Shape.Elems[0].Leaves())
+	c.root = plan.Value{Shape: full.Shape.Elems[0], Leaves: full.Leaves[:outs]}
+	c.rngEnd = plan.Value{Shape: full.Shape.Elems[1], Leaves: full.Leaves[outs:]}
+	return nil
+}
+
+// stageRngState writes the handle's state into the state parameter, when the
+// program has one (it follows the caller's inputs). The caller holds c.mu.
+func (e *Executable) stageRngState(ctx context.Context) error {
+	c := e.c
+	if len(c.rngEnd.Leaves) == 0 {
+		return nil
 	}
 	e.rng.init()
-	lit := hlo.MustFromSlice([]int64{2}, e.rng.state[:])
-	if err := c.uploadLiteral(ctx, c.params[n], lit); err != nil {
+	if err := c.uploadLiteral(ctx, c.params[len(c.module.Entry.Params)], hlo.MustFromSlice([]int64{2}, e.rng.state[:])); err != nil {
 		return fmt.Errorf("RNG state: %w", err)
 	}
-	e.rng.state = hlo.AdvanceRngState(e.rng.state, hlo.EntryRngStateDelta(c.module))
+	return nil
+}
+
+// keepRngState reads the state the run ended at into the handle. The caller
+// holds c.mu.
+func (e *Executable) keepRngState(ctx context.Context) error {
+	c := e.c
+	if len(c.rngEnd.Leaves) == 0 {
+		return nil
+	}
+	end := hlo.NewLiteral(hlo.RngStateShape)
+	if err := c.arena.Download(ctx, c.arena.PlanRange(c.rngEnd.Leaves[0]), end.Bytes()); err != nil {
+		return fmt.Errorf("RNG state: %w", err)
+	}
+	e.rng.state = [2]uint64{end.Uint64(0), end.Uint64(1)}
 	return nil
 }

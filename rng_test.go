@@ -169,9 +169,12 @@ func TestRngStatePerHandle(t *testing.T) {
 	assert.ErrorIs(t, h1.SeedRng(1), vkxla.ErrClosed)
 }
 
-// rng inside a while body is refused at compile time, naming the instruction.
-func TestRngInLoopIsUnsupported(t *testing.T) {
+// rng inside a while body draws afresh each iteration, on the device as in
+// cpuref, and the handle keeps the state the loop ended at (3 iterations of 4
+// units). rng in a called computation is refused at compile time, naming it.
+func TestRngInLoop(t *testing.T) {
 	rt := newRuntime(t)
+	ctx := context.Background()
 	m, err := hlo.ParseModule(`HloModule loop
 cond {
   p = (s32[], f32[4]) parameter(0)
@@ -184,10 +187,12 @@ body {
   i = s32[] get-tuple-element(p), index=0
   one = s32[] constant(1)
   j = s32[] add(i, one)
+  x = f32[4] get-tuple-element(p), index=1
   a = f32[] constant(0)
   b = f32[] constant(1)
-  noise = f32[4] rng(a, b), distribution=rng_uniform
-  ROOT t = (s32[], f32[4]) tuple(j, noise)
+  noise = f32[4] rng(a, b), distribution=rng_normal
+  y = f32[4] add(x, noise)
+  ROOT t = (s32[], f32[4]) tuple(j, y)
 }
 ENTRY e {
   z = s32[] constant(0)
@@ -196,7 +201,36 @@ ENTRY e {
   ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body
 }`)
 	require.NoError(t, err)
-	_, err = rt.Compile(context.Background(), m)
+	x := hlo.MustFromSlice([]int64{4}, []float32{1, 2, 3, 4})
+	checkAgainstCPU(t, rt, m, vkxla.Tolerance(hlo.OpRng, hlo.F32), x)
+
+	exe, err := rt.Compile(ctx, m)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	require.NoError(t, exe.SeedRng(5))
+	_, err = exe.Run(ctx, x)
+	require.NoError(t, err)
+	_, next, err := cpuref.Limits{}.EvalWithRngState(ctx, m, hlo.RngSeedState(5), x)
+	require.NoError(t, err)
+	got, err := exe.RngState()
+	require.NoError(t, err)
+	assert.Equal(t, hlo.AdvanceRngState(hlo.RngSeedState(5), 12), got)
+	assert.Equal(t, next, got)
+
+	called, err := hlo.ParseModule(`HloModule c
+draws {
+  p = f32[4] parameter(0)
+  a = f32[] constant(0)
+  b = f32[] constant(1)
+  noise = f32[4] rng(a, b), distribution=rng_uniform
+  ROOT s = f32[4] add(p, noise)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] call(x), to_apply=draws
+}`)
+	require.NoError(t, err)
+	_, err = rt.Compile(ctx, called)
 	require.ErrorIs(t, err, vkxla.ErrUnsupported)
 	assert.Contains(t, err.Error(), "noise")
 }

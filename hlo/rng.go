@@ -157,17 +157,6 @@ func RngStateDelta(in *Instruction) int64 {
 	return 0
 }
 
-// EntryRngStateDelta is how far one run of the module advances the RNG state:
-// the sum of RngStateDelta over the entry computation, which is where the
-// runtime threads the state (the rng-state pass refuses it anywhere else).
-func EntryRngStateDelta(m *Module) uint64 {
-	var n uint64
-	for _, in := range m.Entry.Instructions {
-		n += uint64(RngStateDelta(in))
-	}
-	return n
-}
-
 // decomposeRng is rng as XLA's RngExpander writes it: the state from
 // rng-get-and-update-state, Philox bits under RngKey, the bits made values.
 func decomposeRng(in *Instruction) (*Computation, error) {

@@ -47,28 +47,43 @@ func TestExpandRngMatchesCPURef(t *testing.T) {
 	}
 	state := [2]uint64{^uint64(0) - 20, 5}
 	inputs := []*hlo.Literal{hlo.ScalarLiteral(float32(-2)), hlo.ScalarLiteral(float32(3))}
+	// 21+15+9+8+10+2+6+3 units of 32 bits.
+	checkThreadedMatchesCPURef(t, m, state, 74, inputs...)
+}
+
+// checkThreadedMatchesCPURef runs the pipeline on m and checks that cpuref gives
+// the same outputs, bit for bit, and the same final state (delta units past
+// state) when the state is the threaded module's last input and last output.
+func checkThreadedMatchesCPURef(t *testing.T, m *hlo.Module, state [2]uint64, delta uint64, inputs ...*hlo.Literal) {
+	t.Helper()
 	want, next, err := cpuref.Limits{}.EvalWithRngState(context.Background(), m, state, inputs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := hlo.EntryRngStateDelta(m); next != hlo.AdvanceRngState(state, d) {
-		t.Errorf("cpuref left the state at %v, want %v advanced by %d", next, state, d)
+	if next != hlo.AdvanceRngState(state, delta) {
+		t.Errorf("cpuref left the state at %v, want %v advanced by %d", next, state, delta)
 	}
 	if err := Run(m, Config{}); err != nil {
 		t.Fatal(err)
 	}
 	params := m.Entry.Params
-	if last := params[len(params)-1]; len(params) != 3 || !last.Shape.Equal(hlo.RngStateShape) {
-		t.Fatalf("want the state as a third, u64[2] parameter; entry params %v", m.Entry.ParamShapes())
+	if last := params[len(params)-1]; len(params) != len(inputs)+1 || !last.Shape.Equal(hlo.RngStateShape) {
+		t.Fatalf("want the state as a last, u64[2] parameter; entry params %v", m.Entry.ParamShapes())
 	}
 	got, err := cpuref.Eval(m, append(inputs, hlo.MustFromSlice([]int64{2}, state[:]))...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, g := range got.Leaves() {
+	if len(got.Elems()) != 2 {
+		t.Fatalf("root %v: want (outputs, state)", got.Shape())
+	}
+	for i, g := range got.Elems()[0].Leaves() {
 		if err := hlo.LiteralsEqual(g, want.Leaves()[i]); err != nil {
-			t.Errorf("output %d: %v", i, err)
+			t.Errorf("output %d: %v\n%s", i, err, hlo.Print(m))
 		}
+	}
+	if end, _ := hlo.Values[uint64](got.Elems()[1]); end[0] != next[0] || end[1] != next[1] {
+		t.Errorf("the threaded module ends at state %v, cpuref at %v", end, next)
 	}
 }
 
@@ -95,8 +110,8 @@ ENTRY e {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][]uint64{{^uint64(0) - 6, 1}, {^uint64(0) - 1, 1}, {5, 2}}
-	for i, l := range out.Elems() {
+	want := [][]uint64{{^uint64(0) - 6, 1}, {^uint64(0) - 1, 1}, {5, 2}, {6, 2}}
+	for i, l := range append(out.Elems()[0].Elems(), out.Elems()[1]) {
 		got, _ := hlo.Values[uint64](l)
 		if got[0] != want[i][0] || got[1] != want[i][1] {
 			t.Errorf("state %d = %v, want %v", i, got, want[i])
@@ -104,42 +119,124 @@ ENTRY e {
 	}
 }
 
-// The state is threaded through the entry only: rng in a while body is
-// ErrUnsupported, naming the instruction and its computation.
-func TestThreadRngStateRefusesLoops(t *testing.T) {
-	m, err := hlo.ParseModule(`HloModule loop
+// A loop whose body draws carries the state: every iteration draws afresh (nested
+// loops too), as cpuref's iterations do, and the run ends past all of them.
+func TestThreadRngStateThroughLoops(t *testing.T) {
+	m, err := hlo.ParseModule(`HloModule loops
+inner_cond {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+inner_body {
+  p = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  acc = f32[2] get-tuple-element(p), index=1
+  a = f32[] constant(0)
+  b = f32[] constant(1)
+  u = f32[2] rng(a, b), distribution=rng_normal
+  s = f32[2] add(acc, u)
+  ROOT t = (s32[], f32[2]) tuple(j, s)
+}
 cond {
-  p = (s32[], f32[4]) parameter(0)
+  p = (s32[], f32[4], f32[2]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   n = s32[] constant(3)
   ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  x = f32[4] get-tuple-element(p), index=1
+  a = f32[] constant(-1)
+  b = f32[] constant(1)
+  noise = f32[4] rng(a, b), distribution=rng_uniform
+  y = f32[4] add(x, noise)
+  z = s32[] constant(0)
+  acc = f32[2] get-tuple-element(p), index=2
+  it = (s32[], f32[2]) tuple(z, acc)
+  inner = (s32[], f32[2]) while(it), condition=inner_cond, body=inner_body
+  acc2 = f32[2] get-tuple-element(inner), index=1
+  ROOT t = (s32[], f32[4], f32[2]) tuple(j, y, acc2)
+}
+ENTRY e {
+  a = f32[] constant(0)
+  b = f32[] constant(10)
+  before = f32[3] rng(a, b), distribution=rng_uniform
+  z = s32[] constant(0)
+  x = f32[4] parameter(0)
+  acc = f32[2] parameter(1)
+  t = (s32[], f32[4], f32[2]) tuple(z, x, acc)
+  w = (s32[], f32[4], f32[2]) while(t), condition=cond, body=body
+  after = f32[3] rng(a, b), distribution=rng_uniform
+  ROOT r = (f32[3], (s32[], f32[4], f32[2]), f32[3]) tuple(before, w, after)
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := hlo.MustFromSlice([]int64{4}, []float32{1, 2, 3, 4})
+	acc := hlo.MustFromSlice([]int64{2}, []float32{0, 0})
+	// 3 before, 3 iterations of (4 + 2 inner iterations of 2), 3 after.
+	checkThreadedMatchesCPURef(t, m, [2]uint64{^uint64(0) - 1, 7}, 3+3*(4+2*2)+3, x, acc)
+}
+
+// The state reaches the entry and while bodies only: a draw in a called computation
+// or a loop condition is ErrUnsupported, naming the draw and the caller.
+func TestThreadRngStateRefusesCalls(t *testing.T) {
+	for name, text := range map[string]string{
+		"call": `HloModule c
+draws {
+  p = f32[4] parameter(0)
+  a = f32[] constant(0)
+  b = f32[] constant(1)
+  draw = f32[4] rng(a, b), distribution=rng_uniform
+  ROOT s = f32[4] add(p, draw)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  ROOT c = f32[4] call(x), to_apply=draws
+}`,
+		"condition": `HloModule w
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  a = f32[] constant(0)
+  b = f32[] constant(1)
+  draw = f32[] rng(a, b), distribution=rng_uniform
+  half = f32[] constant(0.5)
+  ROOT lt = pred[] compare(draw, half), direction=LT
 }
 body {
   p = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(p), index=0
   one = s32[] constant(1)
   j = s32[] add(i, one)
-  a = f32[] constant(0)
-  b = f32[] constant(1)
-  draw = f32[4] rng(a, b), distribution=rng_uniform
-  ROOT t = (s32[], f32[4]) tuple(j, draw)
+  x = f32[4] get-tuple-element(p), index=1
+  ROOT q = (s32[], f32[4]) tuple(j, x)
 }
 ENTRY e {
   z = s32[] constant(0)
   x = f32[4] parameter(0)
   t = (s32[], f32[4]) tuple(z, x)
-  ROOT w = (s32[], f32[4]) while(t), condition=cond, body=body
-}`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = Run(m, Config{})
-	if !errors.Is(err, hlo.ErrUnsupported) {
-		t.Fatalf("got %v, want ErrUnsupported", err)
-	}
-	for _, s := range []string{"draw", "body", "entry computation only"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error %q does not mention %q", err, s)
+  ROOT c = (s32[], f32[4]) while(t), condition=cond, body=body
+}`,
+	} {
+		m, err := hlo.ParseModule(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Run(m, Config{})
+		if !errors.Is(err, hlo.ErrUnsupported) {
+			t.Fatalf("%s: got %v, want ErrUnsupported", name, err)
+		}
+		for _, s := range []string{"draw", "c (", "entry computation and while bodies only"} {
+			if !strings.Contains(err.Error(), s) {
+				t.Errorf("%s: error %q does not mention %q", name, err, s)
+			}
 		}
 	}
 }
