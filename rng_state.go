@@ -30,7 +30,13 @@ type rngStream struct {
 // cpuref.Limits.EvalWithRngState draws from hlo.RngSeedState(seed). A handle never
 // seeded starts at a random seed. Programs without rng ignore it.
 func (e *Executable) SeedRng(seed uint64) error {
-	return e.setRngState(hlo.RngSeedState(seed))
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	e.c.mu.Lock()
+	defer e.c.mu.Unlock()
+	e.rng = rngStream{ready: true, state: hlo.RngSeedState(seed)}
+	return nil
 }
 
 // RngState returns the RNG state the handle's next run starts from.
@@ -44,16 +50,7 @@ func (e *Executable) RngState() ([2]uint64, error) {
 	return e.rng.state, nil
 }
 
-func (e *Executable) setRngState(s [2]uint64) error {
-	if err := e.checkOpen(); err != nil {
-		return err
-	}
-	e.c.mu.Lock()
-	defer e.c.mu.Unlock()
-	e.rng = rngStream{ready: true, state: s}
-	return nil
-}
-
+// init starts a handle never seeded at a random seed.
 func (r *rngStream) init() {
 	if !r.ready {
 		*r = rngStream{ready: true, state: hlo.RngSeedState(rand.Uint64())}
