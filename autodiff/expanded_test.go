@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -110,3 +113,18 @@ func collectiveFDCases() []fdCase {
 }
 
 func TestExpandedOpsVJP(t *testing.T) { runFD(t, expandedCases(t)) }
+
+// A kernel target defined for cpuref by a Go function has no decomposition to
+// differentiate: the error says so and names the call.
+func TestKernelTargetWithoutDecompositionIsNotDifferentiable(t *testing.T) {
+	require.NoError(t, hlo.RegisterCustomCall(hlo.CustomCallTarget{Name: "autodiff.kernel",
+		Kernel: &hlo.SPIRVKernel{Words: []uint32{0x07230203, 0x00010300, 0, 1, 0}, EntryPoint: "main",
+			Groups: func(*hlo.Instruction) ([3]uint32, error) { return [3]uint32{1, 1, 1}, nil }},
+		Reference: func(_ *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) { return ops[0].Clone(), nil }}))
+	m := build(t, []hlo.Shape{f64s(2)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return b.Dot(b.CustomCall("autodiff.kernel", ps, f64s(2), nil), ps[0])
+	})
+	_, err := Grad(m, []int{0}, nil)
+	require.ErrorIs(t, err, ErrNotDifferentiable)
+	assert.Contains(t, err.Error(), "without an HLO decomposition")
+}
