@@ -135,6 +135,9 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 	c := &compiled{rt: rt, module: m, optimized: p.Module, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
 		livePeak: p.LiveAtPeak, refs: 1}
 	c.slotsOf(p)
+	if err := c.splitRngRoot(); err != nil {
+		return nil, err
+	}
 	if err := c.build(ctx, p, cfg.profile); err != nil {
 		return nil, errors.Join(err, c.release())
 	}

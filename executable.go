@@ -33,6 +33,7 @@ type compiled struct {
 	slots      []plan.Slot
 	slotOf     []int
 	paramSlots [][]int
+	rngEnd    plan.Value // the run's final RNG state, when it draws (rng_state.go)
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
@@ -74,6 +75,7 @@ type Executable struct {
 	c      *compiled
 	mu     sync.Mutex
 	closed bool
+	rng    rngStream // guarded by c.mu (rng_state.go)
 }
 
 // Module returns a copy of the module the executable was compiled from (after
@@ -177,6 +179,9 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 		return fmt.Errorf("vkxla: Run %s: the runtime is closed (%w)", name, ErrClosed)
 	}
 	err = c.stageInputs(ctx, inputs)
+	if err == nil {
+		err = e.stageRngState(ctx)
+	}
 	// The tensors' bytes are in the parameter ranges now (or the run failed): a
 	// Close waiting for them may free them.
 	if err = errors.Join(err, b.unstage()); err != nil {
@@ -189,6 +194,9 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	c.bound = b
 	defer func() { c.cur, c.bound = nil, nil }()
 	if err := c.execBlock(ctx, c.main); err != nil {
+		return fmt.Errorf("vkxla: Run %s: %w", name, err)
+	}
+	if err := e.keepRngState(ctx); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
 	if err := collect(c, b); err != nil {

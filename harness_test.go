@@ -77,13 +77,15 @@ func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.
 }
 
 // checkCompiledAgainstCPU is checkAgainstCPU with compile options (passes off, …).
+// Both sides draw rng from the state of testRngSeed.
 func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
 	t.Helper()
-	want, err := cpuref.Eval(m, inputs...)
+	want, _, err := cpuref.Limits{}.EvalWithRngState(context.Background(), m, hlo.RngSeedState(testRngSeed), inputs...)
 	require.NoError(t, err, "cpuref")
 	exe, err := rt.Compile(context.Background(), m, opts...)
 	require.NoError(t, err, "compile")
 	defer func() { require.NoError(t, exe.Close()) }()
+	require.NoError(t, exe.SeedRng(testRngSeed))
 	got, err := exe.Run(context.Background(), inputs...)
 	require.NoError(t, err, "run")
 	wantLeaves := want.Leaves()
@@ -92,6 +94,9 @@ func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opt
 		require.NoError(t, spec.Check(got[i], wantLeaves[i]), "output %d (tolerance %+v) of\n%s", i, spec, hlo.Print(m))
 	}
 }
+
+// testRngSeed seeds the RNG state of the differential checks.
+const testRngSeed = 0x5eed
 
 // mustBuild builds a module or fails the test.
 func mustBuild(t testing.TB, b *hlo.Builder, root *hlo.Instruction) *hlo.Module {

@@ -59,7 +59,8 @@ func TestTableIsHonest(t *testing.T) {
 // and is-finite give pred; the integer-only and integer-or-pred elementwise ops.
 func neverFloat(op hlo.Opcode) bool {
 	switch op {
-	case hlo.OpCompare, hlo.OpIsFinite, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize, hlo.OpMulHi, hlo.OpAfterAll:
+	case hlo.OpCompare, hlo.OpIsFinite, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize, hlo.OpMulHi, hlo.OpAfterAll,
+		hlo.OpRngGetAndUpdateState:
 		return true
 	case hlo.OpRngBitGenerator: // a u64 state and bits of hlo.RngOutputTypes
 		return !slices.ContainsFunc(hlo.RngOutputTypes, hlo.DType.IsFloat)

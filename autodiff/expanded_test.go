@@ -4,6 +4,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -52,6 +55,17 @@ func expandedCases(t *testing.T) []fdCase {
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				return b.Sin(b.ReducePrecision(ps[0], 11, 52))
 			}},
+		// The draw is a + u·(b − a) (or a + b·z) for a u (z) that a and b do not
+		// change: cpuref starts every evaluation at state zero, so the finite
+		// differences see the same draw.
+		{name: "rng uniform", params: []hlo.Shape{f(), f()},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Rng(ps[0], ps[1], hlo.RngUniform, f(5))
+			}},
+		{name: "rng normal", params: []hlo.Shape{f(), f()},
+			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Rng(ps[0], ps[1], hlo.RngNormal, f(3))
+			}},
 		{name: "opt-barrier (identity)", params: []hlo.Shape{f(2, 3), f(3)},
 			build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 				t := b.OptBarrier(b.Tuple(b.Sin(ps[0]), ps[1]))
@@ -99,3 +113,18 @@ func collectiveFDCases() []fdCase {
 }
 
 func TestExpandedOpsVJP(t *testing.T) { runFD(t, expandedCases(t)) }
+
+// A kernel target defined for cpuref by a Go function has no decomposition to
+// differentiate: the error says so and names the call.
+func TestKernelTargetWithoutDecompositionIsNotDifferentiable(t *testing.T) {
+	require.NoError(t, hlo.RegisterCustomCall(hlo.CustomCallTarget{Name: "autodiff.kernel",
+		Kernel: &hlo.SPIRVKernel{Words: []uint32{0x07230203, 0x00010300, 0, 1, 0}, EntryPoint: "main",
+			Groups: func(*hlo.Instruction) ([3]uint32, error) { return [3]uint32{1, 1, 1}, nil }},
+		Reference: func(_ *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) { return ops[0].Clone(), nil }}))
+	m := build(t, []hlo.Shape{f64s(2)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return b.Dot(b.CustomCall("autodiff.kernel", ps, f64s(2), nil), ps[0])
+	})
+	_, err := Grad(m, []int{0}, nil)
+	require.ErrorIs(t, err, ErrNotDifferentiable)
+	assert.Contains(t, err.Error(), "without an HLO decomposition")
+}

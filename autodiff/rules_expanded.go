@@ -13,7 +13,8 @@ import (
 // differentiable exactly when its registered decomposition is, batch norm's
 // gradient is the derivative of its formulas (batch-norm-grad's too, for grad of
 // grad), and a collective on one replica passes its cotangent through (or drops it
-// where the forward gives zeros).
+// where the forward gives zeros). rng's draw is a + u·(b − a) or a + b·z for
+// draws u and z that do not depend on a and b (the reparameterisation gradient).
 func expandedRows() map[hlo.Opcode]row {
 	rows := map[hlo.Opcode]row{}
 	for _, op := range hlo.AllOpcodes() {
@@ -25,7 +26,8 @@ func expandedRows() map[hlo.Opcode]row {
 	rows[hlo.OpReducePrecision] = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
 		return []*hlo.Instruction{e.b.ReducePrecision(ct, n.orig.Attrs.ExponentBits, n.orig.Attrs.MantissaBits)}, nil
 	})
-	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpReplicaID, hlo.OpPartitionID, hlo.OpGetDimensionSize, hlo.OpMulHi, hlo.OpAfterAll} {
+	for _, op := range []hlo.Opcode{hlo.OpRngBitGenerator, hlo.OpRngGetAndUpdateState, hlo.OpReplicaID, hlo.OpPartitionID,
+		hlo.OpGetDimensionSize, hlo.OpMulHi, hlo.OpAfterAll} {
 		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids, sizes, mulhi's integers, tokens
 	}
 	return rows

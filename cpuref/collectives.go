@@ -82,9 +82,29 @@ func evalDeviceID(_ *evaluator, _ *hlo.Instruction, _ []*hlo.Literal) (*hlo.Lite
 // evalCustomCall evaluates the call's registered decomposition: the registry
 // defines what a target computes.
 func evalCustomCall(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if t, ok := hlo.KernelTarget(in); ok && t.Reference != nil {
+		return kernelReference(t, in, ops)
+	}
 	c, err := hlo.ExpandCustomCall(in)
 	if err != nil {
 		return nil, err
 	}
 	return ev.callComputation(c, ops...)
+}
+
+// kernelReference is a kernel target's Go definition, its result checked against
+// the call's shape.
+func kernelReference(t hlo.CustomCallTarget, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	out, err := t.Reference(in, ops)
+	if err != nil {
+		return nil, fmt.Errorf("custom-call %s (target %q): reference: %w", in.Name, t.Name, err)
+	}
+	if out == nil || !out.Shape().Equal(in.Shape) {
+		got := "nil"
+		if out != nil {
+			got = out.Shape().String()
+		}
+		return nil, fmt.Errorf("custom-call %s (target %q): the reference returned %s, the call declares %v", in.Name, t.Name, got, in.Shape)
+	}
+	return out, nil
 }

@@ -91,12 +91,33 @@ func EvalComputation(c *hlo.Computation, args ...*hlo.Literal) (*hlo.Literal, er
 	return Limits{}.evalComputation(context.Background(), c, args)
 }
 
-func (l Limits) evalComputation(ctx context.Context, c *hlo.Computation, args []*hlo.Literal) (*hlo.Literal, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("cpuref: %w", err)
+// EvalWithRngState runs the module as EvalContext does, its RNG state (read and
+// advanced by rng and rng-get-and-update-state, in evaluation order) starting at
+// state, a 128-bit counter {low, high}. It returns the root's value and the state
+// after the run. EvalContext starts the state at zero.
+func (l Limits) EvalWithRngState(ctx context.Context, m *hlo.Module, state [2]uint64, inputs ...*hlo.Literal) (*hlo.Literal, [2]uint64, error) {
+	if ctx == nil {
+		return nil, state, fmt.Errorf("cpuref: %w: nil context", ErrInvalidInput)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, state, fmt.Errorf("cpuref: %w: %w", ErrInvalidInput, err)
 	}
 	ev := newEvaluator(ctx, l)
-	defer context.AfterFunc(ctx, func() { ev.stop.Store(true) })()
+	ev.rng = state
+	out, err := ev.run(m.Entry, inputs)
+	return out, ev.rng, err
+}
+
+func (l Limits) evalComputation(ctx context.Context, c *hlo.Computation, args []*hlo.Literal) (*hlo.Literal, error) {
+	return newEvaluator(ctx, l).run(c, args)
+}
+
+// run evaluates c on args and returns a copy of the root's value.
+func (ev *evaluator) run(c *hlo.Computation, args []*hlo.Literal) (*hlo.Literal, error) {
+	if err := ev.ctx.Err(); err != nil {
+		return nil, fmt.Errorf("cpuref: %w", err)
+	}
+	defer context.AfterFunc(ev.ctx, func() { ev.stop.Store(true) })()
 	out, err := ev.evalComputation(c, args)
 	if err != nil {
 		return nil, err
@@ -118,6 +139,7 @@ type evaluator struct {
 	limits  Limits
 	held    int64       // bytes of the values held, as Limits counts them
 	stop    atomic.Bool // set when ctx is done
+	rng     [2]uint64   // the RNG state {low, high} (EvalWithRngState)
 }
 
 func newEvaluator(ctx context.Context, l Limits) *evaluator {

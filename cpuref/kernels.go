@@ -50,6 +50,8 @@ func init() {
 		hlo.OpBatchNormInference:     evalBatchNormInference,
 		hlo.OpBatchNormGrad:          evalBatchNormGrad,
 		hlo.OpRngBitGenerator:        evalRngBitGenerator,
+		hlo.OpRng:                    evalRng,
+		hlo.OpRngGetAndUpdateState:   evalRngGetAndUpdateState,
 		hlo.OpCustomCall:             evalCustomCall,
 		hlo.OpAllReduce:              collectiveIdentity,
 		hlo.OpAllReduceStart:         collectiveIdentity,

@@ -58,6 +58,10 @@ type Attributes struct {
 	Layouts *BitcastLayouts
 	// RngAlgorithm is rng-bit-generator's algorithm=.
 	RngAlgorithm RngAlgorithm
+	// RngDistribution is rng's distribution=; RngDelta is
+	// rng-get-and-update-state's delta=.
+	RngDistribution RngDistribution
+	RngDelta        int64
 	// ReplicaGroups are a collective's replica_groups (nil: every replica);
 	// SourceTargetPairs are collective-permute's source_target_pairs, each {s,t}.
 	// (all-gather, reduce-scatter and all-to-all keep their dimension in Dimensions.)

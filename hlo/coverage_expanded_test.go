@@ -20,6 +20,10 @@ func init() {
 		OpRngBitGenerator: func(b *Builder) *Instruction {
 			return b.RngBitGenerator(b.Parameter(MakeShape(U64, 2), "state"), RngPhilox, MakeShape(U32, 3, 5))
 		},
+		OpRng: func(b *Builder) *Instruction {
+			return b.Rng(b.Parameter(Scalar(F32), "a"), b.Parameter(Scalar(F32), "b"), RngNormal, MakeShape(F32, 3, 5))
+		},
+		OpRngGetAndUpdateState: func(b *Builder) *Instruction { return b.RngGetAndUpdateState(8) },
 		OpCustomCall: func(b *Builder) *Instruction {
 			return b.CustomCall("Sharding", []*Instruction{f32x23(b, "x")}, MakeShape(F32, 2, 3),
 				&CustomCallAttrs{OutputToOperandAliasing: []OutputOperandAlias{{Operand: 0}}})
@@ -91,6 +95,16 @@ ENTRY e {
 ENTRY e {
   st = u64[3] parameter(0)
   ROOT r = (u64[3], u32[2,5]) rng-bit-generator(st), algorithm=rng_philox
+}`,
+		OpRng: `HloModule rng
+ENTRY e {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT r = s32[4,3]{1,0} rng(a, b), distribution=rng_uniform
+}`,
+		OpRngGetAndUpdateState: `HloModule rng_state
+ENTRY e {
+  ROOT s = u64[2]{0} rng-get-and-update-state(), delta=12
 }`,
 		OpCustomCall: `HloModule cc
 cmp {

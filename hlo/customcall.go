@@ -11,10 +11,13 @@ import (
 )
 
 // The custom-call registry: XLA's extension point. A custom_call_target names an
-// entry; the custom-call expander pass (and cpuref) replace each call by the HLO
-// its entry builds. Users register their own targets from Go; `vkxla run
-// -identity-target NAME` registers pass-through targets. docs/custom-calls.md
-// lists the built-in targets.
+// entry of one of two kinds. A decomposition target's Expand builds the HLO the
+// call stands for: the custom-call expander pass (and cpuref) replace the call by
+// it. A kernel target runs a user-supplied SPIR-V compute kernel: the call stays
+// and code generation dispatches the kernel, while cpuref computes the call with
+// the entry's Go Reference (or evaluates its Expand). Users register their own
+// targets from Go; `vkxla run -identity-target NAME` registers pass-through
+// targets. docs/custom-calls.md lists the built-in targets and how to register one.
 
 // CustomCallExpansion builds a custom-call's decomposition in b. operands are b's
 // parameters, one per operand of call with its shape; call gives the attributes
@@ -23,17 +26,81 @@ import (
 // call got wrong.
 type CustomCallExpansion func(b *Builder, call *Instruction, operands []*Instruction) (*Instruction, error)
 
-// CustomCallTarget is one registry entry. Today every entry lowers through Expand;
-// an entry of another kind (a user-supplied SPIR-V kernel) would be a further
-// field, with exactly one of them set.
+// CustomCallReference computes a kernel target's result on the host from the
+// operands' values (one literal per operand); it returns a literal of call.Shape.
+type CustomCallReference func(call *Instruction, operands []*Literal) (*Literal, error)
+
+// SPIRVKernel is a user-supplied compute kernel. Its storage buffers are descriptor
+// set 0, bindings 0, 1, …: the call's operands in order, then its results (the
+// elements of a tuple result, or the one array), each a runtime array of the
+// element's type (or of vectors of it). Code generation checks that and the count
+// against the call, naming the target and the instruction; SPIRV-Tools validates
+// the module at compile time (vkxla.RegisterKernelTarget also does at
+// registration).
+type SPIRVKernel struct {
+	// Words is the SPIR-V module (for Vulkan 1.1 or older), EntryPoint its
+	// GLCompute entry point.
+	Words      []uint32
+	EntryPoint string
+	// Groups is the workgroup count of a call (its operand shapes are
+	// call.Operands[i].Shape, its result call.Shape); an error refuses shapes the
+	// kernel does not handle.
+	Groups func(call *Instruction) ([3]uint32, error)
+	// Push gives the push-constant bytes of a call (sizes, strides, …); nil for a
+	// kernel without push constants.
+	Push func(call *Instruction) ([]byte, error)
+}
+
+// spirvMagic is the first word of every SPIR-V module (spirv.MagicNumber; hlo
+// imports no other package).
+const spirvMagic = 0x07230203
+
+// CustomCallTarget is one registry entry: a decomposition target (Expand), or a
+// kernel target (Kernel, with a Reference or an Expand that defines it for cpuref).
 type CustomCallTarget struct {
 	// Name is the custom_call_target it serves.
 	Name string
 	// Summary is one line on what the target computes.
 	Summary string
-	Expand  CustomCallExpansion
+	// Expand builds the decomposition: the lowering of a decomposition target, and
+	// for a kernel target the definition cpuref evaluates (and autodiff
+	// differentiates) when it has no Reference.
+	Expand CustomCallExpansion
+	// Kernel makes the entry a kernel target; Reference is its host definition.
+	Kernel    *SPIRVKernel
+	Reference CustomCallReference
 	// identity marks the pass-through targets (RegisterIdentityTarget).
 	identity bool
+}
+
+// check says what a registration lacks.
+func (t CustomCallTarget) check() error {
+	switch {
+	case t.Name == "":
+		return errors.New("hlo: a custom-call target needs a name")
+	case t.Kernel == nil && t.Expand == nil:
+		return fmt.Errorf("hlo: custom-call target %q needs an Expand function or a Kernel", t.Name)
+	case t.Kernel == nil:
+		return nil
+	case t.Reference == nil && t.Expand == nil:
+		return fmt.Errorf("hlo: kernel target %q needs a Reference function or an Expand decomposition, which cpuref checks the kernel against", t.Name)
+	case len(t.Kernel.Words) < 5 || t.Kernel.Words[0] != spirvMagic:
+		return fmt.Errorf("hlo: kernel target %q: Words is not a SPIR-V module (no header with the magic number %#x)", t.Name, spirvMagic)
+	case t.Kernel.EntryPoint == "":
+		return fmt.Errorf("hlo: kernel target %q names no entry point", t.Name)
+	case t.Kernel.Groups == nil:
+		return fmt.Errorf("hlo: kernel target %q has no Groups function (the workgroup count of a call)", t.Name)
+	}
+	return nil
+}
+
+// KernelTarget returns the kernel target a custom-call runs, if it runs one.
+func KernelTarget(in *Instruction) (CustomCallTarget, bool) {
+	if in.Op != OpCustomCall || in.Attrs.CustomCall == nil {
+		return CustomCallTarget{}, false
+	}
+	t, ok := LookupCustomCall(in.Attrs.CustomCall.Target)
+	return t, ok && t.Kernel != nil
 }
 
 // ErrUnknownCustomCall is wrapped by the error for a custom_call_target nobody
@@ -49,8 +116,8 @@ var customCalls = struct {
 // registration of a name is an error, so that a compiled (and cached) program
 // never changes meaning under it.
 func RegisterCustomCall(t CustomCallTarget) error {
-	if t.Name == "" || t.Expand == nil {
-		return fmt.Errorf("hlo: custom-call target %q needs a name and an Expand function", t.Name)
+	if err := t.check(); err != nil {
+		return err
 	}
 	customCalls.Lock()
 	defer customCalls.Unlock()
@@ -109,6 +176,9 @@ func ExpandCustomCall(call *Instruction) (*Computation, error) {
 	t, ok := LookupCustomCall(cc.Target)
 	if !ok {
 		return nil, unknownTarget(cc.Target, call.Name)
+	}
+	if t.Expand == nil {
+		return nil, fmt.Errorf("custom-call %s: target %q is a SPIR-V kernel defined by a Go function, without an HLO decomposition", call.Name, cc.Target)
 	}
 	b := NewBuilder(call.Name + ".expansion")
 	params := make([]*Instruction, len(call.Operands))

@@ -5,10 +5,10 @@ import "fmt"
 // Decompose returns the computation an instruction of an expanded op (its row's
 // ExpandedBy is set) stands for, its parameters standing for the instruction's
 // operands: custom-calls by their registered target, batch norm by its formulas,
-// rng-bit-generator by integer ops, single-replica collectives by identities,
-// opt-barrier by its operand, map by its computation's body over arrays, mulhi by
-// wide or limb products, topk by a sort, triangular-solve and cholesky by loops.
-// The
+// rng-bit-generator by integer ops, rng by its state and Philox bits, single-replica
+// collectives by identities, opt-barrier by its operand, map by its computation's
+// body over arrays, mulhi by wide or limb products, topk by a sort, triangular-solve
+// and cholesky by loops. The
 // expander passes splice it in before code generation, and autodiff differentiates
 // it: one decomposition serves both.
 func Decompose(in *Instruction) (*Computation, error) {
@@ -41,6 +41,11 @@ func Decompose(in *Instruction) (*Computation, error) {
 		return decomposeBitcast(in)
 	case AfterAllExpander:
 		return decomposeAfterAll(in)
+	case RngExpander:
+		return decomposeRng(in)
+	case RngStateExpander:
+		return nil, fmt.Errorf("%s %s reads the RNG state the runtime keeps; the %s pass threads it through the entry computation",
+			in.Op, in.Name, RngStateExpander)
 	case OptBarrierExpander:
 		b, args := operandParams(in)
 		return b.BuildComputation(args[0]) // the identity: a barrier only orders passes

@@ -24,11 +24,11 @@ var ErrDeclaredShape = errors.New("the result shape is declared by the instructi
 
 // ResultIsDeclared reports the opcodes whose result shape is not a function of the
 // operands and attributes: parameter, iota, broadcast, reshape, convert,
-// bitcast-convert, rng-bit-generator (the bits' shape), custom-call and bitcast.
+// bitcast-convert, rng-bit-generator (the bits' shape), rng, custom-call and bitcast.
 func ResultIsDeclared(op Opcode) bool {
 	switch op {
 	case OpParameter, OpIota, OpBroadcast, OpReshape, OpConvert, OpBitcastConvert,
-		OpRngBitGenerator, OpCustomCall, OpBitcast:
+		OpRngBitGenerator, OpCustomCall, OpRng, OpBitcast:
 		return true
 	}
 	return false

@@ -27,6 +27,19 @@ func TestExpandedShapeErrors(t *testing.T) {
   ROOT r = (u64[2], f32[4]) rng-bit-generator(s), algorithm=rng_philox`, "bits f32[4]"},
 		{"rng algorithm", `s = u64[2] parameter(0)
   ROOT r = (u64[2], u32[4]) rng-bit-generator(s), algorithm=rng_mersenne`, `unknown rng algorithm "rng_mersenne"`},
+		{"rng operand", `a = f32[2] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[4] rng(a, b), distribution=rng_uniform`, "operand 0 (a) is f32[2], want f32[] (a scalar of the result's type)"},
+		{"rng operand type", `a = f32[] parameter(0)
+  ROOT r = f64[4] rng(a, a), distribution=rng_uniform`, "operand 0 (a) is f32[], want f64[]"},
+		{"rng narrow int", `a = s8[] parameter(0)
+  ROOT r = s8[4] rng(a, a), distribution=rng_uniform`, "draws s8; rng draws"},
+		{"rng normal int", `a = s32[] parameter(0)
+  ROOT r = s32[4] rng(a, a), distribution=rng_normal`, "rng_normal draws s32; it draws floating-point types"},
+		{"rng distribution", `a = f32[] parameter(0)
+  ROOT r = f32[4] rng(a, a), distribution=rng_gamma`, `unknown rng distribution "rng_gamma"`},
+		{"rng state delta", `ROOT s = u64[2] rng-get-and-update-state(), delta=-3`, "delta=-3 is negative"},
+		{"rng state shape", `ROOT s = u64[3] rng-get-and-update-state(), delta=3`, "u64[2]"},
 		{"all-gather dimension", `x = f32[4] parameter(0)
   ROOT g = f32[4] all-gather(x), replica_groups={{0}}, dimensions={1}`, "dimension 1 out of range"},
 		{"reduce-scatter split", add + `ENTRY e2 {

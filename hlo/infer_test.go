@@ -597,5 +597,5 @@ func TestResultIsDeclared(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []Opcode{OpParameter, OpIota, OpConvert, OpBitcastConvert, OpBroadcast, OpReshape,
-		OpRngBitGenerator, OpCustomCall, OpBitcast}, declared)
+		OpRngBitGenerator, OpCustomCall, OpBitcast, OpRng}, declared)
 }

@@ -119,6 +119,9 @@ const (
 	OpCholesky
 	OpBitcast
 	OpAfterAll
+	// rng and its state (hlo/rng.go).
+	OpRng
+	OpRngGetAndUpdateState
 	numOpcodes
 )
 
@@ -257,6 +260,8 @@ const (
 	CholeskyExpander        = "cholesky-expander"
 	BitcastExpander         = "bitcast-expander"
 	AfterAllExpander        = "after-all-expander"
+	RngExpander             = "rng-expander"
+	RngStateExpander        = "rng-state"
 )
 
 func expanded(name string, arity int, pass string, called ...string) OpInfo {
@@ -406,6 +411,18 @@ var opTable = [numOpcodes]OpInfo{
 	// after-all joins tokens into one; on one in-order device every token is the
 	// same zero-byte value, so its expander makes a token constant.
 	OpAfterAll: expanded("after-all", Variadic, AfterAllExpander),
+	// rng draws through rng-get-and-update-state and rng-bit-generator; the state
+	// lives outside the program (docs/ir.md), so neither is side-effect free: two
+	// identical draws must not merge, nor an unused one vanish before its state
+	// offset is taken.
+	OpRng:                  sideEffecting(expanded("rng", 2, RngExpander)),
+	OpRngGetAndUpdateState: sideEffecting(expanded("rng-get-and-update-state", 0, RngStateExpander)),
+}
+
+// sideEffecting clears an op row's SideEffectFree column.
+func sideEffecting(info OpInfo) OpInfo {
+	info.SideEffectFree = false
+	return info
 }
 
 // Info returns the op-table row of an opcode.

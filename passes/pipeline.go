@@ -32,6 +32,10 @@ var Pipeline = []Pass{
 	// mapped computation may hold expanded elementwise ops.
 	{Name: hlo.MapInliner, Summary: "inline each map's scalar computation over whole arrays", Run: ExpandMap, Required: true},
 	{Name: hlo.CustomCallExpander, Summary: "replace custom-calls by their registered decompositions", Run: ExpandCustomCalls, Required: true},
+	// rng before the other expanders (its expansion uses rng-bit-generator), and
+	// the state threaded before any pass could reorder the draws.
+	{Name: hlo.RngExpander, Summary: "lower rng to rng-get-and-update-state, Philox bits and their conversion to values", Run: ExpandRng, Required: true},
+	{Name: hlo.RngStateExpander, Summary: "make the RNG state an entry parameter and output, threaded through while loops, that each rng-get-and-update-state offsets", Run: ThreadRngState, Required: true},
 	{Name: hlo.BatchNormExpander, Summary: "lower batch-norm-training, -inference and -grad to arithmetic and reductions", Run: ExpandBatchNorm, Required: true},
 	{Name: hlo.RngBitGeneratorExpander, Summary: "lower rng-bit-generator to Philox or Threefry in integer ops", Run: ExpandRngBitGenerator, Required: true},
 	{Name: hlo.ReducePrecisionExpander, Summary: "lower reduce-precision to integer rounding on the float's bits", Run: ExpandReducePrecision, Required: true},

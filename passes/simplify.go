@@ -12,7 +12,8 @@ import (
 // input, NaN, ±0 and ±inf included (x+0 is not one: −0+0 is +0; x*0 is not one:
 // inf*0 is NaN). Chains of reshapes, transposes and broadcasts collapse into one;
 // movement ops that move nothing, converts to the same type or through an exact
-// widening and back, double negation and multiplication by one disappear. A rule
+// widening and back, double negation and multiplication by one disappear, and an
+// element of a tuple instruction is read from its operand. A rule
 // either names an earlier instruction that takes over the value or rewrites the
 // instruction in place.
 func Simplify(m *hlo.Module, _ Config) (bool, error) {
@@ -43,6 +44,14 @@ var simplifications = map[hlo.Opcode]simplification{
 	hlo.OpAnd:          dropIdentityOperand(isAllOnes, true),
 	hlo.OpOr:           dropIdentityOperand(isZero, true),
 	hlo.OpXor:          dropIdentityOperand(isZero, true),
+	// An element of a tuple instruction is its operand (expansions build tuples
+	// whose elements are read one by one, and the rest then goes dead).
+	hlo.OpGetTupleElement: func(in *hlo.Instruction) (*hlo.Instruction, bool) {
+		if t := in.Operands[0]; t.Op == hlo.OpTuple {
+			return t.Operands[in.Attrs.TupleIndex], false
+		}
+		return nil, false
+	},
 }
 
 func simplifyInstruction(in *hlo.Instruction) (*hlo.Instruction, bool) {

@@ -150,3 +150,27 @@ ENTRY %e (x: f32[4], k: s32[4]) -> (f32[4], f32[4], f32[4], f32[4], f32[4], s32[
 `,
 	}})
 }
+
+// An element of a tuple instruction is read from its operand; the tuple and the
+// element nobody reads then go (rng-bit-generator's unused new state, say).
+func TestSimplifyTupleElements(t *testing.T) {
+	runPassCases(t, []passCase{{
+		name:     "get-tuple-element of a tuple",
+		disabled: noLater,
+		before: `HloModule m
+ENTRY %e (x: f32[3], y: f32[3]) -> f32[3] {
+  %x = f32[3] parameter(0)
+  %y = f32[3] parameter(1)
+  %n = f32[3] negate(%x)
+  %t = (f32[3], f32[3]) tuple(%n, %y)
+  ROOT %g = f32[3] get-tuple-element(%t), index=1
+}
+`,
+		after: `HloModule m
+ENTRY %e (x: f32[3], y: f32[3]) -> f32[3] {
+  %x = f32[3] parameter(0)
+  ROOT %y = f32[3] parameter(1)
+}
+`,
+	}})
+}

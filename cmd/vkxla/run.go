@@ -20,6 +20,9 @@ import (
 // whether they agree within the program's tolerance, the memory plan, the kernel
 // count and the per-kernel GPU times, with a progress line per stage (a large
 // model takes a while). The -timeout bounds cpuref, the compile and the GPU run.
+// runRngSeed seeds the RNG state of rng draws on both sides, so that they agree.
+const runRngSeed = 0
+
 func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
 	p := progress{out: out}
 	m, err := p.parse(name, text)
@@ -37,7 +40,7 @@ func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
 		return err
 	}
 	done := p.start("cpuref")
-	want, err := rf.limits.EvalContext(ctx, m, inputs...)
+	want, _, err := rf.limits.EvalWithRngState(ctx, m, hlo.RngSeedState(runRngSeed), inputs...)
 	if err != nil {
 		return err // cpuref's errors say "cpuref: …"
 	}
@@ -55,6 +58,9 @@ func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
 	defer func() { err = errors.Join(err, exe.Close()) }()
 	done()
 	done = p.start("run")
+	if err := exe.SeedRng(runRngSeed); err != nil {
+		return err
+	}
 	got, err := exe.Run(ctx, inputs...)
 	if err != nil {
 		return err
@@ -67,7 +73,12 @@ func runModule(out io.Writer, name, text string, rf runFlags) (err error) {
 	}
 	err = report(out, m, got, want.Leaves(), prof)
 	if rf.check {
-		err = errors.Join(err, newChecker(ctx, out, rt, rf.limits).kernels(exe.OptimizedModule(), inputs))
+		opt := exe.OptimizedModule()
+		if len(opt.Entry.Params) > len(inputs) { // the RNG state parameter (docs/runtime.md)
+			s := hlo.RngSeedState(runRngSeed)
+			inputs = append(inputs, hlo.MustFromSlice([]int64{2}, s[:]))
+		}
+		err = errors.Join(err, newChecker(ctx, out, rt, rf.limits).kernels(opt, inputs))
 	}
 	return err
 }

@@ -35,6 +35,8 @@ func Facts(c *hlo.Computation, t Target) (*Program, error) {
 // facts fills the program's facts by the root's strategy.
 func (l *lowering) facts() error {
 	switch l.strategy() {
+	case byUserKernel:
+		return l.lowerUserKernel() // one dispatch, no scratch: its facts are its lowering
 	case byScatter:
 		return l.scatterFacts()
 	case bySort:

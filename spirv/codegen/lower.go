@@ -193,12 +193,16 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
-	bySplitConv // a long convolution in two passes (partial sums, then their sum)
+	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
+	byUserKernel // a custom-call of a kernel target: the user's SPIR-V (user_kernel.go)
 )
 
 // strategy picks the root's strategy; Lower and Facts both follow it.
 func (l *lowering) strategy() strategy {
 	root := l.c.Root
+	if _, ok := hlo.KernelTarget(root); ok {
+		return byUserKernel
+	}
 	switch {
 	case root.Op == hlo.OpScatter:
 		return byScatter
@@ -231,6 +235,8 @@ func (l *lowering) lower() error {
 		return l.lowerGEMM()
 	case bySplitConv:
 		return l.lowerSplitConv()
+	case byUserKernel:
+		return l.lowerUserKernel()
 	}
 	return l.lowerElemental()
 }
