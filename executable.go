@@ -33,7 +33,7 @@ type compiled struct {
 	slots      []plan.Slot
 	slotOf     []int
 	paramSlots [][]int
-	rngEnd    plan.Value // the run's final RNG state, when it draws (rng_state.go)
+	rngEnd     plan.Value // the run's final RNG state, when it draws (rng_state.go)
 
 	mu   sync.Mutex   // serialises Runs: they share the arena's buffers
 	refs int          // guarded by rt.cache.mu
