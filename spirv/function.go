@@ -14,9 +14,9 @@ type Function struct {
 	// the variables (InEntry): values every later block may use.
 	head    section
 	inEntry bool
-	blocks []*block
-	cur    *block
-	loops  []loopFrame
+	blocks  []*block
+	cur     *block
+	loops   []loopFrame
 }
 
 type block struct {
