@@ -21,10 +21,20 @@ type kernel struct {
 	f     *spirv.Function
 	local uint32 // workgroup size (1-D)
 	idxT  spirv.ID
-	bufs  []spirv.Buffer
-	dts   []hlo.DType // element type of each binding
+	bufs  []spirv.Buffer // one per argument, in bind order
+	dts   []hlo.DType    // element type of each argument
 	args  []Arg
-	err   error
+	// argBytes is an argument's size, which decides how the kernel reaches it
+	// (Target.Path); layout records that per argument, bindings counts the
+	// descriptor bindings declared, table is the address table (Var 0 until an
+	// argument needs it).
+	argBytes func(Arg) int64
+	layout   []ArgBinding
+	bindings int
+	table    spirv.Buffer
+	tableAt  int // the table's binding
+	slots    int
+	err      error
 	// linear remembers, for each multi-index made by delinearize, the linear
 	// index it came from, so that reading an operand of the output's dims costs no
 	// index arithmetic. (Only delinearize's input is remembered: it dominates the
@@ -64,21 +74,66 @@ func (k *kernel) failf(format string, args ...any) {
 	}
 }
 
-// bind declares the next storage-buffer binding, holding elements of dt, as program
-// argument a.
+// bind declares program argument a, holding elements of dt, as the kernel's next
+// buffer, reached the way its size asks on this target (Target.Path): one
+// descriptor binding, consecutive bindings of Target.SplitBytes each, or its device
+// address in the kernel's address table. Every emitter reads and writes through the
+// returned spirv.Buffer and so works on all three.
 func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
-	i := len(k.bufs)
-	name := fmt.Sprintf("%s%d", [...]string{"in", "out", "scratch"}[a.Kind], a.Index)
-	b := k.m.StorageBuffer(name, 0, uint32(i), k.storeType(dt), access)
+	name := a.String()
+	elem := k.storeType(dt)
+	var bytes int64
+	if k.argBytes != nil {
+		bytes = k.argBytes(a)
+	}
+	path := k.t.Path(bytes)
+	if path == PathSplit && k.t.SplitBytes() < int64(dt.Size()) {
+		k.failf("%s: the target's maxStorageBufferRange of %d bytes is below the split granule %d", name, k.t.MaxStorageBufferRange, SplitGranule)
+		path = PathBinding // declared whole so that emission goes on; the kernel is refused
+	}
+	var b spirv.Buffer
+	switch path {
+	case PathAddress:
+		b = k.f.AddressedBuffer(name, k.addressTable(), uint32(k.slots), elem)
+		k.layout = append(k.layout, ArgBinding{Path: path, Slot: k.slots})
+		k.slots++
+	case PathSplit:
+		chunk := k.t.SplitBytes()
+		pieces := int((bytes + chunk - 1) / chunk)
+		b = k.m.SplitStorageBuffer(name, 0, uint32(k.bindings), pieces, chunk/int64(dt.Size()), elem, access)
+		k.layout = append(k.layout, ArgBinding{Path: path, Binding: k.bindings, Pieces: pieces})
+		k.bindings += pieces
+	default:
+		b = k.m.StorageBuffer(name, 0, uint32(k.bindings), elem, access)
+		k.layout = append(k.layout, ArgBinding{Path: path, Binding: k.bindings, Pieces: 1})
+		k.bindings++
+	}
 	k.bufs = append(k.bufs, b)
 	k.dts = append(k.dts, dt)
 	k.args = append(k.args, a)
 	return b
 }
 
+// addressTable is the kernel's table of device addresses (u64, read-only),
+// declared at the next binding when the first argument is reached by address.
+func (k *kernel) addressTable() spirv.Buffer {
+	if k.table.Var == 0 {
+		k.tableAt = k.bindings
+		k.table = k.m.StorageBuffer("addresses", 0, uint32(k.tableAt), k.m.TypeInt(64, false), spirv.ReadOnly)
+		k.bindings++
+	}
+	return k.table
+}
+
+// view is another element type's view of argument i's memory (a vec4 view).
+func (k *kernel) view(i int, name string, elem spirv.ID) spirv.Buffer {
+	return k.f.View(k.bufs[i], name, elem)
+}
+
 // finish assembles the kernel into a dispatch over groups workgroups.
 func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	k.checkIterations()
+	k.checkBindings()
 	k.declareFloatControls()
 	if k.err != nil {
 		return Dispatch{}, k.err
@@ -89,7 +144,11 @@ func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	}
 	kern := &Kernel{
 		Name: k.name, SPIRV: spirv.Bytes(words), EntryPoint: "main",
-		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: len(k.bufs),
+		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: k.bindings,
+		Layout: append([]ArgBinding(nil), k.layout...), AddressTable: -1,
+	}
+	if k.table.Var != 0 {
+		kern.AddressTable = k.tableAt
 	}
 	return Dispatch{Kernel: kern, Args: append([]Arg(nil), k.args...), Groups: groups}, nil
 }
@@ -201,6 +260,15 @@ func (k *kernel) countLoop(n int64, emit func()) {
 	k.iterScale *= max(n, 1)
 	emit()
 	k.iterScale = outer
+}
+
+// checkBindings refuses a kernel with more descriptor bindings than the target
+// allows in one stage: tensors split across bindings take one per piece.
+func (k *kernel) checkBindings() {
+	if lim := k.t.MaxStorageBuffers; lim > 0 && k.bindings > lim {
+		k.failf("kernel %s needs %d storage-buffer bindings (tensors larger than one binding take one per %d bytes, the device lacks buffer device addresses); the device allows %d",
+			k.name, k.bindings, k.t.SplitBytes(), lim)
+	}
 }
 
 // checkIterations refuses a kernel whose loops may exceed the target's limit.
