@@ -20,6 +20,12 @@ func planText(l *lowering, main *Block) string {
 		if l.shares[i] >= 0 {
 			fmt.Fprintf(&sb, " in place over %d", l.shares[i])
 		}
+		switch {
+		case r.Split:
+			sb.WriteString(" split across bindings")
+		case r.Addressed:
+			sb.WriteString(" by device address")
+		}
 		fmt.Fprintf(&sb, " live %s\n", lifeText(l.lives[i]))
 	}
 	fmt.Fprintf(&sb, "%v\n", memoryStats(l))
