@@ -11,13 +11,14 @@ package vkxla_test
 import (
 	"context"
 	"fmt"
-		"testing"
+	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/targets"
 )
@@ -234,4 +235,21 @@ ENTRY e {
   ROOT s = s64[%[2]d] slice(x), slice={[1:%[1]d:2]}
 }`, n, n/2)
 	checkBig(t, m, vkxla.ErrorSpec{}, smallInts(hlo.MakeShape(hlo.S64, n), 10))
+}
+
+// TestBigTensorBeyondTheDevice: a tensor larger than the device's largest
+// allocation (lavapipe: maxMemoryAllocationSize 2 GiB) cannot be reached by any path;
+// Compile refuses it before allocating, naming the tensor, its size and the limit.
+func TestBigTensorBeyondTheDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m := parseBig(t, `HloModule huge
+ENTRY e {
+  x = f32[%[1]d] parameter(0)
+  ROOT y = f32[%[1]d] negate(x)
+}`, 600_000_000)
+	limit := rt.Device().Caps().MaxMemoryAllocationSize
+	require.Less(t, limit, int64(2_400_000_000))
+	_, err := rt.Compile(context.Background(), m)
+	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
+	require.Contains(t, err.Error(), fmt.Sprintf(`"x" of 2400000000 bytes is larger than the device's largest allocation (maxMemoryAllocationSize %d bytes)`, limit))
 }
