@@ -32,8 +32,9 @@ type kernel struct {
 	layout   []ArgBinding
 	bindings int
 	table    spirv.Buffer
-	tableAt  int // the table's binding
-	slots    int
+	tableAt  int  // the table's binding
+	slots    int  // address slots used
+	splits   bool // some argument is split across bindings
 	err      error
 	// linear remembers, for each multi-index made by delinearize, the linear
 	// index it came from, so that reading an operand of the output's dims costs no
@@ -80,38 +81,41 @@ func (k *kernel) failf(format string, args ...any) {
 // address in the kernel's address table. Every emitter reads and writes through the
 // returned spirv.Buffer and so works on all three.
 func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
-	name := a.String()
-	elem := k.storeType(dt)
 	var bytes int64
 	if k.argBytes != nil {
 		bytes = k.argBytes(a)
 	}
-	path := k.t.Path(bytes)
-	if path == PathSplit && k.t.SplitBytes() < int64(dt.Size()) {
-		k.failf("%s: the target's maxStorageBufferRange of %d bytes is below the split granule %d", name, k.t.MaxStorageBufferRange, SplitGranule)
-		path = PathBinding // declared whole so that emission goes on; the kernel is refused
-	}
-	var b spirv.Buffer
-	switch path {
-	case PathAddress:
-		b = k.f.AddressedBuffer(name, k.addressTable(), uint32(k.slots), elem)
-		k.layout = append(k.layout, ArgBinding{Path: path, Slot: k.slots})
-		k.slots++
-	case PathSplit:
-		chunk := k.t.SplitBytes()
-		pieces := int((bytes + chunk - 1) / chunk)
-		b = k.m.SplitStorageBuffer(name, 0, uint32(k.bindings), pieces, chunk/int64(dt.Size()), elem, access)
-		k.layout = append(k.layout, ArgBinding{Path: path, Binding: k.bindings, Pieces: pieces})
-		k.bindings += pieces
-	default:
-		b = k.m.StorageBuffer(name, 0, uint32(k.bindings), elem, access)
-		k.layout = append(k.layout, ArgBinding{Path: path, Binding: k.bindings, Pieces: 1})
-		k.bindings++
-	}
+	b, lay := k.declare(a.String(), dt, access, bytes)
 	k.bufs = append(k.bufs, b)
 	k.dts = append(k.dts, dt)
 	k.args = append(k.args, a)
+	k.layout = append(k.layout, lay)
 	return b
+}
+
+// declare declares a buffer of bytes bytes on its path and says how it is bound.
+func (k *kernel) declare(name string, dt hlo.DType, access spirv.Access, bytes int64) (spirv.Buffer, ArgBinding) {
+	elem := k.storeType(dt)
+	path, chunk := k.t.Path(bytes), k.t.SplitBytes()
+	if path == PathSplit && chunk < int64(dt.Size()) {
+		k.failf("%s: the target's maxStorageBufferRange of %d bytes is below the split granule %d", name, k.t.MaxStorageBufferRange, SplitGranule)
+		path = PathBinding // declared whole so that emission goes on; the kernel is refused
+	}
+	first := k.bindings
+	switch path {
+	case PathAddress:
+		slot := k.slots
+		k.slots++
+		return k.f.AddressedBuffer(name, k.addressTable(), uint32(slot), elem), ArgBinding{Path: path, Slot: slot}
+	case PathSplit:
+		pieces := int((bytes + chunk - 1) / chunk)
+		k.bindings += pieces
+		k.splits = true
+		return k.m.SplitStorageBuffer(name, 0, uint32(first), pieces, chunk/int64(dt.Size()), elem, access),
+			ArgBinding{Path: path, Binding: first, Pieces: pieces}
+	}
+	k.bindings++
+	return k.m.StorageBuffer(name, 0, uint32(first), elem, access), ArgBinding{Path: path, Binding: first, Pieces: 1}
 }
 
 // addressTable is the kernel's table of device addresses (u64, read-only),
@@ -265,10 +269,15 @@ func (k *kernel) countLoop(n int64, emit func()) {
 // checkBindings refuses a kernel with more descriptor bindings than the target
 // allows in one stage: tensors split across bindings take one per piece.
 func (k *kernel) checkBindings() {
-	if lim := k.t.MaxStorageBuffers; lim > 0 && k.bindings > lim {
-		k.failf("kernel %s needs %d storage-buffer bindings (tensors larger than one binding take one per %d bytes, the device lacks buffer device addresses); the device allows %d",
-			k.name, k.bindings, k.t.SplitBytes(), lim)
+	lim := k.t.MaxStorageBuffers
+	if lim <= 0 || k.bindings <= lim {
+		return
 	}
+	why := ""
+	if k.splits {
+		why = fmt.Sprintf(" (tensors larger than one binding take one per %d bytes: the target has no buffer device addresses)", k.t.SplitBytes())
+	}
+	k.failf("kernel %s needs %d storage-buffer bindings%s; the device allows %d", k.name, k.bindings, why, lim)
 }
 
 // checkIterations refuses a kernel whose loops may exceed the target's limit.
