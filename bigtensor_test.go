@@ -103,7 +103,7 @@ func parseBig(t *testing.T, text string, dims ...any) *hlo.Module {
 	return m
 }
 
-// smallInts is a literal of shape s (s32 or s64) with integer values in [-8, 8)
+// smallInts is a literal of shape s (s32, s64; u8 wraps) with integer values in [-8, 8)
 // from a multiplicative hash of the index and seed: no two nearby elements, rows
 // or pieces alike, and quicker to make than random draws for 70M elements.
 func smallInts(s hlo.Shape, seed uint64) *hlo.Literal {
@@ -120,6 +120,12 @@ func smallInts(s hlo.Shape, seed uint64) *hlo.Literal {
 		v := make([]int64, n)
 		for i := range v {
 			v[i] = val(i)
+		}
+		return hlo.MustFromSlice(s.Dims, v)
+	case hlo.U8:
+		v := make([]uint8, n)
+		for i := range v {
+			v[i] = uint8(val(i))
 		}
 		return hlo.MustFromSlice(s.Dims, v)
 	}
@@ -170,27 +176,34 @@ ENTRY e {
 	checkBig(t, m, vkxla.ErrorSpec{}, smallInts(hlo.MakeShape(hlo.S64, rows, 4), 4), smallInts(hlo.MakeShape(hlo.S64, 4, 2), 5))
 }
 
-// spreadRows are n row indices spread over [0, rows), the last row included, so
-// that every piece of a split table is read.
-func spreadRows(n, rows int64) *hlo.Literal {
+// spreadRows are n row indices spread over [0, rows) of rowBytes each: the rows on
+// both sides of every 128 MiB piece boundary, the last row, and the rest spread
+// over the table, so that every piece of a split table is read at its edges.
+func spreadRows(n, rows, rowBytes int64) *hlo.Literal {
 	idx := make([]int32, n)
 	for i := range idx {
 		idx[i] = int32((int64(i)*(rows-1)/(n-1) + int64(i)*7919) % rows)
+	}
+	at := 0
+	for b := int64(bindingLimit); b < rows*rowBytes; b += bindingLimit {
+		idx[at], idx[at+1] = int32(b/rowBytes-1), int32(b/rowBytes)
+		at += 2
 	}
 	idx[n-1] = int32(rows - 1)
 	return hlo.MustFromSlice([]int64{n, 1}, idx)
 }
 
-// TestBigGather: 1024 rows of an s64[2.1M, 16] table (272 MiB), from all over it.
+// TestBigGather: 1024 rows of a u8[17M, 16] table (272 MiB; 8-bit storage in
+// every piece), from all over it.
 func TestBigGather(t *testing.T) {
-	rows := int64(bigBytes / 8 / 16)
+	rows := int64(bigBytes / 16)
 	m := parseBig(t, `HloModule big_gather
 ENTRY e {
-  table = s64[%[1]d,16] parameter(0)
+  table = u8[%[1]d,16] parameter(0)
   idx = s32[1024,1] parameter(1)
-  ROOT g = s64[1024,16] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
+  ROOT g = u8[1024,16] gather(table, idx), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,16}
 }`, rows)
-	checkBig(t, m, vkxla.ErrorSpec{}, smallInts(hlo.MakeShape(hlo.S64, rows, 16), 6), spreadRows(1024, rows))
+	checkBig(t, m, vkxla.ErrorSpec{}, smallInts(hlo.MakeShape(hlo.U8, rows, 16), 6), spreadRows(1024, rows, 16))
 }
 
 // TestBigScatter: scatter-add of 1024 rows into an s32[4.25M, 16] table (272 MiB in
@@ -209,8 +222,8 @@ ENTRY e {
   upd = s32[1024,16] parameter(2)
   ROOT s = s32[%[1]d,16] scatter(table, idx, upd), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
 }`, rows)
-	idx := spreadRows(1024, rows)
-	idx.SetInt64(1, idx.Int64(0)) // a duplicate: both updates add
+	idx := spreadRows(1024, rows, 4*16)
+	idx.SetInt64(10, idx.Int64(0)) // a duplicate: both updates add
 	checkBig(t, m, vkxla.ErrorSpec{}, smallInts(hlo.MakeShape(hlo.S32, rows, 16), 7), idx, smallInts(hlo.MakeShape(hlo.S32, 1024, 16), 8))
 }
 
