@@ -277,18 +277,21 @@ func TestProfileAndDump(t *testing.T) {
 	assert.Contains(t, string(plan), `3 output     "add.6" block 0 [0, +1024) in place over 1`, "the output shares x's buffer")
 }
 
-// TestCompileRejectsUnbindableBuffer: a tensor larger than maxStorageBufferRange
-// cannot be bound whole; Compile says so, naming the buffer and the limit.
-func TestCompileRejectsUnbindableBuffer(t *testing.T) {
+// TestCompileBindsBufferBeyondOneBinding: a tensor one element larger than
+// maxStorageBufferRange, which Compile used to refuse, runs on both paths (by
+// device address; split, with a last piece of 4 bytes) and matches cpuref.
+func TestCompileBindsBufferBeyondOneBinding(t *testing.T) {
 	rt := newRuntime(t)
 	require.Equal(t, int64(128<<20), rt.Device().Caps().MaxStorageBufferRange, "the test is sized for lavapipe's limit")
 	n := int64(128<<20)/4 + 1
 	b := hlo.NewBuilder("huge")
-	x := b.Parameter(f32(n), "x")
-	_, err := rt.Compile(context.Background(), mustBuild(t, b, b.Negate(x)))
-	require.ErrorIs(t, err, vkxla.ErrUnsupported)
-	assert.Contains(t, err.Error(), "maxStorageBufferRange")
-	assert.Contains(t, err.Error(), "f32[33554433]")
+	x := b.Parameter(hlo.MakeShape(hlo.S32, n), "x")
+	m := mustBuild(t, b, b.Negate(x))
+	in := smallInts(hlo.MakeShape(hlo.S32, n), 11)
+	in.SetInt64(int(n-1), 12345) // the element alone in the last piece
+	for _, opts := range [][]vkxla.CompileOption{nil, {vkxla.WithSplitBindings()}} {
+		checkCompiledAgainstCPU(t, rt, m, opts, vkxla.ErrorSpec{}, in)
+	}
 }
 
 // TestProfileCountsLoopIterations: kernels inside a while body are timed on every

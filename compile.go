@@ -23,11 +23,30 @@ type compileConfig struct {
 	budget   int64    // device memory budget in bytes; 0: none
 	// donate and borrow are parameters in the caller's memory (donate.go).
 	donate, borrow []int
+	// splitBindings: tensors larger than one binding are split across bindings
+	// even where the device has buffer device addresses.
+	splitBindings bool
 }
 
 // key is the part of the options that changes the compiled result.
 func (c compileConfig) key() string {
-	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v", c.profile, c.disabled, c.budget, c.donate, c.borrow)
+	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v split=%v",
+		c.profile, c.disabled, c.budget, c.donate, c.borrow, c.splitBindings)
+}
+
+// WithSplitBindings makes kernels reach tensors larger than one storage-buffer
+// binding (maxStorageBufferRange) through several bindings, each covering a piece,
+// even on a device with buffer device addresses, where they would otherwise read
+// the tensor through its address. It is the path taken on devices without
+// bufferDeviceAddress; the option lets tests run it everywhere (docs/limits.md).
+func WithSplitBindings() CompileOption { return func(c *compileConfig) { c.splitBindings = true } }
+
+// target is the planner's target for device d under these options.
+func (c compileConfig) target(d targets.Device) plan.Target {
+	if c.splitBindings {
+		d.BufferDeviceAddress = false
+	}
+	return d.Plan()
 }
 
 // WithMemoryBudget makes Compile meet a device memory budget: the executable's
@@ -122,7 +141,7 @@ func (rt *Runtime) compile(ctx context.Context, m *hlo.Module, cfg compileConfig
 
 func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compileConfig) (*compiled, error) {
 	stop := func() error { return rt.stageErr(ctx) }
-	p, err := planModule(m, deviceTarget(rt.dev.Caps()).Plan(), cfg, rt.newDumper(m.Name), rt.validateSPIRV, stop)
+	p, err := planModule(m, cfg.target(deviceTarget(rt.dev.Caps())), cfg, rt.newDumper(m.Name), rt.validateSPIRV, stop)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +223,7 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 		}
 		d = &dumper{dir: filepath.Join(dumpDir, dumpName(m.Name))}
 	}
-	p, err := planModule(m.Clone(), t.Plan(), cfg, d, true, ctx.Err)
+	p, err := planModule(m.Clone(), cfg.target(t), cfg, d, true, ctx.Err)
 	if err != nil {
 		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
 	}

@@ -274,7 +274,7 @@ func (c *compiled) recordingFor(b *binding) (*recorder, error) {
 		}
 	}
 	rec := &recorder{dev: c.rt.dev, arena: c.arena, kernels: c.rec.kernels, timed: c.rec.timed,
-		segments: map[*plan.Block][]segment{}, bound: &slotBinding{slotOf: c.slotOf, ranges: slices.Clone(b.ranges)}}
+		segments: map[*plan.Block][]segment{}, bound: &slotBinding{pool: c.rt.pool, slotOf: c.slotOf, ranges: slices.Clone(b.ranges)}}
 	if err := rec.recordBlock(c.main, false); err != nil {
 		return nil, errors.Join(err, rec.closeRecording())
 	}
@@ -299,27 +299,38 @@ func (c *compiled) closeRecordings() error {
 
 // slotBinding maps plan ranges in the caller's memory to the run's memory.
 type slotBinding struct {
+	pool   *arena.Arena // the runtime's tensor pool, which holds ranges
 	slotOf []int
 	ranges []arena.Range
 }
 
-// bufferRange is plan range i as a binding: the executable's arena, or the memory
-// bound to its slot.
-func (r *recorder) bufferRange(i int) device.BufferRange {
+// placedRange is where plan range i lives in this recording, with the arena that
+// holds it (its binding limits split it): the memory bound to its slot, in the
+// runtime's pool, or the executable's arena.
+func (r *recorder) placedRange(i int) (*arena.Arena, arena.Range) {
 	if r.bound != nil && r.bound.slotOf[i] >= 0 {
-		return r.bound.ranges[r.bound.slotOf[i]].BufferRange()
+		return r.bound.pool, r.bound.ranges[r.bound.slotOf[i]]
 	}
-	return r.arena.PlanRange(i).BufferRange()
+	return r.arena, r.arena.PlanRange(i)
 }
 
-// closeRecording frees the command buffers of a recording (its kernels are the
-// executable's, freed with it).
+// bufferRange is plan range i as one binding.
+func (r *recorder) bufferRange(i int) device.BufferRange {
+	_, rng := r.placedRange(i)
+	return rng.BufferRange()
+}
+
+// closeRecording frees the command buffers and address tables of a recording (its
+// kernels are the executable's, freed with it).
 func (r *recorder) closeRecording() error {
 	var errs []error
 	for _, cb := range r.cbs {
 		errs = append(errs, cb.Close())
 	}
-	r.cbs = nil
+	for _, b := range r.tables {
+		errs = append(errs, b.Close())
+	}
+	r.cbs, r.tables = nil, nil
 	return errors.Join(errs...)
 }
 

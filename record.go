@@ -27,6 +27,7 @@ type recorder struct {
 	arena   *arena.Arena
 	kernels map[*plan.KernelRef]*device.Kernel
 	cbs     []*device.CommandBuffer
+	tables  []*device.Buffer // the address tables' buffers (bindings.go)
 	timed   bool
 	// segments are each block's recorded command buffers and control steps.
 	segments map[*plan.Block][]segment
@@ -96,9 +97,15 @@ func (r *recorder) recordControl(st *plan.Step, repeated bool) error {
 // dispatch.
 func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 	seg := segment{timed: r.timed}
+	tables, err := r.addressTables(steps)
+	if err != nil {
+		return seg, err
+	}
 	cmds := make([]device.Command, len(steps))
 	for i, st := range steps {
-		cmds[i] = r.command(st)
+		if cmds[i], err = r.command(st, tables[i]); err != nil {
+			return seg, fmt.Errorf("%s: %w", st.Name, err)
+		}
 		if st.Kind == plan.StepDispatch {
 			seg.dispatches = append(seg.dispatches, st.Name)
 		}
@@ -115,16 +122,17 @@ func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 	return seg, nil
 }
 
-// command is a plan step as the device records it, on the placed arena.
-func (r *recorder) command(st plan.Step) device.Command {
+// command is a plan step as the device records it, on the placed arena; table is
+// a dispatch's address table (addressTables).
+func (r *recorder) command(st plan.Step, table device.BufferRange) (device.Command, error) {
 	if st.Kind == plan.StepCopy {
-		return device.Command{Src: r.bufferRange(st.Src), Dst: r.bufferRange(st.Dst)}
+		return device.Command{Src: r.bufferRange(st.Src), Dst: r.bufferRange(st.Dst)}, nil
 	}
-	bindings := make([]device.BufferRange, len(st.Args))
-	for i, a := range st.Args {
-		bindings[i] = r.bufferRange(a)
+	bindings, err := r.dispatchBindings(st, table)
+	if err != nil {
+		return device.Command{}, err
 	}
-	return device.Command{Kernel: r.kernels[st.Kernel], Bindings: bindings, Push: st.Push, Groups: st.Groups}
+	return device.Command{Kernel: r.kernels[st.Kernel], Bindings: bindings, Push: st.Push, Groups: st.Groups}, nil
 }
 
 // close frees the command buffers and kernels.
@@ -136,6 +144,9 @@ func (r *recorder) close() error {
 	for _, k := range r.kernels {
 		errs = append(errs, k.Close())
 	}
-	r.cbs, r.kernels = nil, nil
+	for _, b := range r.tables {
+		errs = append(errs, b.Close())
+	}
+	r.cbs, r.kernels, r.tables = nil, nil, nil
 	return errors.Join(errs...)
 }

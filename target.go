@@ -33,6 +33,7 @@ func deviceTarget(c device.Caps) targets.Device {
 		Int64:                           c.Int64,
 		StorageBuffer8Bit:               c.StorageBuffer8Bit,
 		StorageBuffer16Bit:              c.StorageBuffer16Bit,
+		BufferDeviceAddress:             c.BufferDeviceAddress,
 		SignedZeroInfNanPreserve:        floatWidths(c.FloatControls.SignedZeroInfNanPreserve),
 	}
 }

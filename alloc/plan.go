@@ -23,8 +23,12 @@ type PlanRange struct {
 	Offset int64  // bytes from the start of the block; a multiple of Limits.Alignment
 	Size   int64  // bytes; 0 is allowed and needs no binding
 	// Split says the code generator binds this buffer as several bindings (see
-	// Limits.Bindings). Without it a buffer must fit in one binding.
-	Split bool
+	// Limits.Bindings); Addressed that kernels reach it through its device address
+	// (a buffer-device-address pointer), not a binding. Without either a buffer
+	// must fit in one binding. The planner sets them by codegen.Target.Path, the
+	// rule the kernels follow.
+	Split     bool
+	Addressed bool
 }
 
 // Span is the range's bytes within its block.
@@ -67,7 +71,7 @@ func (p *Plan) Validate(l Limits) error {
 }
 
 // checkPlanRange is checkBindable plus the two plan-only rules: a valid block
-// index, and one binding unless the range is marked Split.
+// index, and one binding unless the range is marked Split or Addressed.
 func (l Limits) checkPlanRange(r PlanRange) error {
 	if r.Block < 0 {
 		return fmt.Errorf("%w: negative block index", ErrInvalid)
@@ -75,12 +79,17 @@ func (l Limits) checkPlanRange(r PlanRange) error {
 	if err := l.checkBindable(r.Span()); err != nil {
 		return err
 	}
-	if r.Split {
+	switch {
+	case r.Split && r.Addressed:
+		return fmt.Errorf("%w: a range is split across bindings or addressed, not both", ErrInvalid)
+	case r.Addressed:
+		return nil // no binding: any size within a block
+	case r.Split:
 		_, err := l.Bindings(r.Span(), 1)
 		return err
 	}
 	if r.Size > l.MaxBindingRange {
-		return fmt.Errorf("%w: size %d exceeds %d and the range is not marked Split",
+		return fmt.Errorf("%w: size %d exceeds %d and the range is not marked Split or Addressed",
 			ErrBindingTooLarge, r.Size, l.MaxBindingRange)
 	}
 	return nil

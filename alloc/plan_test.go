@@ -50,6 +50,8 @@ func TestPlanRejectsNamingTheRange(t *testing.T) {
 		{PlanRange{Name: "conv.7", Offset: 24, Size: 64}, ErrMisaligned, `plan range 1 ("conv.7" block 0 [24, +64)): arena: misaligned offset: range [24, +64): offset 24 is not a multiple of 16`},
 		{PlanRange{Name: "big", Offset: 0, Size: 2048}, ErrBindingTooLarge, "size 2048 exceeds 1024 and the range is not marked Split"},
 		{PlanRange{Name: "huge", Offset: 1 << 16, Size: 16, Split: true}, ErrBlockTooLarge, "past the max block size 65536"},
+		{PlanRange{Name: "hugeaddr", Offset: 0, Size: 1<<16 + 16, Addressed: true}, ErrBlockTooLarge, "past the max block size 65536"},
+		{PlanRange{Name: "both", Offset: 0, Size: 2048, Split: true, Addressed: true}, ErrInvalid, "split across bindings or addressed, not both"},
 		{PlanRange{Name: "neg", Offset: -16, Size: 16}, ErrInvalid, "negative offset or size"},
 		{PlanRange{Name: "nosize", Offset: 0, Size: -1}, ErrInvalid, "negative offset or size"},
 		{PlanRange{Name: "noblock", Block: -1, Size: 16}, ErrInvalid, "negative block index"},
@@ -73,6 +75,15 @@ func TestPlanReportsEveryBadRange(t *testing.T) {
 	assert.Contains(t, err.Error(), "plan range 0")
 	assert.NotContains(t, err.Error(), "plan range 1")
 	assert.Contains(t, err.Error(), "plan range 2")
+}
+
+// TestPlanAddressedRangeMayExceedOneBinding: a range kernels reach by device
+// address needs no binding, only its block.
+func TestPlanAddressedRangeMayExceedOneBinding(t *testing.T) {
+	p := Plan{Ranges: []PlanRange{{Name: "big", Offset: 16, Size: 5000, Addressed: true}}}
+	require.NoError(t, p.Validate(planLimits))
+	p.Ranges[0].Addressed = false
+	require.ErrorIs(t, p.Validate(planLimits), ErrBindingTooLarge)
 }
 
 func TestPlanSplitRangeMayExceedOneBinding(t *testing.T) {

@@ -6,6 +6,7 @@ package device
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 )
@@ -88,6 +89,30 @@ func (d *Device) checkAllocation(size int64, types []uint32) error {
 			size, limit, ErrOutOfDeviceMemory)
 	}
 	return nil
+}
+
+// ErrNoDeviceAddress: the device was opened without bufferDeviceAddress
+// (Caps.BufferDeviceAddress false), so buffers have no device address.
+var ErrNoDeviceAddress = errors.New("device: buffer device addresses are not enabled on this device")
+
+// Address returns the buffer's device address (vkGetBufferDeviceAddress): the value
+// a kernel turns into a PhysicalStorageBuffer64 pointer to the buffer's first byte.
+// It stays valid until the buffer is closed. Every buffer of a device opened with
+// bufferDeviceAddress has one.
+func (b *Buffer) Address() (uint64, error) {
+	d := b.res.d
+	if err := d.enter(); err != nil {
+		return 0, err
+	}
+	defer d.exit()
+	if err := b.res.acquire(); err != nil {
+		return 0, err
+	}
+	defer b.res.release()
+	if C.vkx_device_addresses(d.c) == 0 {
+		return 0, ErrNoDeviceAddress
+	}
+	return uint64(C.vkx_buffer_address(d.c, b.c)), nil
 }
 
 // Size returns the buffer's size in bytes.

@@ -180,6 +180,10 @@ type Caps struct {
 	SubgroupSizeControl    bool
 	ComputeFullSubgroups   bool
 	VulkanMemoryModel      bool
+	// BufferDeviceAddress: buffers have device addresses that kernels read through
+	// PhysicalStorageBuffer64 pointers (Vulkan 1.2 or VK_KHR_buffer_device_address),
+	// with no per-binding range limit. Open enables it where reported.
+	BufferDeviceAddress bool
 
 	// FloatControls are the float behaviours the device guarantees on request.
 	FloatControls FloatControls
@@ -310,6 +314,7 @@ func fillFeatures(caps *Caps, c *C.vkx_caps) {
 	caps.AtomicFloat32Add, caps.AtomicFloat64Add = b(c.f_atomic_float32_add), b(c.f_atomic_float64_add)
 	caps.SubgroupSizeControl, caps.ComputeFullSubgroups = b(c.f_subgroup_size_control), b(c.f_full_subgroups)
 	caps.VulkanMemoryModel = b(c.f_memory_model)
+	caps.BufferDeviceAddress = b(c.f_buffer_device_address)
 	widths := func(v [3]C.uint32_t) FloatWidths { return FloatWidths{b(v[0]), b(v[1]), b(v[2])} }
 	caps.FloatControls = FloatControls{
 		Known:                    b(c.fc_known),

@@ -3,6 +3,7 @@ package device_test
 import _ "embed"
 
 //go:generate glslc -O --target-env=vulkan1.1 -o testdata/add.spv testdata/add.comp
+//go:generate glslc -O --target-env=vulkan1.1 -o testdata/addr.spv testdata/addr.comp
 //go:generate glslc -O --target-env=vulkan1.1 -o testdata/inc.spv testdata/inc.comp
 //go:generate glslc -O --target-env=vulkan1.1 -o testdata/spin.spv testdata/spin.comp
 
@@ -11,6 +12,13 @@ import _ "embed"
 //
 //go:embed testdata/add.spv
 var addSPV []byte
+
+// addrSPV: x[i] += 1 for i < n, x reached through the device address in word 0 of
+// binding 0 (a u64 table), not through a binding of its own (push constant n;
+// workgroup size 64).
+//
+//go:embed testdata/addr.spv
+var addrSPV []byte
 
 // incSPV: x[i] += 1 for i < n (push constant n; workgroup size 64).
 //

@@ -99,6 +99,10 @@ struct vkx_device {
 	VkDevice dev;
 	VkQueue queue;
 	VkPipelineCache cache;
+	// get_address is vkGetBufferDeviceAddress (core 1.2, or the KHR extension's),
+	// NULL when bufferDeviceAddress is not enabled: buffers then get neither the
+	// usage nor the allocation flag.
+	PFN_vkGetBufferDeviceAddress get_address;
 	VKX_DEVICE_FUNCS(DECLARE)
 };
 
@@ -338,7 +342,8 @@ typedef struct {
 	VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af;
 	VkPhysicalDeviceSubgroupSizeControlFeatures ssc;
 	VkPhysicalDeviceVulkanMemoryModelFeatures mm;
-	int has_f16i8, has_s8, has_af, has_ssc, has_mm, has_driver_props, has_float_controls;
+	VkPhysicalDeviceBufferDeviceAddressFeatures bda;
+	int has_f16i8, has_s8, has_af, has_ssc, has_mm, has_bda, has_driver_props, has_float_controls;
 	const char *exts[8]; // device extensions to enable for them
 	uint32_t next;
 } vkx_features;
@@ -397,6 +402,10 @@ static void query_features(vkx_instance *in, VkPhysicalDevice p, vkx_features *f
 		LINK(f->ssc, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES);
 	if ((f->has_mm = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_VULKAN_MEMORY_MODEL_EXTENSION_NAME)))
 		LINK(f->mm, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES);
+	// Buffer device addresses let kernels reach tensors larger than one binding
+	// (PhysicalStorageBuffer64 pointers): core in 1.2, else the KHR extension.
+	if ((f->has_bda = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_BUFFER_DEVICE_ADDRESS_EXTENSION_NAME)))
+		LINK(f->bda, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES);
 	// Float controls stay enabled: kernels request SignedZeroInfNanPreserve
 	// (SPV_KHR_float_controls), which a Vulkan 1.1 device accepts only with the extension.
 	f->has_float_controls = available(in, p, f, api, VK_API_VERSION_1_2, VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
@@ -516,6 +525,7 @@ static void copy_features(const vkx_features *f, vkx_caps *c) {
 	c->f_subgroup_size_control = f->ssc.subgroupSizeControl;
 	c->f_full_subgroups = f->ssc.computeFullSubgroups;
 	c->f_memory_model = f->mm.vulkanMemoryModel;
+	c->f_buffer_device_address = f->bda.bufferDeviceAddress;
 }
 
 void vkx_query_caps(vkx_instance *in, uint32_t index, vkx_caps *c) {
@@ -562,6 +572,9 @@ static void enable_only(vkx_features *f) {
 	f->af.shaderSharedFloat32AtomicAdd = af.shaderSharedFloat32AtomicAdd;
 	f->af.shaderSharedFloat64Atomics = af.shaderSharedFloat64Atomics;
 	f->af.shaderSharedFloat64AtomicAdd = af.shaderSharedFloat64AtomicAdd;
+	// Only bufferDeviceAddress itself: capture/replay and multi-device are unused.
+	f->bda.bufferDeviceAddressCaptureReplay = VK_FALSE;
+	f->bda.bufferDeviceAddressMultiDevice = VK_FALSE;
 }
 
 static void load_device_funcs(vkx_instance *in, vkx_device *d) {
@@ -602,6 +615,11 @@ vkx_err vkx_device_create(vkx_instance *in, uint32_t index, vkx_device **out) {
 		return FAIL(r, "vkCreateDevice");
 	}
 	load_device_funcs(in, d);
+	if (f.has_bda && f.bda.bufferDeviceAddress) {
+		d->get_address = (PFN_vkGetBufferDeviceAddress)in->vkGetDeviceProcAddr(d->dev, "vkGetBufferDeviceAddress");
+		if (!d->get_address)
+			d->get_address = (PFN_vkGetBufferDeviceAddress)in->vkGetDeviceProcAddr(d->dev, "vkGetBufferDeviceAddressKHR");
+	}
 	d->vkGetDeviceQueue(d->dev, family, 0, &d->queue);
 	VkPipelineCacheCreateInfo pc = {VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
 	r = d->vkCreatePipelineCache(d->dev, &pc, NULL, &d->cache);
@@ -640,6 +658,10 @@ static vkx_err bind_memory(vkx_device *d, vkx_buffer *b, const uint32_t *types, 
 	if (t == UINT32_MAX)
 		return FAIL(VK_ERROR_FEATURE_NOT_PRESENT, "vkGetBufferMemoryRequirements(no memory type)");
 	VkMemoryAllocateInfo ai = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+	VkMemoryAllocateFlagsInfo flags = {VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+	flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+	if (d->get_address)
+		ai.pNext = &flags;
 	ai.allocationSize = req.size;
 	ai.memoryTypeIndex = t;
 	CHECK(d->vkAllocateMemory(d->dev, &ai, NULL, &b->mem), "vkAllocateMemory");
@@ -661,6 +683,8 @@ vkx_err vkx_buffer_create(vkx_device *d, uint64_t size, const uint32_t *types, u
 	ci.size = size;
 	ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
 		   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+	if (d->get_address)
+		ci.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 	ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
 	VkResult r = d->vkCreateBuffer(d->dev, &ci, NULL, &b->buf);
 	if (r != VK_SUCCESS) {
@@ -676,6 +700,16 @@ vkx_err vkx_buffer_create(vkx_device *d, uint64_t size, const uint32_t *types, u
 	*out = b;
 	return OK;
 }
+
+uint64_t vkx_buffer_address(vkx_device *d, vkx_buffer *b) {
+	if (!d->get_address)
+		return 0;
+	VkBufferDeviceAddressInfo ai = {VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+	ai.buffer = b->buf;
+	return d->get_address(d->dev, &ai);
+}
+
+int vkx_device_addresses(vkx_device *d) { return d->get_address != NULL; }
 
 void vkx_buffer_destroy(vkx_device *d, vkx_buffer *b) {
 	if (!b)

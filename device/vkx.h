@@ -54,6 +54,7 @@ typedef struct {
 	uint32_t f_atomic_float32_add, f_atomic_float64_add;
 	uint32_t f_subgroup_size_control, f_full_subgroups;
 	uint32_t f_memory_model;
+	uint32_t f_buffer_device_address;
 
 	// Float controls (VkPhysicalDeviceFloatControlsProperties), per width f16, f32, f64.
 	uint32_t fc_known;
@@ -84,6 +85,11 @@ vkx_err vkx_device_wait_idle(vkx_device *d);
 vkx_err vkx_buffer_create(vkx_device *d, uint64_t size, const uint32_t *types, uint32_t ntypes,
 			  uint32_t mappable, vkx_buffer **out, void **mapped, uint32_t *type);
 void vkx_buffer_destroy(vkx_device *d, vkx_buffer *b);
+// vkx_buffer_address is the buffer's device address (vkGetBufferDeviceAddress), 0
+// when the device was created without bufferDeviceAddress.
+uint64_t vkx_buffer_address(vkx_device *d, vkx_buffer *b);
+// vkx_device_addresses reports whether bufferDeviceAddress is enabled.
+int vkx_device_addresses(vkx_device *d);
 
 vkx_err vkx_kernel_create(vkx_device *d, const uint32_t *code, size_t size, const char *entry,
 			  uint32_t bindings, uint32_t push_size, const uint32_t *spec, uint32_t nspec,

@@ -26,6 +26,12 @@ func planText(l *lowering, main *Block) string {
 		case extBorrowed:
 			sb.WriteString(" borrowed")
 		}
+		switch {
+		case r.Split:
+			sb.WriteString(" split across bindings")
+		case r.Addressed:
+			sb.WriteString(" by device address")
+		}
 		fmt.Fprintf(&sb, " live %s\n", lifeText(l.lives[i]))
 	}
 	fmt.Fprintf(&sb, "%v\n", memoryStats(l))

@@ -10,9 +10,13 @@ type Function struct {
 	typ    ID
 	params []ID
 	vars   section // Function-storage OpVariables, hoisted to the entry block
-	blocks []*block
-	cur    *block
-	loops  []loopFrame
+	// head holds straight-line code hoisted to the start of the entry block, after
+	// the variables (InEntry): values every later block may use.
+	head    section
+	inEntry bool
+	blocks  []*block
+	cur     *block
+	loops   []loopFrame
 }
 
 type block struct {
@@ -106,6 +110,14 @@ func (f *Function) Op(op Op, resultType ID, operands ...uint32) ID {
 }
 
 func (f *Function) append(op Op, words []uint32) {
+	if f.inEntry {
+		if isTerminator(op) || op == OpLabel || op == OpSelectionMerge || op == OpLoopMerge || op == OpPhi {
+			f.m.failf("InEntry: %s is not straight-line code", op)
+			return
+		}
+		f.head.add(op, words...)
+		return
+	}
 	if f.cur.terminated {
 		f.m.failf("%s after the terminator of block %d", op, f.cur.label)
 		return
@@ -133,6 +145,21 @@ func (f *Function) Var(t ID, name string) ID {
 	f.vars.add(OpVariable, uint32(ptr), uint32(id), uint32(StorageClassFunction))
 	f.m.Name(id, name)
 	return id
+}
+
+// InEntry emits what emit emits at the start of the entry block, whichever block is
+// current, so that its values dominate every block of the function, those made
+// before it included: a buffer's device address, read once and turned into a
+// pointer, however deep in the kernel the buffer is first bound. emit must be
+// straight-line code whose operands are module-scope ids or its own results.
+func (f *Function) InEntry(emit func()) {
+	if f.inEntry {
+		emit()
+		return
+	}
+	f.inEntry = true
+	defer func() { f.inEntry = false }()
+	emit()
 }
 
 // Return ends the current block with OpReturn.
@@ -175,6 +202,7 @@ func (f *Function) encode() section {
 		s.add(OpLabel, uint32(b.label))
 		if i == 0 {
 			s = append(s, f.vars...)
+			s = append(s, f.head...)
 		}
 		s = append(s, b.body...)
 	}

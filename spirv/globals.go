@@ -46,29 +46,6 @@ const (
 	Coherent                     // writes visible to other invocations without a barrier's help
 )
 
-// Buffer is a storage buffer binding declared as a Block struct holding one
-// runtime array of Elem: in GLSL, `buffer B { Elem data[]; }`.
-type Buffer struct {
-	Var  ID // the StorageBuffer variable
-	Elem ID // element type
-}
-
-// StorageBuffer declares a storage-buffer binding of a runtime array of elem
-// (std430 stride) at (set, binding), with the capabilities and extensions
-// that its element type and the module version need.
-func (m *Module) StorageBuffer(name string, set, binding uint32, elem ID, access Access) Buffer {
-	m.needStorageClass(StorageClassStorageBuffer)
-	m.needNarrowStorage(elem, StorageClassStorageBuffer)
-	arr := m.TypeRuntimeArray(elem, m.ElementStride(elem))
-	block := m.TypeBlock(Member{Name: "data", Type: arr})
-	m.Name(block, "Buffer_"+identifier(m.TypeName(elem)))
-	v := m.Variable(StorageClassStorageBuffer, block, name)
-	m.Decorate(v, DecorationDescriptorSet, set)
-	m.Decorate(v, DecorationBinding, binding)
-	m.decorateAccess(v, access)
-	return Buffer{Var: v, Elem: elem}
-}
-
 func (m *Module) decorateAccess(v ID, access Access) {
 	if access&ReadOnly != 0 {
 		m.Decorate(v, DecorationNonWritable)

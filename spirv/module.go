@@ -228,7 +228,7 @@ func (m *Module) Assemble() ([]uint32, error) {
 	out = append(out, head...)
 	out = append(out, m.imports...)
 	var mode section
-	mode.add(OpMemoryModel, uint32(AddressingModelLogical), uint32(MemoryModelGLSL450))
+	mode.add(OpMemoryModel, uint32(m.addressingModel()), uint32(MemoryModelGLSL450))
 	for _, ep := range m.entryPoints {
 		mode.add(OpEntryPoint, ep.operands(m)...)
 	}
@@ -278,4 +278,13 @@ func Words(b []byte) ([]uint32, error) {
 		return nil, fmt.Errorf("spirv: missing magic number 0x%08x", MagicNumber)
 	}
 	return w, nil
+}
+
+// addressingModel is Logical, or PhysicalStorageBuffer64 once the module uses
+// PhysicalStorageBuffer pointers (buffers reached by device address).
+func (m *Module) addressingModel() AddressingModel {
+	if m.HasCapability(CapabilityPhysicalStorageBufferAddresses) {
+		return AddressingModelPhysicalStorageBuffer64
+	}
+	return AddressingModelLogical
 }

@@ -181,13 +181,34 @@ func pick(cond bool, a, b Op) Op {
 	return b
 }
 
-// Load reads through a pointer; the result type is the pointee.
+// Load reads through a pointer; the result type is the pointee. A load through a
+// PhysicalStorageBuffer pointer carries the Aligned memory operand it requires.
 func (f *Function) Load(ptr ID) ID {
-	return f.Op(OpLoad, f.m.Pointee(f.m.TypeOf(ptr)), uint32(ptr))
+	return f.Op(OpLoad, f.m.Pointee(f.m.TypeOf(ptr)), append([]uint32{uint32(ptr)}, f.memoryAccess(ptr)...)...)
 }
 
-// Store writes v through ptr.
-func (f *Function) Store(ptr, v ID) { f.Op(OpStore, 0, uint32(ptr), uint32(v)) }
+// Store writes v through ptr (Aligned, as Load, through a PhysicalStorageBuffer
+// pointer).
+func (f *Function) Store(ptr, v ID) {
+	f.Op(OpStore, 0, append([]uint32{uint32(ptr), uint32(v)}, f.memoryAccess(ptr)...)...)
+}
+
+// MaxAddressAlignment is the alignment every buffer reached by device address is
+// assumed to start at: vkxla's arena aligns every tensor to at least 16 bytes.
+const MaxAddressAlignment = 16
+
+// memoryAccess is the memory operand a load or store through ptr needs: SPIR-V
+// requires Aligned on every access through a PhysicalStorageBuffer pointer. The
+// alignment is the pointee's std430 alignment capped at MaxAddressAlignment: an
+// element sits at a multiple of its stride from the buffer's start, which is
+// aligned to MaxAddressAlignment only (a dvec4 is 32 bytes).
+func (f *Function) memoryAccess(ptr ID) []uint32 {
+	t := f.m.TypeOf(ptr)
+	if f.m.StorageClassOf(t) != StorageClassPhysicalStorageBuffer {
+		return nil
+	}
+	return []uint32{uint32(MemoryAccessAligned), min(f.m.AlignOf(f.m.Pointee(t)), MaxAddressAlignment)}
+}
 
 // AccessChain returns a pointer into a composite: struct members are chosen
 // by constant indices (as the spec requires), array and vector elements by
@@ -219,21 +240,6 @@ func (m *Module) elementType(t, idx ID) ID {
 	}
 	m.failf("cannot index into %s", m.TypeName(t))
 	return 0
-}
-
-// Element returns a pointer to element i of a storage buffer.
-func (f *Function) Element(b Buffer, i ID) ID { return f.AccessChain(b.Var, f.m.U32(0), i) }
-
-// LoadElem reads element i of a storage buffer.
-func (f *Function) LoadElem(b Buffer, i ID) ID { return f.Load(f.Element(b, i)) }
-
-// StoreElem writes v to element i of a storage buffer.
-func (f *Function) StoreElem(b Buffer, i, v ID) { f.Store(f.Element(b, i), v) }
-
-// ArrayLength returns the element count of a storage buffer's runtime array
-// (as bound: the descriptor range over the stride), a u32.
-func (f *Function) ArrayLength(b Buffer) ID {
-	return f.Op(OpArrayLength, f.m.TypeU32(), uint32(b.Var), 0)
 }
 
 // Member returns a pointer to member i of a block (push constants or a

@@ -196,6 +196,10 @@ func (m *Module) structType(kind string, members []ID, offsets []uint32) ID {
 // TypePointer returns the pointer to pointee in storage class sc.
 func (m *Module) TypePointer(sc StorageClass, pointee ID) ID {
 	m.typeInfoOf(pointee)
+	if sc == StorageClassPhysicalStorageBuffer {
+		m.Capability(CapabilityPhysicalStorageBufferAddresses)
+		m.extensionBefore(Version1_5, "SPV_KHR_physical_storage_buffer")
+	}
 	return m.typeDecl(fmt.Sprint("ptr", sc, pointee), &typeInfo{op: OpTypePointer, storage: sc, elem: pointee}, uint32(sc), uint32(pointee))
 }
 

@@ -33,6 +33,9 @@ type Device struct {
 	// Arithmetic types beyond 32 bits, and 8- and 16-bit storage.
 	Float16, Float64, Int8, Int16, Int64  bool
 	StorageBuffer8Bit, StorageBuffer16Bit bool
+	// BufferDeviceAddress: buffers have device addresses kernels may read through
+	// (bufferDeviceAddress), so tensors beyond MaxStorageBufferRange need no split.
+	BufferDeviceAddress bool
 	// SignedZeroInfNanPreserve: the float widths where the device honours that
 	// execution mode (float-controls properties; a profile without them has none).
 	SignedZeroInfNanPreserve codegen.FloatWidths
@@ -48,6 +51,8 @@ func (d Device) Codegen() codegen.Target {
 		MaxWorkgroupSize:         d.MaxWorkgroupSize,
 		MaxWorkgroupCount:        d.MaxWorkgroupCount,
 		MaxStorageBufferRange:    d.MaxStorageBufferRange,
+		MaxStorageBuffers:        d.MaxStorageBuffersPerStage,
+		BufferDeviceAddress:      d.BufferDeviceAddress,
 		Float16:                  d.Float16,
 		Float64:                  d.Float64,
 		Int8:                     d.Int8,

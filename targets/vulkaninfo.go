@@ -54,6 +54,9 @@ type profile struct {
 			Storage16 struct {
 				StorageBuffer16BitAccess bool `json:"storageBuffer16BitAccess"`
 			} `json:"VkPhysicalDevice16BitStorageFeatures"`
+			BufferDeviceAddress struct {
+				BufferDeviceAddress bool `json:"bufferDeviceAddress"`
+			} `json:"VkPhysicalDeviceBufferDeviceAddressFeatures"`
 			// The Vulkan 1.1 and 1.2 structures hold the same facts as the
 			// extension structures above (profiles exported from vulkan.gpuinfo.org
 			// give only these).
@@ -64,6 +67,7 @@ type profile struct {
 				ShaderFloat16           bool `json:"shaderFloat16"`
 				ShaderInt8              bool `json:"shaderInt8"`
 				StorageBuffer8BitAccess bool `json:"storageBuffer8BitAccess"`
+				BufferDeviceAddress     bool `json:"bufferDeviceAddress"`
 			} `json:"VkPhysicalDeviceVulkan12Features"`
 		} `json:"features"`
 		Properties struct {
@@ -158,6 +162,7 @@ func FromVulkaninfo(data []byte) (Device, error) {
 			Int64:                           feats.Core.ShaderInt64,
 			StorageBuffer8Bit:               feats.Storage8.StorageBuffer8BitAccess || feats.Vulkan12.StorageBuffer8BitAccess,
 			StorageBuffer16Bit:              feats.Storage16.StorageBuffer16BitAccess || feats.Vulkan11.StorageBuffer16BitAccess,
+			BufferDeviceAddress:             feats.BufferDeviceAddress.BufferDeviceAddress || feats.Vulkan12.BufferDeviceAddress,
 			SignedZeroInfNanPreserve: codegen.FloatWidths{F16: fc.SignedZeroInfNanPreserveF16,
 				F32: fc.SignedZeroInfNanPreserveF32, F64: fc.SignedZeroInfNanPreserveF64},
 		}

@@ -54,11 +54,22 @@ func TestErrorsMissingFeatures(t *testing.T) {
 	require.Contains(t, err.Error(), "f64")
 }
 
-func TestErrorsBindingTooLarge(t *testing.T) {
+// TestErrorsTooManyBindings: without device addresses a large tensor takes one
+// binding per piece; a kernel past the device's bindings per stage is refused
+// with the count, the piece size and the limit.
+func TestErrorsTooManyBindings(t *testing.T) {
 	target := LavapipeTarget()
-	target.MaxStorageBufferRange = 1 << 20
-	err := lowerErr(t, addComp(t, hlo.F32, 1<<19), target)
-	require.Contains(t, err.Error(), "exceeds the device's maxStorageBufferRange of 1048576 bytes")
+	target.MaxStorageBufferRange = 1 << 10
+	target.BufferDeviceAddress = false
+	target.MaxStorageBuffers = 16
+	err := lowerErr(t, addComp(t, hlo.F32, 2048), target) // 8 KiB each: 8 pieces × 3
+	require.Contains(t, err.Error(), "needs 24 storage-buffer bindings")
+	require.Contains(t, err.Error(), "one per 1024 bytes")
+	require.Contains(t, err.Error(), "the device allows 16")
+	// Below the split granule no piece size exists.
+	target.MaxStorageBufferRange = 128
+	err = lowerErr(t, addComp(t, hlo.F32, 64), target)
+	require.Contains(t, err.Error(), "below the split granule 256")
 }
 
 func TestErrorsIndexWidth(t *testing.T) {

@@ -228,7 +228,7 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 	dt := l.p.Outputs[0].DType
 	var out4 spirv.Buffer
 	if dt == hlo.F32 && gs.n%4 == 0 {
-		out4 = m.StorageBuffer("out0_vec4", 0, uint32(len(l.p.Inputs)), m.TypeVector(m.TypeF32(), 4), 0)
+		out4 = k.view(len(l.p.Inputs), "out0_vec4", m.TypeVector(m.TypeF32(), 4))
 	}
 	q0 := f.SDiv(col0, k.ic(4)) // col0 is a multiple of 4
 	for i := range rm {
@@ -439,5 +439,5 @@ func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spi
 	}
 	n := int(x.Attrs.ParameterNumber)
 	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
-	return k.m.StorageBuffer(fmt.Sprintf("in%d_vec4", n), 0, uint32(n), vec4, spirv.ReadOnly), true
+	return k.view(n, fmt.Sprintf("in%d_vec4", n), vec4), true
 }

@@ -112,10 +112,45 @@ func validate(t testing.TB, p *Program) {
 			text, _ := tools.Disassemble(words)
 			t.Fatalf("%s: kernel %s does not validate: %v\n%s", p.Name, d.Kernel.Name, err, text)
 		}
-		require.Equal(t, d.Kernel.Bindings, len(d.Args))
+		checkLayout(t, d)
 		require.NotZero(t, d.Groups[0])
 	}
 }
 
 // s is shorthand for a shape.
 func s(dt hlo.DType, dims ...int64) hlo.Shape { return hlo.MakeShape(dt, dims...) }
+
+// checkLayout: the kernel's layout gives every argument its bindings or its address
+// slot, and every binding 0..Bindings-1 is used exactly once (the address table's
+// included).
+func checkLayout(t testing.TB, d Dispatch) {
+	t.Helper()
+	k := d.Kernel
+	require.Len(t, k.Layout, len(d.Args), "kernel %s: one layout entry per argument", k.Name)
+	used := make([]int, k.Bindings)
+	slots := map[int]bool{}
+	for _, b := range k.Layout {
+		switch b.Path {
+		case PathAddress:
+			require.False(t, slots[b.Slot], "kernel %s: slot %d used twice", k.Name, b.Slot)
+			slots[b.Slot] = true
+		default:
+			require.Positive(t, b.Pieces)
+			for p := range b.Pieces {
+				used[b.Binding+p]++
+			}
+		}
+	}
+	if len(slots) > 0 {
+		require.GreaterOrEqual(t, k.AddressTable, 0, "kernel %s has addressed arguments and no table", k.Name)
+		used[k.AddressTable]++
+		for i := range len(slots) {
+			require.True(t, slots[i], "kernel %s: slots are 0..%d", k.Name, len(slots)-1)
+		}
+	} else {
+		require.Equal(t, -1, k.AddressTable)
+	}
+	for i, n := range used {
+		require.Equal(t, 1, n, "kernel %s: binding %d used %d times", k.Name, i, n)
+	}
+}

@@ -21,10 +21,21 @@ type kernel struct {
 	f     *spirv.Function
 	local uint32 // workgroup size (1-D)
 	idxT  spirv.ID
-	bufs  []spirv.Buffer
-	dts   []hlo.DType // element type of each binding
+	bufs  []spirv.Buffer // one per argument, in bind order
+	dts   []hlo.DType    // element type of each argument
 	args  []Arg
-	err   error
+	// argBytes is an argument's size, which decides how the kernel reaches it
+	// (Target.Path); layout records that per argument, bindings counts the
+	// descriptor bindings declared, table is the address table (Var 0 until an
+	// argument needs it).
+	argBytes func(Arg) int64
+	layout   []ArgBinding
+	bindings int
+	table    spirv.Buffer
+	tableAt  int  // the table's binding
+	slots    int  // address slots used
+	splits   bool // some argument is split across bindings
+	err      error
 	// linear remembers, for each multi-index made by delinearize, the linear
 	// index it came from, so that reading an operand of the output's dims costs no
 	// index arithmetic. (Only delinearize's input is remembered: it dominates the
@@ -64,21 +75,69 @@ func (k *kernel) failf(format string, args ...any) {
 	}
 }
 
-// bind declares the next storage-buffer binding, holding elements of dt, as program
-// argument a.
+// bind declares program argument a, holding elements of dt, as the kernel's next
+// buffer, reached the way its size asks on this target (Target.Path): one
+// descriptor binding, consecutive bindings of Target.SplitBytes each, or its device
+// address in the kernel's address table. Every emitter reads and writes through the
+// returned spirv.Buffer and so works on all three.
 func (k *kernel) bind(a Arg, dt hlo.DType, access spirv.Access) spirv.Buffer {
-	i := len(k.bufs)
-	name := fmt.Sprintf("%s%d", [...]string{"in", "out", "scratch"}[a.Kind], a.Index)
-	b := k.m.StorageBuffer(name, 0, uint32(i), k.storeType(dt), access)
+	var bytes int64
+	if k.argBytes != nil {
+		bytes = k.argBytes(a)
+	}
+	b, lay := k.declare(a.String(), dt, access, bytes)
 	k.bufs = append(k.bufs, b)
 	k.dts = append(k.dts, dt)
 	k.args = append(k.args, a)
+	k.layout = append(k.layout, lay)
 	return b
+}
+
+// declare declares a buffer of bytes bytes on its path and says how it is bound.
+func (k *kernel) declare(name string, dt hlo.DType, access spirv.Access, bytes int64) (spirv.Buffer, ArgBinding) {
+	elem := k.storeType(dt)
+	path, chunk := k.t.Path(bytes), k.t.SplitBytes()
+	if path == PathSplit && chunk < int64(dt.Size()) {
+		k.failf("%s: the target's maxStorageBufferRange of %d bytes is below the split granule %d", name, k.t.MaxStorageBufferRange, SplitGranule)
+		path = PathBinding // declared whole so that emission goes on; the kernel is refused
+	}
+	first := k.bindings
+	switch path {
+	case PathAddress:
+		slot := k.slots
+		k.slots++
+		return k.f.AddressedBuffer(name, k.addressTable(), uint32(slot), elem), ArgBinding{Path: path, Slot: slot}
+	case PathSplit:
+		pieces := int((bytes + chunk - 1) / chunk)
+		k.bindings += pieces
+		k.splits = true
+		return k.m.SplitStorageBuffer(name, 0, uint32(first), pieces, chunk/int64(dt.Size()), elem, access),
+			ArgBinding{Path: path, Binding: first, Pieces: pieces}
+	}
+	k.bindings++
+	return k.m.StorageBuffer(name, 0, uint32(first), elem, access), ArgBinding{Path: path, Binding: first, Pieces: 1}
+}
+
+// addressTable is the kernel's table of device addresses (u64, read-only),
+// declared at the next binding when the first argument is reached by address.
+func (k *kernel) addressTable() spirv.Buffer {
+	if k.table.Var == 0 {
+		k.tableAt = k.bindings
+		k.table = k.m.StorageBuffer("addresses", 0, uint32(k.tableAt), k.m.TypeInt(64, false), spirv.ReadOnly)
+		k.bindings++
+	}
+	return k.table
+}
+
+// view is another element type's view of argument i's memory (a vec4 view).
+func (k *kernel) view(i int, name string, elem spirv.ID) spirv.Buffer {
+	return k.f.View(k.bufs[i], name, elem)
 }
 
 // finish assembles the kernel into a dispatch over groups workgroups.
 func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	k.checkIterations()
+	k.checkBindings()
 	k.declareFloatControls()
 	if k.err != nil {
 		return Dispatch{}, k.err
@@ -89,7 +148,11 @@ func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	}
 	kern := &Kernel{
 		Name: k.name, SPIRV: spirv.Bytes(words), EntryPoint: "main",
-		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: len(k.bufs),
+		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: k.bindings,
+		Layout: append([]ArgBinding(nil), k.layout...), AddressTable: -1,
+	}
+	if k.table.Var != 0 {
+		kern.AddressTable = k.tableAt
 	}
 	return Dispatch{Kernel: kern, Args: append([]Arg(nil), k.args...), Groups: groups}, nil
 }
@@ -201,6 +264,20 @@ func (k *kernel) countLoop(n int64, emit func()) {
 	k.iterScale *= max(n, 1)
 	emit()
 	k.iterScale = outer
+}
+
+// checkBindings refuses a kernel with more descriptor bindings than the target
+// allows in one stage: tensors split across bindings take one per piece.
+func (k *kernel) checkBindings() {
+	lim := k.t.MaxStorageBuffers
+	if lim <= 0 || k.bindings <= lim {
+		return
+	}
+	why := ""
+	if k.splits {
+		why = fmt.Sprintf(" (tensors larger than one binding take one per %d bytes: the target has no buffer device addresses)", k.t.SplitBytes())
+	}
+	k.failf("kernel %s needs %d storage-buffer bindings%s; the device allows %d", k.name, k.bindings, why, lim)
 }
 
 // checkIterations refuses a kernel whose loops may exceed the target's limit.

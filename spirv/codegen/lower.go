@@ -29,21 +29,20 @@ func Lower(c *hlo.Computation, t Target) (*Program, error) {
 	if err := l.lower(); err != nil {
 		return nil, fmt.Errorf("codegen: %s: %w", c.Name, err)
 	}
-	if err := l.checkScratch(); err != nil {
-		return nil, err
-	}
 	return l.p, nil
 }
 
-// checkScratch: one binding must hold each scratch buffer.
-func (l *lowering) checkScratch() error {
-	for i, size := range l.p.Scratch {
-		if l.t.MaxStorageBufferRange > 0 && size > l.t.MaxStorageBufferRange {
-			return fmt.Errorf("codegen: %s: scratch buffer %d (%d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
-				l.c.Name, i, size, l.t.MaxStorageBufferRange)
-		}
+// argBytes is the size of a program argument.
+func (p *Program) argBytes(a Arg) int64 {
+	switch {
+	case a.Kind == ArgInput && a.Index < len(p.Inputs):
+		return p.Inputs[a.Index].ByteSize()
+	case a.Kind == ArgOutput && a.Index < len(p.Outputs):
+		return p.Outputs[a.Index].ByteSize()
+	case a.Kind == ArgScratch && a.Index < len(p.Scratch):
+		return p.Scratch[a.Index]
 	}
-	return nil
+	return 0
 }
 
 // lowering holds what every strategy needs.
@@ -62,7 +61,7 @@ func newLowering(c *hlo.Computation, t Target) (*lowering, error) {
 	} else {
 		l.p.Outputs = []hlo.Shape{root.Clone()}
 	}
-	if err := checkBuffers(l.p, t); err != nil {
+	if err := checkBuffers(l.p); err != nil {
 		return nil, err
 	}
 	if err := checkTypes(c, t, map[*hlo.Computation]bool{}); err != nil {
@@ -76,16 +75,12 @@ func newLowering(c *hlo.Computation, t Target) (*lowering, error) {
 	return l, nil
 }
 
-// checkBuffers checks that every input and output is an array that one binding can
-// hold.
-func checkBuffers(p *Program, t Target) error {
+// checkBuffers checks that every input and output is an array. (A buffer larger
+// than one binding is reached by address or split across bindings: Target.Path.)
+func checkBuffers(p *Program) error {
 	check := func(what string, i int, s hlo.Shape) error {
 		if !s.IsArray() {
 			return fmt.Errorf("%s %d has shape %v; kernels take and produce arrays (nested tuples are flattened by the runtime)", what, i, s)
-		}
-		if t.MaxStorageBufferRange > 0 && s.ByteSize() > t.MaxStorageBufferRange {
-			return fmt.Errorf("%s %d (%v, %d bytes) exceeds the device's maxStorageBufferRange of %d bytes for one binding",
-				what, i, s, s.ByteSize(), t.MaxStorageBufferRange)
 		}
 		return nil
 	}
@@ -249,6 +244,7 @@ func (l *lowering) newKernel(suffix string, local uint32) *kernel {
 		name += "_" + suffix
 	}
 	k := newKernel(l.t, name, local, l.wide)
+	k.argBytes = l.p.argBytes
 	for i, s := range l.p.Inputs {
 		k.bind(Arg{Kind: ArgInput, Index: i}, s.DType, spirv.ReadOnly)
 	}

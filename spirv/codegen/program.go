@@ -33,6 +33,14 @@ type Target struct {
 	MaxWorkgroupSize        [3]uint32
 	MaxWorkgroupCount       [3]uint32
 	MaxStorageBufferRange   int64
+	// MaxStorageBuffers is the most storage-buffer bindings one kernel may declare
+	// (maxPerStageDescriptorStorageBuffers); 0: no bound.
+	MaxStorageBuffers int
+	// BufferDeviceAddress: kernels may reach buffers through device addresses
+	// (PhysicalStorageBuffer64; needs Int64 too). Buffers larger than
+	// MaxStorageBufferRange are then read by address; without it they are split
+	// across bindings (Path).
+	BufferDeviceAddress bool
 	// Arithmetic types beyond 32-bit int/float.
 	Float16, Float64, Int8, Int16, Int64 bool
 	// Storage of 8- and 16-bit types in storage buffers.
@@ -65,8 +73,8 @@ func LavapipeTarget() Target {
 		MaxSharedMemory: 32 << 10, MaxWorkgroupInvocations: 1024,
 		MaxWorkgroupSize:      [3]uint32{1024, 1024, 1024},
 		MaxWorkgroupCount:     [3]uint32{65535, 65535, 65535},
-		MaxStorageBufferRange: 128 << 20,
-		Float16:               true, Float64: true, Int8: true, Int16: true, Int64: true,
+		MaxStorageBufferRange: 128 << 20, MaxStorageBuffers: 32, BufferDeviceAddress: true,
+		Float16: true, Float64: true, Int8: true, Int16: true, Int64: true,
 		StorageBuffer8Bit: true, StorageBuffer16Bit: true,
 		MaxLoopIterations:        65535,
 		SignedZeroInfNanPreserve: FloatWidths{F16: true, F32: true, F64: true},
@@ -103,6 +111,63 @@ type Kernel struct {
 	LocalSize        [3]uint32
 	Bindings         int
 	PushConstantSize int
+	// Layout says how the kernel reaches each argument of its dispatch (the
+	// dispatch's Args, in order).
+	Layout []ArgBinding
+	// AddressTable is the binding of the table of device addresses (one u64 per
+	// argument reached by address, at its Slot), or -1 when there is none.
+	AddressTable int
+}
+
+// Path is how a kernel reaches a buffer.
+type Path uint8
+
+const (
+	// PathBinding: one descriptor binding covers the buffer.
+	PathBinding Path = iota
+	// PathSplit: consecutive bindings, each of Target.SplitBytes but the last,
+	// cover the buffer; an access picks its binding by element index.
+	PathSplit
+	// PathAddress: the kernel reads the buffer's device address from its address
+	// table and accesses it through a PhysicalStorageBuffer64 pointer.
+	PathAddress
+)
+
+func (p Path) String() string { return [...]string{"binding", "split", "address"}[p] }
+
+// ArgBinding is how a kernel reaches one argument: Pieces bindings from Binding
+// (PathBinding: one; PathSplit: the pieces in order), or the address at Slot of
+// the address table (PathAddress).
+type ArgBinding struct {
+	Path    Path
+	Binding int
+	Pieces  int
+	Slot    int
+}
+
+// SplitGranule divides the size of every piece of a split buffer: every element
+// and vec4 lies in one piece, and every piece starts at an offset aligned for any
+// device (Vulkan's minStorageBufferOffsetAlignment is at most 256). The runtime's
+// arena splits ranges with it (arena.Bindings(r, SplitGranule)), which gives pieces
+// of SplitBytes.
+const SplitGranule = 256
+
+// SplitBytes is the size of every piece but the last of a split buffer: the
+// largest multiple of SplitGranule one binding may cover.
+func (t Target) SplitBytes() int64 { return t.MaxStorageBufferRange / SplitGranule * SplitGranule }
+
+// Path is how kernels on t reach a buffer of the given size: one binding while
+// one binding may cover it, else by device address where t has them (and Int64
+// for the addresses), else split across bindings. The planner marks each buffer
+// of the plan with the same rule (plan ranges' Split and Addressed).
+func (t Target) Path(bytes int64) Path {
+	switch {
+	case t.MaxStorageBufferRange <= 0 || bytes <= t.MaxStorageBufferRange:
+		return PathBinding
+	case t.BufferDeviceAddress && t.Int64:
+		return PathAddress
+	}
+	return PathSplit
 }
 
 // Dispatch is one kernel launch: binding i is bound to Args[i]; Groups is the grid.

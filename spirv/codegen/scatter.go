@@ -224,7 +224,7 @@ func (l *lowering) scatterUpdates(root *hlo.Instruction, n int, atomic bool) err
 					at := k.linearize(idx, x.Shape.Dims)
 					if atomic {
 						v := g.emit(upd, uidx)
-						f.Atomic(atomicCombiner(root.Called[0], root.Shape.DType), f.Element(outs[0], at), v)
+						f.AtomicElem(atomicCombiner(root.Called[0], root.Shape.DType), outs[0], at, v)
 						return
 					}
 					l.applyUpdate(g, root, n, outs, at, uidx)

@@ -56,7 +56,7 @@ func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType) (spirv.ID, b
 	}
 	buf, ok := k.vec4s[n]
 	if !ok {
-		buf = k.m.StorageBuffer(fmt.Sprintf("in%d_vec4", n), 0, uint32(n), k.vec4Type(dt), spirv.ReadOnly)
+		buf = k.view(n, fmt.Sprintf("in%d_vec4", n), k.vec4Type(dt))
 		k.vec4s[n] = buf
 	}
 	// One load per group and input, shared by its four elements (cached like any
@@ -72,8 +72,7 @@ func (l *lowering) elementalVec4(k *kernel, g *gen, outs []spirv.Buffer, dims []
 	outVec := make([]spirv.Buffer, len(outs))
 	for j, s := range l.p.Outputs {
 		if is32(s.DType) {
-			b := len(l.p.Inputs) + j
-			outVec[j] = k.m.StorageBuffer(fmt.Sprintf("out%d_vec4", j), 0, uint32(b), k.vec4Type(s.DType), 0)
+			outVec[j] = k.view(len(l.p.Inputs)+j, fmt.Sprintf("out%d_vec4", j), k.vec4Type(s.DType))
 		}
 	}
 	r := len(dims) - 1

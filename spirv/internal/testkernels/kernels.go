@@ -33,6 +33,8 @@ var All = []Kernel{
 	{"redundant_loads", RedundantLoads},
 	{"call", Call},
 	{"gemm", GEMM},
+	{"split_buffers", SplitBuffers},
+	{"addressed_buffers", AddressedBuffers},
 }
 
 // VectorAdd is c[i] = a[i] + b[i] for i < n, with n a push constant.
@@ -487,6 +489,48 @@ func GEMM(v spirv.Version) *spirv.Module {
 	})
 	k.If(k.LogicalAnd(k.Less(row, dimM), k.Less(col, dimN)), func() {
 		k.StoreElem(c, k.Add(k.Mul(row, dimN), col), k.Load(acc))
+	}, nil)
+	return m
+}
+
+// SplitBuffers is y[i] = x[i] + 1 (u8 x, f32 y) with both bound as three bindings
+// each (pieces of 1024 elements), a vec4 view of y's pieces and an atomic add into a
+// split u32 buffer: every access picks its binding by element index.
+func SplitBuffers(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	u8, f32, u32 := m.TypeInt(8, false), m.TypeF32(), m.TypeU32()
+	x := m.SplitStorageBuffer("x", 0, 0, 3, 1024, u8, spirv.ReadOnly)
+	y := m.SplitStorageBuffer("y", 0, 3, 3, 1024, f32, 0)
+	hist := m.SplitStorageBuffer("hist", 0, 6, 2, 256, u32, 0)
+	k := m.Kernel("main", 64, 1, 1)
+	y4 := k.View(y, "y_vec4", m.TypeVector(f32, 4))
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	xi := k.LoadElem(x, i)
+	k.StoreElem(y, i, k.FAdd(k.Convert(f32, xi), m.ConstFloat(f32, 1)))
+	k.AtomicElem(spirv.OpAtomicIAdd, hist, k.Convert(u32, xi), m.U32(1))
+	k.StoreElem(y4, i, k.Splat(k.LoadElem(y, i), 4))
+	return m
+}
+
+// AddressedBuffers is y[i] = x[i]*2 with x (f64) and y (u16) reached through the
+// device addresses in a u64 table binding, a vec4 view of x, and an atomic on a
+// third addressed buffer: PhysicalStorageBuffer64 pointers made in the entry block
+// even when the buffer is first used inside a branch.
+func AddressedBuffers(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f64, u16, u32, u64 := m.TypeFloat(64), m.TypeInt(16, false), m.TypeU32(), m.TypeInt(64, false)
+	table := m.StorageBuffer("table", 0, 0, u64, spirv.ReadOnly)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.If(k.Less(i, m.U32(1000)), func() {
+		x := k.AddressedBuffer("x", table, 0, f64)
+		y := k.AddressedBuffer("y", table, 1, u16)
+		count := k.AddressedBuffer("count", table, 2, u32)
+		x4 := k.View(x, "x_vec4", m.TypeVector(f64, 4))
+		v := k.FMul(k.LoadElem(x, i), m.ConstFloat(f64, 2))
+		k.StoreElem(y, i, k.Convert(u16, v))
+		k.AtomicElem(spirv.OpAtomicIAdd, count, m.U32(0), m.U32(1))
+		k.StoreElem(x4, i, k.Splat(v, 4))
 	}, nil)
 	return m
 }

@@ -1,0 +1,59 @@
+package plan_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/spirv/codegen"
+	"github.com/vkxla/vkxla/targets"
+)
+
+// TestPlanMarksPaths: on lavapipe (bindings of 128 MiB) the 192 MiB buffers of an
+// add are marked Addressed, or Split without buffer device addresses, the scalar
+// is bound whole, every kernel argument's layout says the same, and the marked plan
+// passes the arena's validation.
+func TestPlanMarksPaths(t *testing.T) {
+	m, err := hlo.ParseModule(`HloModule big
+ENTRY e {
+  x = f32[48,1048576] parameter(0)
+  s = f32[] parameter(1)
+  b = f32[48,1048576] broadcast(s), dimensions={}
+  ROOT y = f32[48,1048576] add(x, b)
+}`)
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	require.True(t, d.BufferDeviceAddress)
+	for _, addresses := range []bool{true, false} {
+		d.BufferDeviceAddress = addresses
+		target := d.Plan()
+		p, err := plan.Build(m, target, plan.Options{})
+		require.NoError(t, err)
+		ranges := p.Arena().Ranges
+		big := 0
+		for _, r := range ranges {
+			large := r.Size > 128<<20
+			require.Equal(t, large && addresses, r.Addressed, "%v", r)
+			require.Equal(t, large && !addresses, r.Split, "%v", r)
+			if large {
+				big++
+			}
+		}
+		require.Equal(t, 2, big, "x and y")
+		require.NoError(t, p.Arena().Validate(target.Limits))
+		for _, st := range p.Main.Steps {
+			if st.Kind != plan.StepDispatch {
+				continue
+			}
+			for i, a := range st.Args {
+				lay := st.Kernel.Kernel.Layout[i]
+				r := ranges[a]
+				require.Equal(t, r.Addressed, lay.Path == codegen.PathAddress, "%s arg %d", st.Name, i)
+				require.Equal(t, r.Split, lay.Path == codegen.PathSplit, "%s arg %d", st.Name, i)
+			}
+		}
+	}
+}
