@@ -145,6 +145,14 @@ func (m *Model) Arena() *alloc.Plan {
 	return &p
 }
 
+// MarkRanges lets the planner annotate every buffer in place (how kernels reach
+// it); Arena, which returns a copy, and the plan text carry the marks.
+func (m *Model) MarkRanges(mark func(r *alloc.PlanRange)) {
+	for i := range m.l.plan.Ranges {
+		mark(&m.l.plan.Ranges[i])
+	}
+}
+
 // BlockSizes is the size of each device allocation the plan needs (aligned).
 func (m *Model) BlockSizes() []int64 { return alignedBlocks(m.l.arenaPlan(), m.l.limits) }
 

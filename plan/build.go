@@ -145,24 +145,22 @@ func lower(opt *hlo.Module, t Target, o Options, memo *codegen.Memo) (*Plan, err
 	if err != nil {
 		return nil, err
 	}
-	markPaths(model.Arena(), t.Codegen)
+	model.MarkRanges(func(r *alloc.PlanRange) { markPath(r, t.Codegen) })
 	return &Plan{Module: opt, Model: model, lowered: lowered.String()}, nil
 }
 
-// markPaths states on every buffer of the plan how kernels reach it, by the rule
+// markPath states on every buffer of the plan how kernels reach it, by the rule
 // code generation follows (codegen.Target.Path): a buffer larger than one binding
 // is split across bindings (Split) or read through its device address
 // (Addressed). The arena checks the marks (alloc.Plan.Validate) and the recorder
 // binds accordingly.
-func markPaths(p *alloc.Plan, t codegen.Target) {
-	for i := range p.Ranges {
-		r := &p.Ranges[i]
-		switch t.Path(r.Size) {
-		case codegen.PathSplit:
-			r.Split = true
-		case codegen.PathAddress:
-			r.Addressed = true
-		}
+// (Marking the copy that Model.Arena returns was lost: donation made Arena a copy.)
+func markPath(r *alloc.PlanRange, t codegen.Target) {
+	switch t.Path(r.Size) {
+	case codegen.PathSplit:
+		r.Split = true
+	case codegen.PathAddress:
+		r.Addressed = true
 	}
 }
 

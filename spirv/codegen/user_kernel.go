@@ -3,6 +3,7 @@ package codegen
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -64,6 +65,17 @@ func (l *lowering) userDispatch() (Dispatch, error) {
 		d.Args = append(d.Args, Arg{Kind: ArgInput, Index: i})
 	}
 	d.Args = append(d.Args, l.outputArgs()...)
+	// A user's kernel binds each argument whole, at binding i: it knows no split
+	// bindings or device addresses (docs/custom-calls.md).
+	shapes := append(slices.Clone(l.p.Inputs), l.p.Outputs...)
+	d.Kernel.AddressTable = -1
+	for i, sh := range shapes {
+		if size := sh.ByteSize(); l.t.Path(size) != PathBinding {
+			return fail(fmt.Errorf("argument %d (%v) is %d bytes, more than one binding holds (maxStorageBufferRange %d): a user kernel binds every argument whole",
+				i, sh, size, l.t.MaxStorageBufferRange))
+		}
+		d.Kernel.Layout = append(d.Kernel.Layout, ArgBinding{Path: PathBinding, Binding: i, Pieces: 1})
+	}
 	return d, nil
 }
 

@@ -76,9 +76,28 @@ func TestLowerUserKernel(t *testing.T) {
 	assert.Equal(t, 4, d.Kernel.Bindings)
 	assert.Equal(t, 8, d.Kernel.PushConstantSize)
 
+	var layout []ArgBinding
+	for i := range 4 {
+		layout = append(layout, ArgBinding{Path: PathBinding, Binding: i, Pieces: 1})
+	}
+	assert.Equal(t, layout, d.Kernel.Layout, "every argument bound whole, in order (the runtime binds by Layout)")
+	assert.Equal(t, -1, d.Kernel.AddressTable)
+
 	f, err := Facts(userCall(t, "codegen.axpy", hlo.F32, 2), LavapipeTarget())
 	require.NoError(t, err)
 	assert.Equal(t, d.Args, f.Dispatches[0].Args)
+}
+
+// A user's kernel cannot reach a tensor larger than one binding: refused, naming
+// the argument and the limit.
+func TestUserKernelRefusesBigArgument(t *testing.T) {
+	userTarget(t, "codegen.axpy", axpyWords(t))
+	small := LavapipeTarget()
+	small.MaxStorageBufferRange = 256 // 100 f32 = 400 bytes
+	_, err := Lower(userCall(t, "codegen.axpy", hlo.F32, 2), small)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `kernel target "codegen.axpy"`)
+	assert.Contains(t, err.Error(), "argument 0 (f32[100]) is 400 bytes")
 }
 
 // patchDecoration rewrites the value of the first OpDecorate … dec value.
