@@ -1,0 +1,113 @@
+package vkxla_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// nhwc are TensorFlow's and JAX's default convolution dims for images,
+// dim_labels b01f_01io->b01f: input NHWC, filter HWIO, output NHWC.
+func nhwc() hlo.ConvDims {
+	return hlo.ConvDims{InputBatch: 0, InputFeature: 3, InputSpatial: []int64{1, 2},
+		KernelInput: 2, KernelOutput: 3, KernelSpatial: []int64{0, 1},
+		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}}
+}
+
+// convBench is one convolution of the benchmark: an NHWC image of n×h×w×c, a
+// size×size filter to o features, stride and padding per spatial dim, groups
+// feature groups (c for depthwise).
+type convBench struct {
+	name                   string
+	dt                     hlo.DType
+	n, h, w, c, o          int64
+	size, stride, pad, grp int64
+}
+
+func (cb convBench) module(tb testing.TB) *hlo.Module {
+	b := hlo.NewBuilder("conv_" + sanitize(cb.name))
+	x := b.Parameter(hlo.MakeShape(cb.dt, cb.n, cb.h, cb.w, cb.c), "x")
+	k := b.Parameter(hlo.MakeShape(cb.dt, cb.size, cb.size, cb.c/cb.grp, cb.o), "k")
+	win := hlo.MakeWindow([]int64{cb.size, cb.size}, []int64{cb.stride, cb.stride})
+	for i := range win {
+		win[i].PadLow, win[i].PadHigh = cb.pad, cb.pad
+	}
+	return mustBuild(tb, b, b.Conv(x, k, win, nhwc(), cb.grp, 1))
+}
+
+// gemm is the convolution's im2col GEMM: M = output pixels, N = output features
+// (per group), K = filter taps × input features (per group).
+func (cb convBench) gemm(out hlo.Shape) (m, n, k int64) {
+	return out.Dims[0] * out.Dims[1] * out.Dims[2], cb.o / cb.grp, cb.size * cb.size * cb.c / cb.grp
+}
+
+// BenchmarkConvolution measures convolutions of MobileNet/ResNet shapes against
+// baselines measured in the same process (best GPU time of the runs, by
+// timestamps): a dense convolution against a dot of the same M, N, K (its im2col
+// GEMM) in the same dtype, reporting GFLOP/s and x-gemm (the convolution's
+// GFLOP/s ÷ the GEMM's; the target is ≥ 0.5); a depthwise one against an
+// elementwise copy (negate) of its input, reporting GB/s counting input, output
+// and filter once each, and x-copy (its bytes/s ÷ the copy's input+output
+// bytes/s; the target is ≥ 0.5).
+//
+//	VKXLA_VALIDATION=0 go test -run '^$' -bench Convolution -benchtime 3x .
+func BenchmarkConvolution(b *testing.B) {
+	rt := newRuntime(b)
+	cases := []convBench{
+		{name: "dense3x3-38x38x256-256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "dense1x1-38x38x256-256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 1, stride: 1, grp: 1},
+		{name: "dense3x3-56x56x64-64", dt: hlo.F32, n: 1, h: 56, w: 56, c: 64, o: 64, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "dense3x3s2-38x38x128-256", dt: hlo.F32, n: 2, h: 38, w: 38, c: 128, o: 256, size: 3, stride: 2, pad: 1, grp: 1},
+		{name: "dense1x1-bf16-38x38x256-256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 1, stride: 1, grp: 1},
+		{name: "dense3x3-bf16-19x19x512-512", dt: hlo.BF16, n: 1, h: 19, w: 19, c: 512, o: 512, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "depthwise3x3-38x38x256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
+		{name: "depthwise3x3s2-76x76x128", dt: hlo.F32, n: 1, h: 76, w: 76, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 128},
+		{name: "depthwise3x3-bf16-38x38x256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
+	}
+	for _, cb := range cases {
+		b.Run(cb.name, func(b *testing.B) {
+			m := cb.module(b)
+			inputs := []*hlo.Literal{lit(rnd(61), cb.dt, unitDomain, m.Entry.Params[0].Shape.Dims...),
+				lit(rnd(62), cb.dt, unitDomain, m.Entry.Params[1].Shape.Dims...)}
+			out := m.Entry.Root.Shape
+			if cb.grp == cb.c && cb.grp > 1 {
+				benchDepthwise(b, rt, m, inputs, out)
+				return
+			}
+			mm, nn, kk := cb.gemm(out)
+			conv := bestModuleTime(b, rt, m, inputs...)
+			base := bestModuleTime(b, rt, gemmModule(b, cb.dt, mm, nn, kk),
+				lit(rnd(63), cb.dt, unitDomain, mm, kk), lit(rnd(64), cb.dt, unitDomain, kk, nn))
+			flop := float64(2 * mm * nn * kk * cb.grp)
+			b.ReportMetric(flop/conv.Seconds()/1e9, "GFLOP/s")
+			b.ReportMetric(flop/float64(cb.grp)/base.Seconds()/1e9, "gemm-GFLOP/s")
+			b.ReportMetric(float64(base)*float64(cb.grp)/float64(conv), "x-gemm")
+		})
+	}
+}
+
+func benchDepthwise(b *testing.B, rt *vkxla.Runtime, m *hlo.Module, inputs []*hlo.Literal, out hlo.Shape) {
+	conv := bestModuleTime(b, rt, m, inputs...)
+	in := inputs[0]
+	copyTime := bestModuleTime(b, rt, copyModule(b, in.Shape()), in)
+	bytes := float64(in.Shape().ByteSize() + out.ByteSize() + inputs[1].Shape().ByteSize())
+	copyBytes := float64(2 * in.Shape().ByteSize())
+	b.ReportMetric(bytes/conv.Seconds()/1e9, "GB/s")
+	b.ReportMetric(copyBytes/copyTime.Seconds()/1e9, "copy-GB/s")
+	b.ReportMetric(bytes/conv.Seconds()/(copyBytes/copyTime.Seconds()), "x-copy")
+}
+
+// gemmModule is a plain M×K · K×N dot of dt.
+func gemmModule(tb testing.TB, dt hlo.DType, m, n, k int64) *hlo.Module {
+	b := hlo.NewBuilder(fmt.Sprintf("gemm_%d_%d_%d", m, n, k))
+	std := hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}
+	return mustBuild(tb, b, b.DotGeneral(b.Parameter(hlo.MakeShape(dt, m, k), "a"), b.Parameter(hlo.MakeShape(dt, k, n), "b"), std))
+}
+
+// copyModule is an elementwise copy (negate: one load, one store) of s.
+func copyModule(tb testing.TB, s hlo.Shape) *hlo.Module {
+	b := hlo.NewBuilder("copy")
+	return mustBuild(tb, b, b.Unary(hlo.OpNegate, b.Parameter(s, "x")))
+}
