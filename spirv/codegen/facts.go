@@ -51,6 +51,9 @@ func (l *lowering) facts() error {
 	case byGEMM:
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
+	case byConvGEMM:
+		l.dispatchFact("conv_gemm", l.outputArgs())
+		return nil
 	case bySplitConv:
 		l.splitConvFacts()
 		return nil

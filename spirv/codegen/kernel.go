@@ -35,6 +35,8 @@ type kernel struct {
 	// of each input binding read that way.
 	lanes map[spirv.ID]lane
 	vec4s map[int]spirv.Buffer
+	// vec4DTs is the dtype each vec4 alias holds (by variable).
+	vec4DTs map[spirv.ID]hlo.DType
 	// iters estimates the loop iterations one invocation runs; iterScale is the
 	// trip count of the loops enclosing the point of emission.
 	iters, iterScale int64
@@ -47,7 +49,7 @@ type kernel struct {
 func newKernel(t Target, name string, local uint32, wide bool) *kernel {
 	m := spirv.NewModule(spirvVersion)
 	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}, iterScale: 1,
-		lanes: map[spirv.ID]lane{}, vec4s: map[int]spirv.Buffer{}}
+		lanes: map[spirv.ID]lane{}, vec4s: map[int]spirv.Buffer{}, vec4DTs: map[spirv.ID]hlo.DType{}}
 	if wide {
 		k.idxT = m.TypeInt(64, true)
 	} else {

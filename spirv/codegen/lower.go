@@ -193,6 +193,7 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
+	byConvGEMM  // a float convolution as an implicit GEMM
 	bySplitConv // a long convolution in two passes (partial sums, then their sum)
 )
 
@@ -210,6 +211,8 @@ func (l *lowering) strategy() strategy {
 		return byTreeReduce
 	case useGEMM(root, l.t):
 		return byGEMM
+	case useConvGEMM(root, l.t):
+		return byConvGEMM
 	case useSplitConv(root, l.t):
 		return bySplitConv
 	}
@@ -229,6 +232,8 @@ func (l *lowering) lower() error {
 		return l.lowerTreeReduce()
 	case byGEMM:
 		return l.lowerGEMM()
+	case byConvGEMM:
+		return l.lowerConvGEMM()
 	case bySplitConv:
 		return l.lowerSplitConv()
 	}
