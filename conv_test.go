@@ -124,9 +124,9 @@ func TestConvolutionImplicitGEMM(t *testing.T) {
 		}
 	}
 	awkward := []func(*convCase){
-		func(c *convCase) { c.kh, c.kw, c.c, c.padLo, c.padHi = 1, 1, 32, [2]int64{}, [2]int64{} },                 // 1×1: a plain GEMM
+		func(c *convCase) { c.kh, c.kw, c.c, c.padLo, c.padHi = 1, 1, 32, [2]int64{}, [2]int64{} },        // 1×1: a plain GEMM
 		func(c *convCase) { c.stride = [2]int64{2, 3} },                                                   // strides
-		func(c *convCase) { c.kh, c.kw, c.h, c.w, c.stride = 2, 2, 25, 19, [2]int64{4, 3} },                                 // stride > kernel
+		func(c *convCase) { c.kh, c.kw, c.h, c.w, c.stride = 2, 2, 25, 19, [2]int64{4, 3} },               // stride > kernel
 		func(c *convCase) { c.rhsDil, c.padLo, c.padHi = [2]int64{2, 3}, [2]int64{2, 3}, [2]int64{0, 3} }, // dilation with padding
 		func(c *convCase) { c.lhsDil, c.padLo = [2]int64{2, 2}, [2]int64{2, 0} },                          // lhs dilation (input gradients)
 		func(c *convCase) { c.padLo, c.padHi = [2]int64{-1, 0}, [2]int64{0, -2} },                         // negative padding
