@@ -201,3 +201,33 @@ func TestConvolutionGradients(t *testing.T) {
 		})
 	}
 }
+
+// TestConvolutionDepthwise: depthwise convolutions (feature groups = features)
+// against cpuref: the vec4 kernel for NHWC outputs with HWIO filters (vec4
+// filter reads) and with OIHW-ordered filters (element reads), f32/f16/bf16,
+// strides, dilation, padding, batch 2 and a 7×7 window (looped taps); NCHW goes
+// to the elemental kernel.
+func TestConvolutionDepthwise(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 12, h: 9, w: 10, o: 12, kh: 3, kw: 3, groups: 12,
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	mods := []func(*convCase){
+		func(c *convCase) {},
+		func(c *convCase) { c.dt = hlo.F16 },
+		func(c *convCase) { c.dt = hlo.BF16 },
+		func(c *convCase) { c.stride = [2]int64{2, 3} },
+		func(c *convCase) { c.rhsDil, c.padLo = [2]int64{2, 2}, [2]int64{2, 0} },
+		func(c *convCase) { c.lhsDil, c.padHi = [2]int64{2, 1}, [2]int64{-1, 0} },
+		func(c *convCase) { c.kh, c.kw, c.padLo, c.padHi, c.h = 7, 7, [2]int64{3, 3}, [2]int64{3, 3}, 12 },
+		func(c *convCase) { c.reverse = true },
+		func(c *convCase) { c.layout = "b01f_o01i->b01f" },
+	}
+	for i, mod := range mods {
+		cc := base
+		mod(&cc)
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "depthwise", uint64(400+i)) })
+	}
+	nchw := base
+	nchw.layout = "bf01_oi01->bf01"
+	t.Run(nchw.String(), func(t *testing.T) { checkConv(t, rt, nchw, "", 420) })
+}

@@ -55,6 +55,9 @@ func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
 		}
 	}
 	cd, lhs, rhs := in.Attrs.Conv, in.Operands[0], in.Operands[1]
+	if lhs.Shape.NumElements() == 0 || rhs.Shape.NumElements() == 0 {
+		return convGEMM{}, false // nothing to read: the elemental kernel writes zeros
+	}
 	fg := max(in.Attrs.FeatureGroupCount, 1)
 	cg := convGEMM{in: in, lhs: lhs, rhs: rhs, cd: cd, w: in.Attrs.Window, groups: fg,
 		n: rhs.Shape.Dims[cd.KernelOutput] / fg, kIn: rhs.Shape.Dims[cd.KernelInput],

@@ -54,6 +54,9 @@ func (l *lowering) facts() error {
 	case byConvGEMM:
 		l.dispatchFact("conv_gemm", l.outputArgs())
 		return nil
+	case byDepthwise:
+		l.dispatchFact("depthwise", l.outputArgs())
+		return nil
 	case bySplitConv:
 		l.splitConvFacts()
 		return nil

@@ -194,6 +194,7 @@ const (
 	byTreeReduce
 	byGEMM
 	byConvGEMM  // a float convolution as an implicit GEMM
+	byDepthwise // a float depthwise convolution, four features per invocation
 	bySplitConv // a long convolution in two passes (partial sums, then their sum)
 )
 
@@ -211,6 +212,8 @@ func (l *lowering) strategy() strategy {
 		return byTreeReduce
 	case useGEMM(root, l.t):
 		return byGEMM
+	case useDepthwise(root, l.t):
+		return byDepthwise
 	case useConvGEMM(root, l.t):
 		return byConvGEMM
 	case useSplitConv(root, l.t):
@@ -234,6 +237,8 @@ func (l *lowering) lower() error {
 		return l.lowerGEMM()
 	case byConvGEMM:
 		return l.lowerConvGEMM()
+	case byDepthwise:
+		return l.lowerDepthwise()
 	case bySplitConv:
 		return l.lowerSplitConv()
 	}
