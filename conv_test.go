@@ -189,6 +189,10 @@ func TestConvolutionGradients(t *testing.T) {
 			stride: [2]int64{1, 2}, padLo: [2]int64{1, 0}, padHi: [2]int64{1, 1}},
 		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 2, c: 8, h: 8, w: 8, o: 8, kh: 3, kw: 3,
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// The filter gradient sums 2·16·16 terms over 256 taps for 72×8 outputs:
+		// split over taps.
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 8, h: 16, w: 16, o: 8, kh: 3, kw: 3,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
 	} {
 		t.Run(cc.String(), func(t *testing.T) {
 			m := cc.module(t)
@@ -230,4 +234,22 @@ func TestConvolutionDepthwise(t *testing.T) {
 	nchw := base
 	nchw.layout = "bf01_oi01->bf01"
 	t.Run(nchw.String(), func(t *testing.T) { checkConv(t, rt, nchw, "", 420) })
+}
+
+// TestConvolutionSplitGEMM: a filter-gradient-shaped convolution (a 16×16 window
+// over a 18×18 padded image: few outputs, 256 taps each) runs as an implicit
+// GEMM split over taps (partial sums in a scratch buffer, then their sum), for
+// f32 and bf16, NHWC and NCHW, against cpuref.
+func TestConvolutionSplitGEMM(t *testing.T) {
+	rt := newRuntime(t)
+	for i, cc := range []convCase{
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 8, c: 2, h: 16, w: 16, o: 8, kh: 16, kw: 16,
+			padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 8, c: 4, h: 16, w: 16, o: 12, kh: 16, kw: 16,
+			padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.F32, n: 6, c: 3, h: 17, w: 15, o: 5, kh: 15, kw: 14, rhsDil: [2]int64{1, 1},
+			padLo: [2]int64{0, 1}, padHi: [2]int64{1, 0}},
+	} {
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm_partial", uint64(500+i)) })
+	}
 }

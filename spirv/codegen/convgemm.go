@@ -82,39 +82,159 @@ func (cg convGEMM) loopIters() int64 {
 
 // useConvGEMM: a float convolution with enough work for the tiled kernel, at least
 // 2 output pixels and 2 output features per group (depthwise convolutions have
-// their own kernel), whose loops fit the target's bound with room for the grid's.
+// their own kernel), whose loops per tap fit the target's bound (longer
+// contractions are split over taps) and whose partial sums, if split, fit one
+// binding.
 func useConvGEMM(root *hlo.Instruction, t Target) bool {
 	cg, ok := convGEMMView(root)
 	if !ok || cg.m < 2 || cg.n < 2 || cg.groups*cg.m*cg.n*cg.terms() < gemmMinWork {
 		return false
 	}
-	return t.MaxLoopIterations <= 0 || cg.loopIters() <= t.MaxLoopIterations/2
+	if lim := t.MaxLoopIterations; lim > 0 && 1+cg.kIn/4 > lim/4 {
+		return false
+	}
+	parts := convGEMMParts(cg, t)
+	return parts == 1 || t.MaxStorageBufferRange <= 0 || cg.partialBytes(parts) <= t.MaxStorageBufferRange
+}
+
+// convSplitBlocks is the number of blocks below which a long contraction (at
+// least convSplitTaps taps: a filter gradient sums over the output's pixels) is
+// split over taps, so that the device has that much parallel work: a filter
+// gradient has few outputs and many terms each.
+const (
+	convSplitBlocks = 128
+	convSplitTaps   = 64
+)
+
+// convGEMMParts is the number of tap ranges the implicit GEMM sums separately
+// (1: no split): enough for each range's loops to stay within a quarter of the
+// target's loop bound, and, for long contractions with few blocks, enough to
+// reach convSplitBlocks blocks with at least 16 taps per range.
+func convGEMMParts(cg convGEMM, t Target) int64 {
+	taps := product(cg.taps)
+	parts := int64(1)
+	if lim := t.MaxLoopIterations; lim > 0 {
+		parts = ceilDiv(cg.loopIters(), lim/4)
+	}
+	rm, rn := gemmBlock(t)
+	blocks := cg.groups * ceilDiv(cg.m, rm) * ceilDiv(cg.n, rn)
+	if taps >= convSplitTaps && blocks < convSplitBlocks {
+		parts = max(parts, min(ceilDiv(convSplitBlocks, blocks), taps/16))
+	}
+	return min(parts, taps)
+}
+
+// partialBytes is the size of the scratch buffer of f32 partial sums: one C per
+// part and group.
+func (cg convGEMM) partialBytes(parts int64) int64 { return parts * cg.groups * cg.m * cg.n * 4 }
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// convGEMMFacts: one kernel, or a scratch buffer of partial sums, the partial
+// GEMM writing it and the sum pass reading it into the output.
+func (l *lowering) convGEMMFacts() {
+	cg, _ := convGEMMView(l.c.Root)
+	parts := convGEMMParts(cg, l.t)
+	if parts == 1 {
+		l.dispatchFact("conv_gemm", l.outputArgs())
+		return
+	}
+	scratch := l.p.scratchIndex()
+	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
+	l.dispatchFact("conv_gemm_partial", scratchArgs(scratch, 1))
+	l.dispatchFact("conv_gemm_sum", scratchArgs(scratch, 1), l.outputArgs())
 }
 
 func (l *lowering) lowerConvGEMM() error {
 	cg, _ := convGEMMView(l.c.Root)
+	parts := convGEMMParts(cg, l.t)
+	if parts == 1 {
+		return l.convGEMMKernel(cg, l.outputDest(), 1)
+	}
+	scratch := l.p.scratchIndex()
+	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
+	if err := l.convGEMMKernel(cg, gemmDest{arg: Arg{Kind: ArgScratch, Index: scratch}, dt: hlo.F32}, parts); err != nil {
+		return err
+	}
+	return l.convGEMMSum(cg, scratch, parts)
+}
+
+// convGEMMKernel is the implicit GEMM over all taps into the output (parts 1), or
+// over each of parts tap ranges into dest's partial sums, C of part p and group
+// g at batch p·groups + g, (M, N) row-major.
+func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error {
 	out := l.c.Root.Shape.Dims
 	colStride := product(out[cg.cd.OutputFeature+1:])
-	return l.gemmKernel("conv_gemm", cg.groups, cg.m, cg.n, func(t gemmTile) {
-		k := t.g.k
+	name := "conv_gemm"
+	if parts > 1 {
+		name = "conv_gemm_partial"
+	}
+	taps := product(cg.taps)
+	perPart := ceilDiv(taps, parts)
+	return l.gemmKernel(name, parts*cg.groups, cg.m, cg.n, dest, func(t gemmTile) {
+		k, f := t.g.k, t.g.k.f
 		rows := cg.blockRows(k, t.row0, t.rm)
 		acc := newGemmAcc(k, t.rm, t.rn)
-		k.loopTaps(t.g, cg.taps, func(pos []spirv.ID) {
-			acc.sumK(t.g, l.convLoaders(t, cg, rows, pos), cg.kIn)
-		})
-		// Output element (pixel row, feature group·n + col).
-		rowBase := func(i int64, _ spirv.ID) spirv.ID {
-			idx := make([]spirv.ID, len(out))
-			idx[cg.cd.OutputBatch] = rows[i][0]
-			for s, d := range cg.cd.OutputSpatial {
-				idx[d] = rows[i][1+s]
+		group := t.b
+		sum := func(pos []spirv.ID) { acc.sumK(t.g, l.convLoaders(t, cg, group, rows, pos), cg.kIn) }
+		if parts == 1 {
+			k.loopTaps(t.g, cg.taps, sum)
+			// Output element (pixel row, feature group·n + col).
+			rowBase := func(i int64, _ spirv.ID) spirv.ID {
+				return k.linearize(cg.outputIndex(k, out, rows[i], f.IMul(group, k.ic(cg.n))), out)
 			}
-			idx[cg.cd.OutputFeature] = k.f.IMul(t.b, k.ic(cg.n))
-			return k.linearize(idx, out)
+			l.gemmStore(t, acc, gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase,
+				vec4: colStride == 1 && cg.n%4 == 0})
+			return
 		}
-		l.gemmStore(t, acc, gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase,
-			vec4: colStride == 1 && cg.n%4 == 0})
+		group = f.SRem(t.b, k.ic(cg.groups))
+		start := f.IMul(f.SDiv(t.b, k.ic(cg.groups)), k.ic(perPart))
+		end := f.IAdd(start, k.ic(perPart))
+		end = f.Select(f.Less(end, k.ic(taps)), end, k.ic(taps))
+		k.countLoop(perPart, func() {
+			f.Range(start, end, k.ic(1), func(tap spirv.ID) {
+				t.g.scoped(func() { sum(k.delinearize(tap, cg.taps)) })
+			})
+		})
+		rowBase := func(_ int64, row spirv.ID) spirv.ID {
+			return f.IMul(f.IAdd(f.IMul(t.b, k.ic(cg.m)), row), k.ic(cg.n))
+		}
+		l.gemmStore(t, acc, gemmOut{m: cg.m, n: cg.n, colStride: 1, rowBase: rowBase, vec4: cg.n%4 == 0})
 	})
+}
+
+// outputIndex is the output's index of pixel row (batch, spatial…) at feature.
+func (cg convGEMM) outputIndex(k *kernel, dims []int64, row []spirv.ID, feature spirv.ID) []spirv.ID {
+	idx := make([]spirv.ID, len(dims))
+	idx[cg.cd.OutputBatch] = row[0]
+	for s, d := range cg.cd.OutputSpatial {
+		idx[d] = row[1+s]
+	}
+	idx[cg.cd.OutputFeature] = feature
+	return idx
+}
+
+// convGEMMSum is the split implicit GEMM's second pass: each output element is
+// the sum of its parts' partial sums, in part order, rounded to the result type.
+func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
+	k := l.newKernel("conv_gemm_sum", defaultLocal)
+	f := k.f
+	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, spirv.ReadOnly)
+	out := l.bindOutputs(k)[0]
+	dt := l.p.Outputs[0].DType
+	dims := l.c.Root.Shape.Dims
+	total := cg.groups * cg.m * cg.n
+	groups := k.gridStride(total, func(e spirv.ID) {
+		acc := k.variable(k.m.TypeF32(), k.m.F32(0), "conv_sum")
+		k.loop(parts, func(p spirv.ID) {
+			f.Store(acc, f.FAdd(f.Load(acc), k.load(partial, f.IAdd(f.IMul(p, k.ic(total)), e), hlo.F32)))
+		})
+		c := k.delinearize(e, []int64{cg.groups, cg.m, cg.n}) // group, row, col
+		feature := f.IAdd(f.IMul(c[0], k.ic(cg.n)), c[2])
+		at := k.linearize(cg.outputIndex(k, dims, k.delinearize(c[1], cg.rowDims), feature), dims)
+		k.store(out, at, k.round(k.sumFromZero(f.Load(acc), dt), dt), dt)
+	})
+	return l.add(k, groups)
 }
 
 // blockRows splits the block's rows (clamped to the last pixel: rows past M are
@@ -145,11 +265,11 @@ func (k *kernel) loopTaps(g *gen, taps []int64, body func(pos []spirv.ID)) {
 
 // convLoaders reads A and B of one tap (window position pos) for the block:
 // A's rows are the block's pixels at that tap, k the group's input features.
-func (l *lowering) convLoaders(t gemmTile, cg convGEMM, rows [][]spirv.ID, pos []spirv.ID) gemmLoad {
+func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][]spirv.ID, pos []spirv.ID) gemmLoad {
 	g, k, f := t.g, t.g.k, t.g.k.f
 	cd := cg.cd
 	lhsDims := cg.lhs.Shape.Dims
-	featBase := f.IMul(t.b, k.ic(cg.kIn))
+	featBase := f.IMul(group, k.ic(cg.kIn))
 	// Per row: the input index at input feature 0 of the group (spatial indices
 	// clamped into the input, so that every read is in bounds) and whether the
 	// tap lies inside the input.
@@ -198,18 +318,18 @@ func (l *lowering) convLoaders(t gemmTile, cg convGEMM, rows [][]spirv.ID, pos [
 	} else {
 		ld.aQuad = quadsFromCols(k, ld.aCol)
 	}
-	l.convBLoaders(t, cg, pos, &ld)
+	l.convBLoaders(t, cg, group, pos, &ld)
 	return ld
 }
 
 // convBLoaders sets B's loaders of one tap: B[(tap, c), col] is the filter at
 // input feature c, output feature group·n + col and the tap's window position
 // (reversed where the window is).
-func (l *lowering) convBLoaders(t gemmTile, cg convGEMM, pos []spirv.ID, ld *gemmLoad) {
+func (l *lowering) convBLoaders(t gemmTile, cg convGEMM, group spirv.ID, pos []spirv.ID, ld *gemmLoad) {
 	k, f := t.g.k, t.g.k.f
 	cd := cg.cd
 	dims := cg.rhs.Shape.Dims
-	colBase := f.IMul(t.b, k.ic(cg.n))
+	colBase := f.IMul(group, k.ic(cg.n))
 	index := func(kv, col spirv.ID) []spirv.ID {
 		ri := make([]spirv.ID, len(dims))
 		ri[cd.KernelInput] = kv

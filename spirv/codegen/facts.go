@@ -52,7 +52,7 @@ func (l *lowering) facts() error {
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
 	case byConvGEMM:
-		l.dispatchFact("conv_gemm", l.outputArgs())
+		l.convGEMMFacts()
 		return nil
 	case byDepthwise:
 		l.dispatchFact("depthwise", l.outputArgs())

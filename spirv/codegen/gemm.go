@@ -81,7 +81,7 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 
 func (l *lowering) lowerGEMM() error {
 	gs, _ := gemmView(l.c.Root)
-	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, func(t gemmTile) {
+	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, l.outputDest(), func(t gemmTile) {
 		f := t.g.k.f
 		acc := l.gemmBlockSum(t.g, gs, t.g.k.delinearize(t.b, gs.batch), t.row0, t.col0, t.rm, t.rn)
 		// C is (batch, M, N) row-major.
@@ -93,10 +93,22 @@ func (l *lowering) lowerGEMM() error {
 	})
 }
 
+// gemmDest is the buffer a GEMM kernel writes (bound after the inputs): the
+// program's output, or a scratch buffer of f32 partial sums.
+type gemmDest struct {
+	arg Arg
+	dt  hlo.DType
+}
+
+func (l *lowering) outputDest() gemmDest {
+	return gemmDest{arg: Arg{Kind: ArgOutput}, dt: l.p.Outputs[0].DType}
+}
+
 // gemmTile is one block of C an invocation computes: batch b, rows row0 …
 // row0+rm−1 and columns col0 … col0+rn−1 (row0 a multiple of rm, col0 of rn).
 type gemmTile struct {
 	g             *gen
+	dest          gemmDest
 	out           spirv.Buffer
 	b, row0, col0 spirv.ID
 	rm, rn        int64
@@ -109,12 +121,12 @@ type gemmTile struct {
 // uniform (one load for the workgroup's SIMD lanes on lavapipe) and only the B
 // reads differ per lane. When the device's grid is smaller, invocations loop over
 // blocks.
-func (l *lowering) gemmKernel(name string, batches, m, n int64, block func(gemmTile)) error {
+func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, block func(gemmTile)) error {
 	rm, rn := gemmBlock(l.t)
 	tilesM, tilesN := (m+rm-1)/rm, (n+rn-1)/rn
 	rowTiles := batches * tilesM // (batch, row block) pairs
 	k := l.newKernel(name, gemmLocal)
-	out := l.bindOutputs(k)[0]
+	out := k.bind(dest.arg, dest.dt, 0)
 	g := l.kernelGen(k)
 	f := k.f
 	local := int64(gemmLocal)
@@ -139,7 +151,7 @@ func (l *lowering) gemmKernel(name string, batches, m, n int64, block func(gemmT
 			if rowTiles != tilesM {
 				tm, b = f.SRem(ty, k.ic(tilesM)), f.SDiv(ty, k.ic(tilesM))
 			}
-			block(gemmTile{g: g, out: out, b: b, row0: f.IMul(tm, k.ic(rm)), col0: f.IMul(tn, k.ic(rn)), rm: rm, rn: rn})
+			block(gemmTile{g: g, dest: dest, out: out, b: b, row0: f.IMul(tm, k.ic(rm)), col0: f.IMul(tn, k.ic(rn)), rm: rm, rn: rn})
 		})
 	}
 	cols := func(ty spirv.ID) {
@@ -279,10 +291,10 @@ type gemmOut struct {
 // from zero (sumFromZero).
 func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 	k, f, m := t.g.k, t.g.k.f, t.g.k.m
-	dt := l.p.Outputs[0].DType
+	dt := t.dest.dt
 	var out4 spirv.Buffer
 	if dt == hlo.F32 && o.vec4 && o.colStride == 1 {
-		out4 = m.StorageBuffer("out0_vec4", 0, uint32(len(l.p.Inputs)), m.TypeVector(m.TypeF32(), 4), 0)
+		out4 = m.StorageBuffer(t.dest.arg.String()+"_vec4", 0, uint32(len(l.p.Inputs)), m.TypeVector(m.TypeF32(), 4), 0)
 	}
 	q0 := f.SDiv(t.col0, k.ic(4)) // col0 is a multiple of 4
 	for i := range t.rm {
