@@ -209,7 +209,8 @@ func TestConvolutionGradients(t *testing.T) {
 // TestConvolutionDepthwise: depthwise convolutions (feature groups = features)
 // against cpuref: the vec4 kernel for NHWC outputs with HWIO filters (vec4
 // filter reads) and with OIHW-ordered filters (element reads), f32/f16/bf16,
-// strides, dilation, padding, batch 2 and a 7×7 window (looped taps); NCHW goes
+// strides, dilation, padding, batch 2, a 7×7 window and a 27×2 one (27 rows of
+// taps: a loop, not unrolled); NCHW goes
 // to the elemental kernel.
 func TestConvolutionDepthwise(t *testing.T) {
 	rt := newRuntime(t)
@@ -225,6 +226,7 @@ func TestConvolutionDepthwise(t *testing.T) {
 		func(c *convCase) { c.kh, c.kw, c.padLo, c.padHi, c.h = 7, 7, [2]int64{3, 3}, [2]int64{3, 3}, 12 },
 		func(c *convCase) { c.reverse = true },
 		func(c *convCase) { c.layout = "b01f_o01i->b01f" },
+		func(c *convCase) { c.kh, c.kw, c.padLo, c.padHi = 27, 2, [2]int64{13, 0}, [2]int64{13, 1} }, // looped taps
 	}
 	for i, mod := range mods {
 		cc := base

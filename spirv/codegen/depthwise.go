@@ -48,6 +48,11 @@ func useDepthwise(root *hlo.Instruction, t Target) bool {
 	return taps <= depthwiseUnroll || t.MaxLoopIterations <= 0 || taps <= t.MaxLoopIterations/4
 }
 
+// depthwiseRun is the output positions along the last spatial dimension each
+// invocation computes: their input columns overlap (a 3×3 stride-1 window reads
+// 6 columns for 4 outputs, not 12) and the filter's vec4s are read once for all.
+const depthwiseRun = 4
+
 func (l *lowering) lowerDepthwise() error {
 	dw, _ := depthwiseOf(l.c.Root)
 	cg := dw.cg
@@ -57,38 +62,71 @@ func (l *lowering) lowerDepthwise() error {
 	f, m := k.f, k.m
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	quads := dw.c / 4
-	groups := k.gridStride(cg.m*quads, func(i spirv.ID) {
+	last := len(cg.rowDims) - 1 // the last spatial dim, walked in runs
+	run := min(depthwiseRun, cg.rowDims[last])
+	runDims := append([]int64(nil), cg.rowDims...)
+	runDims[last] = ceilDiv(runDims[last], run)
+	outer, lastW := cg.taps[:len(cg.taps)-1], cg.w[len(cg.w)-1]
+	groups := k.gridStride(product(runDims)*quads, func(i spirv.ID) {
 		g.scoped(func() {
 			pixel, cq := f.SDiv(i, k.ic(quads)), f.SRem(i, k.ic(quads))
-			row := k.delinearize(pixel, cg.rowDims)
-			acc := k.variable(vec4, m.ConstOf(vec4, 0), "dw_acc")
-			body := func(pos []spirv.ID) {
-				x := l.depthwiseInput(g, cg, row, pos, cq)
-				w := l.depthwiseFilter(g, cg, pos, cq)
-				f.Store(acc, f.FAdd(f.Load(acc), f.FMul(x, w)))
+			row := k.delinearize(pixel, runDims)
+			row[last] = f.IMul(row[last], k.ic(run)) // the run's first position
+			acc := make([]spirv.ID, run)
+			for j := range acc {
+				acc[j] = k.variable(vec4, m.ConstOf(vec4, 0), "dw_acc")
 			}
-			if product(cg.taps) <= depthwiseUnroll {
-				for t := range product(cg.taps) {
-					g.scoped(func() { body(constIndex(k, unravel(t, cg.taps))) })
+			body := func(pos []spirv.ID) {
+				// Input column o·stride + j·stride + t·dilation is read once for
+				// every (j, t) that lands on it.
+				cols := map[int64]spirv.ID{}
+				for t := range lastW.Size {
+					w := l.depthwiseFilter(g, cg, append(append([]spirv.ID(nil), pos...), k.ic(t)), cq)
+					for j := range run {
+						off := j*lastW.Stride + t*lastW.WindowDilation
+						x, ok := cols[off]
+						if !ok {
+							x = l.depthwiseInput(g, cg, row, pos, off, cq)
+							cols[off] = x
+						}
+						f.Store(acc[j], f.FAdd(f.Load(acc[j]), f.FMul(x, w)))
+					}
+				}
+			}
+			if n := product(outer); n <= depthwiseUnroll {
+				for t := range n {
+					g.scoped(func() { body(constIndex(k, unravel(t, outer))) })
 				}
 			} else {
-				k.loopTaps(g, cg.taps, body)
+				k.loopTaps(g, outer, body)
 			}
-			l.depthwiseStore(k, cg, out, row, cq, f.Load(acc))
+			for j := range run {
+				at := append([]spirv.ID(nil), row...)
+				at[last] = f.IAdd(row[last], k.ic(j))
+				store := func() { l.depthwiseStore(k, cg, out, at, cq, f.Load(acc[j])) }
+				if cg.rowDims[last]%run == 0 {
+					store()
+					continue
+				}
+				f.If(f.Less(at[last], k.ic(cg.rowDims[last])), store, nil)
+			}
 		})
 	})
 	return l.add(k, groups)
 }
 
-// depthwiseInput is the vec4 of input features 4cq … 4cq+3 at output pixel row's
-// tap pos (zero where it falls in padding or a dilation hole).
-func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, cq spirv.ID) spirv.ID {
+// depthwiseInput is the vec4 of input features 4cq … 4cq+3 that output pixel row
+// reads at the outer taps pos and, along the last spatial dimension, at offset
+// off from the row's first position (j·stride + tap·dilation), zero where that
+// falls in padding, a dilation hole or past the input.
+func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, off int64, cq spirv.ID) spirv.ID {
 	k, f := g.k, g.k.f
 	cd, dims := cg.cd, cg.lhs.Shape.Dims
 	li := make([]spirv.ID, len(dims))
 	li[cd.InputBatch] = row[0]
 	var conds []spirv.ID
-	for s, d := range cd.InputSpatial {
+	last := len(cd.InputSpatial) - 1
+	for s, d := range cd.InputSpatial[:last] {
 		src, cs := k.windowSource(cg.w[s:s+1], dims[d:d+1], row[1+s:2+s], pos[s:s+1])
 		li[d] = src[0]
 		if len(cs) > 0 {
@@ -96,6 +134,16 @@ func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, cq s
 			li[d] = k.clampIndex(src[0], 0, dims[d]-1)
 		}
 	}
+	// The last dim: always range-checked, as the run's positions past the output
+	// may read past the input.
+	wd, d := cg.w[last], cd.InputSpatial[last]
+	v := f.IAdd(f.IMul(row[1+last], k.ic(wd.Stride)), k.ic(off-wd.PadLow))
+	conds = append(conds, k.inRange(v, k.ic(0), k.ic(dilatedExtent(dims[d], wd.BaseDilation))))
+	if wd.BaseDilation != 1 {
+		conds = append(conds, f.Equal(f.SRem(v, k.ic(wd.BaseDilation)), k.ic(0)))
+		v = f.SDiv(v, k.ic(wd.BaseDilation))
+	}
+	li[d] = k.clampIndex(v, 0, dims[d]-1)
 	var x spirv.ID
 	if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.groups); ok {
 		li[cd.InputFeature] = cq
@@ -103,10 +151,7 @@ func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, cq s
 	} else {
 		x = quadOf(g, cg.lhs, li, cd.InputFeature, cq)
 	}
-	if len(conds) > 0 {
-		x = f.Select(k.all(conds...), x, k.m.ConstOf(k.m.TypeOf(x), 0))
-	}
-	return x
+	return f.Select(k.all(conds...), x, k.m.ConstOf(k.m.TypeOf(x), 0))
 }
 
 // depthwiseFilter is the vec4 of the filter of output features 4cq … 4cq+3 at tap
