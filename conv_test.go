@@ -10,6 +10,7 @@ import (
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/autodiff"
+	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"
 )
@@ -253,5 +254,47 @@ func TestConvolutionSplitGEMM(t *testing.T) {
 			padLo: [2]int64{0, 1}, padHi: [2]int64{1, 0}},
 	} {
 		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm_partial", uint64(500+i)) })
+	}
+}
+
+// TestConvolutionUnderSmallTargets runs the convolution kernels generated for
+// smaller devices than lavapipe on lavapipe, against cpuref: 128 or 256
+// invocations per workgroup, 16 KiB of shared memory, a grid of 16 or 64
+// workgroups per dimension (invocations loop over blocks and elements), loop
+// bounds of 2000 or 4000 (more tap ranges) and 8×8 or 4×12 GEMM blocks.
+func TestConvolutionUnderSmallTargets(t *testing.T) {
+	rt := newRuntime(t)
+	small := func(inv, groups uint32, loops int64, block [2]uint32) codegen.Target {
+		tg := vkxla.TargetFromCaps(rt.Device().Caps())
+		tg.MaxSharedMemory, tg.MaxWorkgroupInvocations = 16<<10, inv
+		tg.MaxWorkgroupSize = [3]uint32{inv, inv, 64}
+		tg.MaxWorkgroupCount = [3]uint32{groups, groups, groups}
+		tg.MaxLoopIterations, tg.GemmBlock = loops, block
+		return tg
+	}
+	targets := []codegen.Target{small(128, 16, 2000, [2]uint32{8, 8}), small(256, 64, 4000, [2]uint32{4, 12})}
+	cases := []convCase{
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 16, h: 13, w: 11, o: 20, kh: 3, kw: 3,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.BF16, n: 2, c: 8, h: 12, w: 12, o: 12, kh: 3, kw: 3,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{0, 0}},
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 6, c: 2, h: 12, w: 12, o: 8, kh: 12, kw: 12,
+			padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}, // split over taps
+		{layout: "b01f_01io->b01f", dt: hlo.F16, n: 2, c: 16, h: 14, w: 13, o: 16, kh: 3, kw: 3, groups: 16,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}, // depthwise
+	}
+	for ti, target := range targets {
+		for i, cc := range cases {
+			t.Run(fmt.Sprintf("%d/%v", ti, cc), func(t *testing.T) {
+				m := cc.module(t)
+				in, k, _ := cc.shapes()
+				rng := rnd(uint64(600 + i))
+				inputs := []*hlo.Literal{randomLiteral(rng, in, unitDomain), randomLiteral(rng, k, unitDomain)}
+				want, err := cpuref.EvalComputation(m.Entry, inputs...)
+				require.NoError(t, err)
+				got := runProgramFor(t, rt, m.Entry, inputs, target)
+				require.NoError(t, vkxla.Tolerance(hlo.OpConvolution, cc.dt).Check(got[0], want))
+			})
+		}
 	}
 }
