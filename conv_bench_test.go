@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/autodiff"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -25,6 +26,7 @@ func nhwc() hlo.ConvDims {
 // feature groups (c for depthwise).
 type convBench struct {
 	name                   string
+	backward               bool // the value and both gradients (autodiff's VJP)
 	dt                     hlo.DType
 	n, h, w, c, o          int64
 	size, stride, pad, grp int64
@@ -54,7 +56,8 @@ func (cb convBench) gemm(out hlo.Shape) (m, n, k int64) {
 // GFLOP/s ÷ the GEMM's; the target is ≥ 0.5); a depthwise one against an
 // elementwise copy (negate) of its input, reporting GB/s counting input, output
 // and filter once each, and x-copy (its bytes/s ÷ the copy's input+output
-// bytes/s; the target is ≥ 0.5).
+// bytes/s; the target is ≥ 0.5); a backward pass (value, input and filter
+// gradients) against three such GEMMs.
 //
 //	VKXLA_VALIDATION=0 go test -run '^$' -bench Convolution -benchtime 3x .
 func BenchmarkConvolution(b *testing.B) {
@@ -66,12 +69,18 @@ func BenchmarkConvolution(b *testing.B) {
 		{name: "dense3x3s2-38x38x128-256", dt: hlo.F32, n: 2, h: 38, w: 38, c: 128, o: 256, size: 3, stride: 2, pad: 1, grp: 1},
 		{name: "dense1x1-bf16-38x38x256-256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 1, stride: 1, grp: 1},
 		{name: "dense3x3-bf16-19x19x512-512", dt: hlo.BF16, n: 1, h: 19, w: 19, c: 512, o: 512, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "backward-3x3-38x38x128-128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "backward-3x3-16x16x64-64-batch16", backward: true, dt: hlo.F32, n: 16, h: 16, w: 16, c: 64, o: 64, size: 3, stride: 1, pad: 1, grp: 1},
 		{name: "depthwise3x3-38x38x256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
 		{name: "depthwise3x3s2-76x76x128", dt: hlo.F32, n: 1, h: 76, w: 76, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 128},
 		{name: "depthwise3x3-bf16-38x38x256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
 	}
 	for _, cb := range cases {
 		b.Run(cb.name, func(b *testing.B) {
+			if cb.backward {
+				benchConvBackward(b, rt, cb)
+				return
+			}
 			m := cb.module(b)
 			inputs := []*hlo.Literal{lit(rnd(61), cb.dt, unitDomain, m.Entry.Params[0].Shape.Dims...),
 				lit(rnd(62), cb.dt, unitDomain, m.Entry.Params[1].Shape.Dims...)}
@@ -96,6 +105,25 @@ func BenchmarkConvolution(b *testing.B) {
 			b.ReportMetric(float64(base)*float64(cb.grp)/float64(conv), "x-gemm")
 		})
 	}
+}
+
+// benchConvBackward times the convolution's VJP (its value, the input gradient
+// and the filter gradient: three convolutions of the same FLOPs at stride 1)
+// against three GEMMs of the forward's M, N, K.
+func benchConvBackward(b *testing.B, rt *vkxla.Runtime, cb convBench) {
+	m := cb.module(b)
+	vjp, err := autodiff.VJP(m, []int{0, 1}, nil)
+	require.NoError(b, err)
+	out := m.Entry.Root.Shape
+	inputs := []*hlo.Literal{lit(rnd(61), cb.dt, unitDomain, m.Entry.Params[0].Shape.Dims...),
+		lit(rnd(62), cb.dt, unitDomain, m.Entry.Params[1].Shape.Dims...), lit(rnd(65), cb.dt, unitDomain, out.Dims...)}
+	mm, nn, kk := cb.gemm(out)
+	conv, base := bestInterleaved(b, rt, vjp, inputs, gemmModule(b, cb.dt, mm, nn, kk),
+		[]*hlo.Literal{lit(rnd(63), cb.dt, unitDomain, mm, kk), lit(rnd(64), cb.dt, unitDomain, kk, nn)})
+	flop := float64(3 * 2 * mm * nn * kk)
+	b.ReportMetric(flop/conv.Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(flop/3/base.Seconds()/1e9, "gemm-GFLOP/s")
+	b.ReportMetric(3*float64(base)/float64(conv), "x-gemm")
 }
 
 // bestInterleaved runs m and its baseline alternately for the benchmark's
