@@ -41,6 +41,11 @@ type convGEMM struct {
 	kIn          int64   // input features per group
 	taps         []int64 // the window's sizes
 	rowDims      []int64 // output batch, then output spatial sizes
+	// batchMinor orders the rows batch-minor (spatial, then batch): set where
+	// the input's batch dimension is its minor one, a multiple of 4 (a filter
+	// gradient of NHWC images, whose "batch" is the image features), so that
+	// four neighbouring rows are one vec4 of the input.
+	batchMinor bool
 }
 
 // convGEMMView is the implicit-GEMM view of a float convolution without batch
@@ -67,7 +72,18 @@ func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
 		cg.rowDims = append(cg.rowDims, in.Shape.Dims[d])
 	}
 	cg.m = product(cg.rowDims)
+	cg.batchMinor = cd.InputBatch == int64(lhs.Shape.Rank()-1) && cg.rowDims[0]%4 == 0 && len(cg.rowDims) > 1
 	return cg, true
+}
+
+// splitRow is the output batch and spatial indices ([batch, spatial…]) of GEMM
+// row row, in the row order batchMinor chooses.
+func (cg convGEMM) splitRow(k *kernel, row spirv.ID) []spirv.ID {
+	if !cg.batchMinor {
+		return k.delinearize(row, cg.rowDims)
+	}
+	idx := k.delinearize(row, append(append([]int64(nil), cg.rowDims[1:]...), cg.rowDims[0]))
+	return append([]spirv.ID{idx[len(idx)-1]}, idx[:len(idx)-1]...)
 }
 
 // terms is the number of products each output element sums.
@@ -231,7 +247,7 @@ func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
 		})
 		c := k.delinearize(e, []int64{cg.groups, cg.m, cg.n}) // group, row, col
 		feature := f.IAdd(f.IMul(c[0], k.ic(cg.n)), c[2])
-		at := k.linearize(cg.outputIndex(k, dims, k.delinearize(c[1], cg.rowDims), feature), dims)
+		at := k.linearize(cg.outputIndex(k, dims, cg.splitRow(k, c[1]), feature), dims)
 		k.store(out, at, k.round(k.sumFromZero(f.Load(acc), dt), dt), dt)
 	})
 	return l.add(k, groups)
@@ -242,7 +258,7 @@ func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
 func (cg convGEMM) blockRows(k *kernel, row0 spirv.ID, rm int64) [][]spirv.ID {
 	rows := make([][]spirv.ID, rm)
 	for i := range rows {
-		rows[i] = k.delinearize(k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), cg.m-1), cg.rowDims)
+		rows[i] = cg.splitRow(k, k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), cg.m-1))
 	}
 	return rows
 }
@@ -306,7 +322,38 @@ func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][
 		}
 		return a
 	}
-	if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.kIn); ok {
+	var batchView spirv.Buffer
+	batchQuads := false
+	if cg.batchMinor && len(rows)%4 == 0 { // checked first: vec4View declares an alias
+		batchView, batchQuads = l.vec4View(k, cg.lhs, cd.InputBatch, cg.rowDims[0])
+	}
+	if v := batchView; batchQuads {
+		// Rows 4q … 4q+3 are batches 4b … 4b+3 at one pixel: one vec4 per quad
+		// and k, at the quad's base + k·(the feature dim's stride in vec4s).
+		dims4 := quarterMinor(lhsDims)
+		stride := k.ic(product(dims4[cd.InputFeature+1:]))
+		bases := make([]spirv.ID, len(rows)/4)
+		for q := range bases {
+			at := append([]spirv.ID(nil), lidx[4*q]...)
+			at[cd.InputBatch] = f.SDiv(at[cd.InputBatch], k.ic(4))
+			bases[q] = k.linearize(at, dims4)
+		}
+		zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
+		ld.aCol = func(kv spirv.ID) []spirv.ID {
+			a := make([]spirv.ID, len(rows))
+			for q, base := range bases {
+				vec := k.loadVec4(v, f.IAdd(base, f.IMul(kv, stride)))
+				if valid[4*q] != 0 {
+					vec = f.Select(valid[4*q], vec, zero)
+				}
+				for r := range 4 {
+					a[4*q+r] = f.CompositeExtract(vec, uint32(r))
+				}
+			}
+			return a
+		}
+		ld.aQuad = quadsFromCols(k, ld.aCol)
+	} else if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.kIn); ok {
 		dims4 := quarterMinor(lhsDims)
 		bases := make([]spirv.ID, len(rows))
 		for i, li := range lidx {

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+	"github.com/vkxla/vkxla/spirv/tools"
 )
 
 // convTestCase is one convolution for the strategy tests: its layout, operand
@@ -116,4 +118,46 @@ func TestConvolutionSplitForLoopBound(t *testing.T) {
 	require.Len(t, p.Dispatches, 2)
 	require.Equal(t, []int64{5 * 64 * 64 * 64 * 4}, p.Scratch)
 	checkFacts(t, "split-for-bound", c, target)
+}
+
+// filterGradDims are the dims autodiff gives an NHWC convolution's filter
+// gradient: the images (NHWC) with their features as the batch and their batch
+// as the features, the output's cotangent (NHWC) as the filter, the result HWIO.
+func filterGradDims() *hlo.ConvDims {
+	return &hlo.ConvDims{InputBatch: 3, InputFeature: 0, InputSpatial: []int64{1, 2},
+		KernelInput: 0, KernelOutput: 3, KernelSpatial: []int64{1, 2},
+		OutputBatch: 2, OutputFeature: 3, OutputSpatial: []int64{0, 1}}
+}
+
+// TestConvolutionVec4Loads: the implicit GEMM reads both operands through vec4
+// aliases for NHWC × HWIO, NHWC × OHWI and a filter gradient of NHWC images (rows
+// ordered image-feature minor, four rows one vec4), and neither for NCHW × OIHW.
+func TestConvolutionVec4Loads(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		c    convTestCase
+		want bool
+	}{
+		{"nhwc-hwio", convTestCases()[0], true},
+		{"nhwc-ohwi", convTestCases()[2], true},
+		{"filter-gradient", convTestCase{cd: filterGradDims(), x: s(hlo.F32, 4, 12, 12, 8), k: s(hlo.F32, 4, 12, 12, 16),
+			w: []hlo.WindowDim{{Size: 12, Stride: 1, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1},
+				{Size: 12, Stride: 1, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}}, groups: 1}, true},
+		{"nchw-oihw", convTestCases()[1], false},
+	} {
+		p := lowerOK(t, tc.c.computation(t))
+		text := disassemble(t, p.Dispatches[0].Kernel)
+		for _, alias := range []string{"%in0_vec4", "%in1_vec4"} {
+			require.Equal(t, tc.want, strings.Contains(text, alias), "%s: %s", tc.name, alias)
+		}
+	}
+}
+
+func disassemble(t *testing.T, k *Kernel) string {
+	t.Helper()
+	words, err := spirv.Words(k.SPIRV)
+	require.NoError(t, err)
+	text, err := tools.Disassemble(words)
+	require.NoError(t, err)
+	return text
 }
