@@ -129,23 +129,7 @@ func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, b
 	out := k.bind(dest.arg, dest.dt, 0)
 	g := l.kernelGen(k)
 	f := k.f
-	local := int64(gemmLocal)
-	limX, limY := int64(l.t.MaxWorkgroupCount[0]), int64(l.t.MaxWorkgroupCount[1])
-	if limX <= 0 {
-		limX = 65535
-	}
-	if limY <= 0 {
-		limY = 65535
-	}
-	gx := min((tilesN+local-1)/local, limX)
-	gy := min(rowTiles, limY)
-	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
-	ny := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
-	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
-	nx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
-	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
-	x0, xStride := f.IAdd(f.IMul(wx, k.ic(local)), lid), f.IMul(nx, k.ic(local))
-	one := func(ty, tn spirv.ID) {
+	groups := k.uniformRowGrid(rowTiles, tilesN, func(ty, tn spirv.ID) {
 		g.scoped(func() {
 			tm, b := ty, k.ic(0)
 			if rowTiles != tilesM {
@@ -153,28 +137,54 @@ func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, b
 			}
 			block(gemmTile{g: g, dest: dest, out: out, b: b, row0: f.IMul(tm, k.ic(rm)), col0: f.IMul(tn, k.ic(rn)), rm: rm, rn: rn})
 		})
+	})
+	return l.add(k, groups)
+}
+
+// uniformRowGrid runs body(y, x) for every y < ny and x < nx on a 2-D grid: y
+// from the workgroup's y id (the same for all its invocations, so that what
+// depends only on y is uniform: one load for the workgroup's SIMD lanes on
+// lavapipe), x from its x id and the invocation, k.local per workgroup. Where the
+// device's grid is smaller, invocations loop over both. It returns the grid.
+func (k *kernel) uniformRowGrid(ny, nx int64, body func(y, x spirv.ID)) [3]uint32 {
+	f := k.f
+	local := int64(k.local)
+	limX, limY := int64(k.t.MaxWorkgroupCount[0]), int64(k.t.MaxWorkgroupCount[1])
+	if limX <= 0 {
+		limX = 65535
 	}
-	cols := func(ty spirv.ID) {
+	if limY <= 0 {
+		limY = 65535
+	}
+	gx := min((nx+local-1)/local, limX)
+	gy := min(ny, limY)
+	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
+	nwy := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
+	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
+	nwx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
+	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
+	x0, xStride := f.IAdd(f.IMul(wx, k.ic(local)), lid), f.IMul(nwx, k.ic(local))
+	cols := func(y spirv.ID) {
 		switch {
-		case gx*local == tilesN:
-			one(ty, x0) // one column block per invocation, all in range
+		case gx*local == nx:
+			body(y, x0) // one x per invocation, all in range
 			return
-		case gx*local > tilesN:
-			f.If(f.Less(x0, k.ic(tilesN)), func() { one(ty, x0) }, nil)
+		case gx*local > nx:
+			f.If(f.Less(x0, k.ic(nx)), func() { body(y, x0) }, nil)
 			return
 		}
-		k.countLoop((tilesN+gx*local-1)/(gx*local), func() {
-			f.Range(x0, k.ic(tilesN), xStride, func(tn spirv.ID) { one(ty, tn) })
+		k.countLoop((nx+gx*local-1)/(gx*local), func() {
+			f.Range(x0, k.ic(nx), xStride, func(x spirv.ID) { body(y, x) })
 		})
 	}
-	if gy == rowTiles {
+	if gy == ny {
 		cols(wy)
 	} else {
-		k.countLoop((rowTiles+gy-1)/gy, func() {
-			f.Range(wy, k.ic(rowTiles), ny, cols)
+		k.countLoop((ny+gy-1)/gy, func() {
+			f.Range(wy, k.ic(ny), nwy, cols)
 		})
 	}
-	return l.add(k, [3]uint32{uint32(gx), uint32(gy), 1})
+	return [3]uint32{uint32(gx), uint32(gy), 1}
 }
 
 // gemmAcc is a block's accumulators: rm×rn/4 vec4 (row-major, rn/4 per row), in
