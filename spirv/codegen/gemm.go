@@ -149,13 +149,7 @@ func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, b
 func (k *kernel) uniformRowGrid(ny, nx int64, body func(y, x spirv.ID)) [3]uint32 {
 	f := k.f
 	local := int64(k.local)
-	limX, limY := int64(k.t.MaxWorkgroupCount[0]), int64(k.t.MaxWorkgroupCount[1])
-	if limX <= 0 {
-		limX = 65535
-	}
-	if limY <= 0 {
-		limY = 65535
-	}
+	limX, limY := k.t.gridLimit(0), k.t.gridLimit(1)
 	gx := min((nx+local-1)/local, limX)
 	gy := min(ny, limY)
 	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
