@@ -282,34 +282,46 @@ func (k *kernel) loopTaps(g *gen, taps []int64, body func(pos []spirv.ID)) {
 // convLoaders reads A and B of one tap (window position pos) for the block:
 // A's rows are the block's pixels at that tap, k the group's input features.
 func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][]spirv.ID, pos []spirv.ID) gemmLoad {
-	g, k, f := t.g, t.g.k, t.g.k.f
-	cd := cg.cd
-	lhsDims := cg.lhs.Shape.Dims
-	featBase := f.IMul(group, k.ic(cg.kIn))
-	// Per row: the input index at input feature 0 of the group (spatial indices
-	// clamped into the input, so that every read is in bounds) and whether the
-	// tap lies inside the input.
-	lidx := make([][]spirv.ID, len(rows))
-	valid := make([]spirv.ID, len(rows))
+	var ld gemmLoad
+	l.convALoaders(t, cg, group, rows, pos, &ld)
+	l.convBLoaders(t, cg, group, pos, &ld)
+	return ld
+}
+
+// tapInputs is, per row, the input index that row reads at tap pos and input
+// feature featBase (spatial indices clamped into the input, so that every read is
+// in bounds) and whether the tap lies inside the input (0: always).
+func (cg convGEMM) tapInputs(k *kernel, rows [][]spirv.ID, pos []spirv.ID, featBase spirv.ID) (idx [][]spirv.ID, valid []spirv.ID) {
+	cd, dims := cg.cd, cg.lhs.Shape.Dims
+	idx, valid = make([][]spirv.ID, len(rows)), make([]spirv.ID, len(rows))
 	for i, r := range rows {
-		li := make([]spirv.ID, len(lhsDims))
-		li[cd.InputBatch] = r[0]
-		li[cd.InputFeature] = featBase
+		li := make([]spirv.ID, len(dims))
+		li[cd.InputBatch], li[cd.InputFeature] = r[0], featBase
 		var conds []spirv.ID
 		for s, d := range cd.InputSpatial {
-			src, cs := k.windowSource(cg.w[s:s+1], lhsDims[d:d+1], r[1+s:2+s], pos[s:s+1])
+			src, cs := k.windowSource(cg.w[s:s+1], dims[d:d+1], r[1+s:2+s], pos[s:s+1])
 			li[d] = src[0]
 			if len(cs) > 0 {
 				conds = append(conds, cs...)
-				li[d] = k.clampIndex(src[0], 0, lhsDims[d]-1)
+				li[d] = k.clampIndex(src[0], 0, dims[d]-1)
 			}
 		}
-		lidx[i] = li
+		idx[i] = li
 		if len(conds) > 0 {
 			valid[i] = k.all(conds...)
 		}
 	}
-	var ld gemmLoad
+	return idx, valid
+}
+
+// convALoaders sets A's loaders of one tap: a vec4 of four rows (batch-minor
+// rows), a vec4 of four input features per row (feature-minor input), or element
+// by element through the emitter; taps outside the input read zero.
+func (l *lowering) convALoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][]spirv.ID, pos []spirv.ID, ld *gemmLoad) {
+	g, k, f := t.g, t.g.k, t.g.k.f
+	cd, dims := cg.cd, cg.lhs.Shape.Dims
+	featBase := f.IMul(group, k.ic(cg.kIn))
+	lidx, valid := cg.tapInputs(k, rows, pos, featBase)
 	ld.aCol = func(kv spirv.ID) []spirv.ID {
 		a := make([]spirv.ID, len(rows))
 		for i, li := range lidx {
@@ -322,39 +334,16 @@ func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][
 		}
 		return a
 	}
-	var batchView spirv.Buffer
-	batchQuads := false
+	ld.aQuad = quadsFromCols(k, ld.aCol)
 	if cg.batchMinor && len(rows)%4 == 0 { // checked first: vec4View declares an alias
-		batchView, batchQuads = l.vec4View(k, cg.lhs, cd.InputBatch, cg.rowDims[0])
+		if v, ok := l.vec4View(k, cg.lhs, cd.InputBatch, cg.rowDims[0]); ok {
+			ld.aCol = batchQuadCols(k, v, cd, dims, lidx, valid)
+			ld.aQuad = quadsFromCols(k, ld.aCol)
+			return
+		}
 	}
-	if v := batchView; batchQuads {
-		// Rows 4q … 4q+3 are batches 4b … 4b+3 at one pixel: one vec4 per quad
-		// and k, at the quad's base + k·(the feature dim's stride in vec4s).
-		dims4 := quarterMinor(lhsDims)
-		stride := k.ic(product(dims4[cd.InputFeature+1:]))
-		bases := make([]spirv.ID, len(rows)/4)
-		for q := range bases {
-			at := append([]spirv.ID(nil), lidx[4*q]...)
-			at[cd.InputBatch] = f.SDiv(at[cd.InputBatch], k.ic(4))
-			bases[q] = k.linearize(at, dims4)
-		}
-		zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
-		ld.aCol = func(kv spirv.ID) []spirv.ID {
-			a := make([]spirv.ID, len(rows))
-			for q, base := range bases {
-				vec := k.loadVec4(v, f.IAdd(base, f.IMul(kv, stride)))
-				if valid[4*q] != 0 {
-					vec = f.Select(valid[4*q], vec, zero)
-				}
-				for r := range 4 {
-					a[4*q+r] = f.CompositeExtract(vec, uint32(r))
-				}
-			}
-			return a
-		}
-		ld.aQuad = quadsFromCols(k, ld.aCol)
-	} else if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.kIn); ok {
-		dims4 := quarterMinor(lhsDims)
+	if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.kIn); ok {
+		dims4 := quarterMinor(dims)
 		bases := make([]spirv.ID, len(rows))
 		for i, li := range lidx {
 			at := append([]spirv.ID(nil), li...)
@@ -362,11 +351,36 @@ func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][
 			bases[i] = k.linearize(at, dims4)
 		}
 		ld.aQuad = vec4RowQuads(k, v, bases, valid)
-	} else {
-		ld.aQuad = quadsFromCols(k, ld.aCol)
 	}
-	l.convBLoaders(t, cg, group, pos, &ld)
-	return ld
+}
+
+// batchQuadCols reads A's column at k for batch-minor rows: rows 4q … 4q+3 are
+// batches 4b … 4b+3 at one pixel, one vec4 of the input at the quad's base +
+// k·(the feature dim's stride in vec4s).
+func batchQuadCols(k *kernel, v spirv.Buffer, cd *hlo.ConvDims, dims []int64, lidx [][]spirv.ID, valid []spirv.ID) func(kv spirv.ID) []spirv.ID {
+	f := k.f
+	dims4 := quarterMinor(dims)
+	stride := k.ic(product(dims4[cd.InputFeature+1:]))
+	bases := make([]spirv.ID, len(lidx)/4)
+	for q := range bases {
+		at := append([]spirv.ID(nil), lidx[4*q]...)
+		at[cd.InputBatch] = f.SDiv(at[cd.InputBatch], k.ic(4))
+		bases[q] = k.linearize(at, dims4)
+	}
+	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
+	return func(kv spirv.ID) []spirv.ID {
+		a := make([]spirv.ID, len(lidx))
+		for q, base := range bases {
+			vec := k.loadVec4(v, f.IAdd(base, f.IMul(kv, stride)))
+			if valid[4*q] != 0 {
+				vec = f.Select(valid[4*q], vec, zero)
+			}
+			for r := range 4 {
+				a[4*q+r] = f.CompositeExtract(vec, uint32(r))
+			}
+		}
+		return a
+	}
 }
 
 // convBLoaders sets B's loaders of one tap: B[(tap, c), col] is the filter at
