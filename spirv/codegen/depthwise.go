@@ -44,21 +44,8 @@ func useDepthwise(root *hlo.Instruction, t Target) bool {
 	if !ok {
 		return false
 	}
-	lim := t.MaxLoopIterations
-	if lim <= 0 {
-		return true
-	}
-	// The invocations' loops: over quads and runs where the grid is smaller
-	// than they are, and over the outer taps where they are not unrolled.
-	cg := dw.cg
-	last := len(cg.rowDims) - 1
-	runs := product(cg.rowDims[:last]) * ceilDiv(cg.rowDims[last], min(depthwiseRun, cg.rowDims[last]))
-	perInvocation := ceilDiv(dw.c/4, t.gridLimit(1)) * ceilDiv(runs, t.gridLimit(0)*defaultLocal)
-	taps := product(cg.taps[:len(cg.taps)-1])
-	if taps <= depthwiseUnroll {
-		taps = 0
-	}
-	return perInvocation*(1+taps) <= lim/2
+	taps := product(dw.cg.taps)
+	return taps <= depthwiseUnroll || t.MaxLoopIterations <= 0 || taps <= t.MaxLoopIterations/4
 }
 
 // depthwiseRun is the output positions along the last spatial dimension each
@@ -80,12 +67,10 @@ func (l *lowering) lowerDepthwise() error {
 	runDims := append([]int64(nil), cg.rowDims...)
 	runDims[last] = ceilDiv(runDims[last], run)
 	outer, lastW := cg.taps[:len(cg.taps)-1], cg.w[len(cg.w)-1]
-	// y walks the feature quads, x the runs: the filter's reads depend only on
-	// the workgroup's quad, so they are uniform (one load for all lanes on
-	// lavapipe); the input's are per lane.
-	groups := k.uniformRowGrid(quads, product(runDims), func(cq, i spirv.ID) {
+	groups := k.gridStride(product(runDims)*quads, func(i spirv.ID) {
 		g.scoped(func() {
-			row := k.delinearize(i, runDims)
+			pixel, cq := f.SDiv(i, k.ic(quads)), f.SRem(i, k.ic(quads))
+			row := k.delinearize(pixel, runDims)
 			row[last] = f.IMul(row[last], k.ic(run)) // the run's first position
 			acc := make([]spirv.ID, run)
 			for j := range acc {
