@@ -298,3 +298,36 @@ func TestConvolutionUnderSmallTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestConvolutionOtherRanks: a 1-D depthwise convolution (NWC) and convolutions
+// with no spatial dims (a dense one, a matrix product, and a depthwise one, a
+// per-feature scale) on the device against cpuref. A depthwise convolution with
+// no spatial dims once panicked in code generation (no last spatial dim to walk).
+func TestConvolutionOtherRanks(t *testing.T) {
+	rt := newRuntime(t)
+	nwc := hlo.ConvDims{InputBatch: 0, InputFeature: 2, InputSpatial: []int64{1}, KernelInput: 1, KernelOutput: 2,
+		KernelSpatial: []int64{0}, OutputBatch: 0, OutputFeature: 2, OutputSpatial: []int64{1}}
+	flat := hlo.ConvDims{InputBatch: 0, InputFeature: 1, KernelInput: 0, KernelOutput: 1, OutputBatch: 0, OutputFeature: 1}
+	w1 := hlo.MakeWindow([]int64{5}, []int64{2})
+	w1[0].PadLow, w1[0].PadHigh = 2, 1
+	for i, c := range []struct {
+		name   string
+		x, k   hlo.Shape
+		w      []hlo.WindowDim
+		cd     hlo.ConvDims
+		groups int64
+	}{
+		{"1d-depthwise", hlo.MakeShape(hlo.F32, 2, 30, 16), hlo.MakeShape(hlo.F32, 5, 1, 16), w1, nwc, 16},
+		{"1d-dense", hlo.MakeShape(hlo.BF16, 2, 30, 16), hlo.MakeShape(hlo.BF16, 5, 16, 24), w1, nwc, 1},
+		{"flat-dense", hlo.MakeShape(hlo.F32, 64, 48), hlo.MakeShape(hlo.F32, 48, 32), nil, flat, 1},
+		{"flat-depthwise", hlo.MakeShape(hlo.F32, 64, 48), hlo.MakeShape(hlo.F32, 1, 48), nil, flat, 48},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := hlo.NewBuilder("conv")
+			m := mustBuild(t, b, b.Conv(b.Parameter(c.x, "x"), b.Parameter(c.k, "k"), c.w, c.cd, c.groups, 1))
+			rng := rnd(uint64(700 + i))
+			checkAgainstCPU(t, rt, m, vkxla.Tolerance(hlo.OpConvolution, c.x.DType),
+				randomLiteral(rng, c.x, unitDomain), randomLiteral(rng, c.k, unitDomain))
+		})
+	}
+}

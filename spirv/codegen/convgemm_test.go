@@ -59,6 +59,13 @@ func convTestCases() []convTestCase {
 		convTestCase{"depthwise-nchw", nchwDims(), s(hlo.F32, 1, 32, 20, 20), s(hlo.F32, 32, 1, 3, 3), win(3, 1, 1, 1, 1), 32, "conv"},
 		convTestCase{"depthwise-loop", convDims2D(), s(hlo.F32, 1, 30, 6, 8), s(hlo.F32, 27, 3, 1, 8),
 			[]hlo.WindowDim{hlo.NewWindowDim(27), hlo.NewWindowDim(3)}, 8, "depthwise"},
+		convTestCase{"1d-depthwise", &hlo.ConvDims{InputBatch: 0, InputFeature: 2, InputSpatial: []int64{1}, KernelInput: 1, KernelOutput: 2,
+			KernelSpatial: []int64{0}, OutputBatch: 0, OutputFeature: 2, OutputSpatial: []int64{1}},
+			s(hlo.F32, 2, 30, 16), s(hlo.F32, 5, 1, 16), []hlo.WindowDim{{Size: 5, Stride: 1, PadLow: 2, PadHigh: 2, WindowDilation: 1, BaseDilation: 1}}, 16, "depthwise"},
+		convTestCase{"no-spatial-dims", &hlo.ConvDims{InputBatch: 0, InputFeature: 1, KernelInput: 0, KernelOutput: 1, OutputBatch: 0, OutputFeature: 1},
+			s(hlo.F32, 64, 48), s(hlo.F32, 48, 32), nil, 1, "conv_gemm"},
+		convTestCase{"no-spatial-dims-depthwise", &hlo.ConvDims{InputBatch: 0, InputFeature: 1, KernelInput: 0, KernelOutput: 1, OutputBatch: 0, OutputFeature: 1},
+			s(hlo.F32, 64, 48), s(hlo.F32, 1, 48), nil, 48, "conv"},
 		convTestCase{"integer", convDims2D(), s(hlo.S32, 2, 9, 9, 8), s(hlo.S32, 3, 3, 8, 16), win(3, 1, 1, 1, 1), 1, "conv"},
 	)
 }

@@ -9,8 +9,9 @@ import (
 // output feature per group (MobileNet's depthwise layers). Each output element
 // sums only the window's taps of one input feature, so the kernel is bound by
 // memory, not arithmetic: each invocation computes four neighbouring output
-// features of one output pixel (the output's feature dimension is its minor
-// one) as a vec4, reading per tap a vec4 of four input features (where the
+// features (the output's feature dimension is its minor one) as a vec4 at a run
+// of depthwiseRun positions along the last spatial dimension, reading per tap a
+// vec4 of four input features (where the
 // input's feature dimension is minor; else four elements through the emitter)
 // and a vec4 of the filter (where its output-feature dimension is minor). Taps
 // are summed from zero in row-major order, cpuref's order; f16 and bf16
@@ -27,7 +28,7 @@ type depthwiseView struct {
 
 func depthwiseOf(in *hlo.Instruction) (depthwiseView, bool) {
 	cg, ok := convGEMMView(in)
-	if !ok || cg.groups < 4 || cg.kIn != 1 || cg.n != 1 || cg.groups%4 != 0 {
+	if !ok || cg.groups < 4 || cg.kIn != 1 || cg.n != 1 || cg.groups%4 != 0 || len(cg.taps) == 0 {
 		return depthwiseView{}, false
 	}
 	if cg.cd.OutputFeature != int64(in.Shape.Rank()-1) {
