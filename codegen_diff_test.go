@@ -398,8 +398,15 @@ func TestCodegenDifferentialVec4(t *testing.T) {
 // dispatches directly (as a fusion pass's kernels will run), returning the outputs.
 func runProgram(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs []*hlo.Literal) []*hlo.Literal {
 	t.Helper()
+	return runProgramFor(t, rt, c, inputs, vkxla.TargetFromCaps(rt.Device().Caps()))
+}
+
+// runProgramFor is runProgram with the code generated for target (the device's
+// facts with smaller limits, say, to run a real device's strategies here).
+func runProgramFor(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs []*hlo.Literal, target codegen.Target) []*hlo.Literal {
+	t.Helper()
 	d := rt.Device()
-	prog, err := codegen.Lower(c, vkxla.TargetFromCaps(d.Caps()))
+	prog, err := codegen.Lower(c, target)
 	require.NoError(t, err)
 	newBuf := func(size int64, data []byte) *device.Buffer {
 		b, err := d.NewBuffer(max(size, 16))

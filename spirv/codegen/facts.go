@@ -50,6 +50,12 @@ func (l *lowering) facts() error {
 	case byGEMM:
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
+	case byConvGEMM:
+		l.convGEMMFacts()
+		return nil
+	case byDepthwise:
+		l.dispatchFact("depthwise", l.outputArgs())
+		return nil
 	case bySplitConv:
 		l.splitConvFacts()
 		return nil

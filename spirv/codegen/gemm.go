@@ -81,96 +81,143 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 
 func (l *lowering) lowerGEMM() error {
 	gs, _ := gemmView(l.c.Root)
+	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, l.outputDest(), func(t gemmTile) {
+		f := t.g.k.f
+		acc := l.gemmBlockSum(t.g, gs, t.g.k.delinearize(t.b, gs.batch), t.row0, t.col0, t.rm, t.rn)
+		// C is (batch, M, N) row-major.
+		rowBase := func(_ int64, row spirv.ID) spirv.ID {
+			return f.IMul(f.IAdd(f.IMul(t.b, t.g.k.ic(gs.m)), row), t.g.k.ic(gs.n))
+		}
+		l.gemmStore(t, acc, gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase,
+			vec4: gs.n%4 == 0})
+	})
+}
+
+// gemmDest is the buffer a GEMM kernel writes (bound after the inputs): the
+// program's output, or a scratch buffer of f32 partial sums.
+type gemmDest struct {
+	arg Arg
+	dt  hlo.DType
+}
+
+func (l *lowering) outputDest() gemmDest {
+	return gemmDest{arg: Arg{Kind: ArgOutput}, dt: l.p.Outputs[0].DType}
+}
+
+// gemmTile is one block of C an invocation computes: batch b, rows row0 …
+// row0+rm−1 and columns col0 … col0+rn−1 (row0 a multiple of rm, col0 of rn).
+type gemmTile struct {
+	g             *gen
+	dest          gemmDest
+	out           spirv.Buffer
+	b, row0, col0 spirv.ID
+	rm, rn        int64
+}
+
+// gemmKernel emits a kernel of the GEMM's grid: batches × m × n results in rm×rn
+// blocks, block computing and storing each. The grid is 2-D: y walks the row
+// blocks (with the batch), x the column blocks, gemmLocal of them per workgroup.
+// A row block is the same for every invocation of a workgroup, so the A reads are
+// uniform (one load for the workgroup's SIMD lanes on lavapipe) and only the B
+// reads differ per lane. When the device's grid is smaller, invocations loop over
+// blocks.
+func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, block func(gemmTile)) error {
 	rm, rn := gemmBlock(l.t)
-	tilesM, tilesN := (gs.m+rm-1)/rm, (gs.n+rn-1)/rn
-	rowTiles := product(gs.batch) * tilesM // (batch, row block) pairs
-	k := l.newKernel("gemm", gemmLocal)
-	out := l.bindOutputs(k)[0]
+	tilesM, tilesN := (m+rm-1)/rm, (n+rn-1)/rn
+	rowTiles := batches * tilesM // (batch, row block) pairs
+	k := l.newKernel(name, gemmLocal)
+	out := k.bind(dest.arg, dest.dt, 0)
 	g := l.kernelGen(k)
 	f := k.f
-	local := int64(gemmLocal)
-	limX, limY := int64(l.t.MaxWorkgroupCount[0]), int64(l.t.MaxWorkgroupCount[1])
-	if limX <= 0 {
-		limX = 65535
-	}
-	if limY <= 0 {
-		limY = 65535
-	}
-	gx := min((tilesN+local-1)/local, limX)
-	gy := min(rowTiles, limY)
-	// The grid is 2-D: y walks the row blocks (with the batch), x the column
-	// blocks, gemmLocal of them per workgroup. A row block is the same for every
-	// invocation of a workgroup, so the A reads are uniform (one load for the
-	// workgroup's SIMD lanes on lavapipe) and only the B reads differ per lane.
-	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
-	ny := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
-	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
-	nx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
-	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
-	x0, xStride := f.IAdd(f.IMul(wx, k.ic(local)), lid), f.IMul(nx, k.ic(local))
-	block := func(ty, tn spirv.ID) {
+	groups := k.uniformRowGrid(rowTiles, tilesN, func(ty, tn spirv.ID) {
 		g.scoped(func() {
 			tm, b := ty, k.ic(0)
 			if rowTiles != tilesM {
 				tm, b = f.SRem(ty, k.ic(tilesM)), f.SDiv(ty, k.ic(tilesM))
 			}
-			row0, col0 := f.IMul(tm, k.ic(rm)), f.IMul(tn, k.ic(rn))
-			acc := l.gemmBlockSum(g, gs, k.delinearize(b, gs.batch), row0, col0, rm, rn)
-			l.gemmStore(g, gs, out, b, row0, col0, acc, rm, rn)
+			block(gemmTile{g: g, dest: dest, out: out, b: b, row0: f.IMul(tm, k.ic(rm)), col0: f.IMul(tn, k.ic(rn)), rm: rm, rn: rn})
 		})
-	}
-	cols := func(ty spirv.ID) {
-		switch {
-		case gx*local == tilesN:
-			block(ty, x0) // one column block per invocation, all in range
-			return
-		case gx*local > tilesN:
-			f.If(f.Less(x0, k.ic(tilesN)), func() { block(ty, x0) }, nil)
-			return
-		}
-		k.countLoop((tilesN+gx*local-1)/(gx*local), func() {
-			f.Range(x0, k.ic(tilesN), xStride, func(tn spirv.ID) { block(ty, tn) })
-		})
-	}
-	if gy == rowTiles {
-		cols(wy)
-	} else {
-		k.countLoop((rowTiles+gy-1)/gy, func() {
-			f.Range(wy, k.ic(rowTiles), ny, cols)
-		})
-	}
-	return l.add(k, [3]uint32{uint32(gx), uint32(gy), 1})
+	})
+	return l.add(k, groups)
 }
 
-// gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
-// batch and returns its vec4 accumulators (row-major, rn/4 per row).
-func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) []spirv.ID {
-	k, f, m := g.k, g.k.f, g.k.m
-	vec4 := m.TypeVector(m.TypeF32(), 4)
-	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
-	for i := range rows {
-		rows[i] = k.clampHigh(f.IAdd(row0, k.ic(int64(i))), gs.m-1)
+// uniformRowGrid runs body(y, x) for every y < ny and x < nx on a 2-D grid: y
+// from the workgroup's y id (the same for all its invocations, so that what
+// depends only on y is uniform: one load for the workgroup's SIMD lanes on
+// lavapipe), x from its x id and the invocation, k.local per workgroup. Where the
+// device's grid is smaller, invocations loop over both. It returns the grid.
+func (k *kernel) uniformRowGrid(ny, nx int64, body func(y, x spirv.ID)) [3]uint32 {
+	f := k.f
+	local := int64(k.local)
+	limX, limY := k.t.gridLimit(0), k.t.gridLimit(1)
+	gx := min((nx+local-1)/local, limX)
+	gy := min(ny, limY)
+	wy := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 1))
+	nwy := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 1))
+	wx := k.toIndex(f.BuiltInComponent(spirv.BuiltInWorkgroupId, 0))
+	nwx := k.toIndex(f.BuiltInComponent(spirv.BuiltInNumWorkgroups, 0))
+	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
+	x0, xStride := f.IAdd(f.IMul(wx, k.ic(local)), lid), f.IMul(nwx, k.ic(local))
+	cols := func(y spirv.ID) {
+		switch {
+		case gx*local == nx:
+			body(y, x0) // one x per invocation, all in range
+			return
+		case gx*local > nx:
+			f.If(f.Less(x0, k.ic(nx)), func() { body(y, x0) }, nil)
+			return
+		}
+		k.countLoop((nx+gx*local-1)/(gx*local), func() {
+			f.Range(x0, k.ic(nx), xStride, func(x spirv.ID) { body(y, x) })
+		})
 	}
-	acc := make([]spirv.ID, rm*rn/4)
-	for i := range acc {
-		acc[i] = k.variable(vec4, m.ConstOf(vec4, 0), "acc")
+	if gy == ny {
+		cols(wy)
+	} else {
+		k.countLoop((ny+gy-1)/gy, func() {
+			f.Range(wy, k.ic(ny), nwy, cols)
+		})
 	}
-	ld := l.gemmLoaders(g, gs, batch, rows, col0, rn)
-	// multiply adds A's values a (one per block row, at one k) times B's row at
-	// that k (bv: per column quad, a vec4) into the accumulators; step reads B's
-	// row kv first.
-	multiply := func(bv, a []spirv.ID) {
-		for i := range a {
-			for q := range bv {
-				p := acc[int64(i)*rn/4+int64(q)]
-				prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(a[i]))
-				f.Store(p, f.FAdd(f.Load(p), prod))
-			}
+	return [3]uint32{uint32(gx), uint32(gy), 1}
+}
+
+// gemmAcc is a block's accumulators: rm×rn/4 vec4 (row-major, rn/4 per row), in
+// f32 whatever the operands' type.
+type gemmAcc struct {
+	k   *kernel
+	acc []spirv.ID
+	rn  int64
+}
+
+func newGemmAcc(k *kernel, rm, rn int64) *gemmAcc {
+	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
+	a := &gemmAcc{k: k, acc: make([]spirv.ID, rm*rn/4), rn: rn}
+	for i := range a.acc {
+		a.acc[i] = k.variable(vec4, k.m.ConstOf(vec4, 0), "acc")
+	}
+	return a
+}
+
+// multiply adds A's values av (one per block row, at one k) times B's row at that
+// k (bv: per column quad, a vec4) into the accumulators.
+func (a *gemmAcc) multiply(bv, av []spirv.ID) {
+	f := a.k.f
+	vec4 := a.k.m.TypeVector(a.k.m.TypeF32(), 4)
+	for i := range av {
+		for q := range bv {
+			p := a.acc[int64(i)*a.rn/4+int64(q)]
+			prod := f.Op(spirv.OpVectorTimesScalar, vec4, uint32(bv[q]), uint32(av[i]))
+			f.Store(p, f.FAdd(f.Load(p), prod))
 		}
 	}
-	step := func(kv spirv.ID, a []spirv.ID) { multiply(ld.bRow(kv), a) }
-	k4 := gs.k / 4
-	if k4 > 0 {
+}
+
+// sumK adds the products of k = 0 … kLen−1 read by ld, in k order: a loop over
+// quads of k (ld.aQuad, and ld.bQuad or ld.bRow per k), then the last kLen%4 one
+// by one.
+func (a *gemmAcc) sumK(g *gen, ld gemmLoad, kLen int64) {
+	k, f := a.k, a.k.f
+	if k4 := kLen / 4; k4 > 0 {
 		k.loop(k4, func(kk spirv.ID) {
 			g.scoped(func() {
 				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
@@ -180,22 +227,33 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 				}
 				k0 := f.IMul(kk, k.ic(4))
 				for u := range 4 {
-					a := make([]spirv.ID, len(quads))
+					av := make([]spirv.ID, len(quads))
 					for i, q := range quads {
-						a[i] = q[u]
+						av[i] = q[u]
 					}
-					if bq[u] != nil {
-						multiply(bq[u], a)
-						continue
+					if bq[u] == nil {
+						bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
 					}
-					step(f.IAdd(k0, k.ic(int64(u))), a)
+					a.multiply(bq[u], av)
 				}
 			})
 		})
 	}
-	for kv := k4 * 4; kv < gs.k; kv++ {
-		g.scoped(func() { step(k.ic(kv), ld.aCol(k.ic(kv))) })
+	for kv := kLen / 4 * 4; kv < kLen; kv++ {
+		g.scoped(func() { a.multiply(ld.bRow(k.ic(kv)), ld.aCol(k.ic(kv))) })
 	}
+}
+
+// gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
+// batch.
+func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) *gemmAcc {
+	k := g.k
+	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
+	for i := range rows {
+		rows[i] = k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), gs.m-1)
+	}
+	acc := newGemmAcc(k, rm, rn)
+	acc.sumK(g, l.gemmLoaders(g, gs, batch, rows, col0, rn), gs.k)
 	return acc
 }
 
@@ -220,23 +278,35 @@ func (gs gemmShape) rhsIndex(batch []spirv.ID, kv, col spirv.ID) []spirv.ID {
 	return idx
 }
 
-// gemmStore writes the block's elements that lie inside C (batch, M, N row-major):
-// a vec4 per row and column quad where C is f32 with N%4 == 0, else element by
-// element.
-func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, col0 spirv.ID, acc []spirv.ID, rm, rn int64) {
-	k, f, m := g.k, g.k.f, g.k.m
-	dt := l.p.Outputs[0].DType
+// gemmOut places C in the output: element (row, col) of a block's batch is at
+// rowBase(row) + col·colStride, for row < m and col < n.
+type gemmOut struct {
+	m, n      int64
+	colStride int64
+	rowBase   func(i int64, row spirv.ID) spirv.ID // row = row0 + i
+	// vec4: the columns are contiguous (colStride 1) and every rowBase a multiple
+	// of 4, so that an f32 output takes a vec4 per column quad.
+	vec4 bool
+}
+
+// gemmStore is the GEMM's output stage: it writes the block's elements that lie
+// inside C, a vec4 per row and column quad where gemmOut allows it and the output
+// is f32, else element by element (rounded to f16/bf16). Every element is a sum
+// from zero (sumFromZero).
+func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
+	k, f, m := t.g.k, t.g.k.f, t.g.k.m
+	dt := t.dest.dt
 	var out4 spirv.Buffer
-	if dt == hlo.F32 && gs.n%4 == 0 {
-		out4 = k.view(len(l.p.Inputs), "out0_vec4", m.TypeVector(m.TypeF32(), 4))
+	if dt == hlo.F32 && o.vec4 && o.colStride == 1 {
+		out4 = f.View(t.out, t.dest.arg.String()+"_vec4", m.TypeVector(m.TypeF32(), 4))
 	}
-	q0 := f.SDiv(col0, k.ic(4)) // col0 is a multiple of 4
-	for i := range rm {
-		row := f.IAdd(row0, k.ic(i))
-		f.If(f.Less(row, k.ic(gs.m)), func() {
-			rowBase := f.IAdd(f.IMul(b, k.ic(gs.m)), row)
-			for q := range rn / 4 {
-				v := f.Load(acc[i*rn/4+q])
+	q0 := f.SDiv(t.col0, k.ic(4)) // col0 is a multiple of 4
+	for i := range t.rm {
+		row := f.IAdd(t.row0, k.ic(i))
+		f.If(f.Less(row, k.ic(o.m)), func() {
+			rowBase := o.rowBase(i, row)
+			for q := range t.rn / 4 {
+				v := f.Load(acc.acc[i*t.rn/4+q])
 				var lanes [4]spirv.ID
 				for j := range lanes {
 					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), dt)
@@ -244,15 +314,20 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 				v = f.CompositeConstruct(m.TypeOf(v), lanes[:]...)
 				if out4.Var != 0 {
 					quad := f.IAdd(q0, k.ic(q))
-					f.If(f.Less(quad, k.ic(gs.n/4)), func() {
-						f.StoreElem(out4, f.IAdd(f.IMul(rowBase, k.ic(gs.n/4)), quad), v)
+					f.If(f.Less(quad, k.ic(o.n/4)), func() {
+						f.StoreElem(out4, f.IAdd(f.SDiv(rowBase, k.ic(4)), quad), v)
 					}, nil)
 					continue
 				}
 				for j := range int64(4) {
-					col := f.IAdd(col0, k.ic(4*q+j))
-					f.If(f.Less(col, k.ic(gs.n)), func() {
-						k.store(out, f.IAdd(f.IMul(rowBase, k.ic(gs.n)), col), k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
+					col := f.IAdd(t.col0, k.ic(4*q+j))
+					f.If(f.Less(col, k.ic(o.n)), func() {
+						at := col
+						if o.colStride != 1 {
+							at = f.IMul(col, k.ic(o.colStride))
+						}
+						at = f.IAdd(rowBase, at)
+						k.store(t.out, at, k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
 					}, nil)
 				}
 			}
@@ -276,8 +351,7 @@ type gemmLoad struct {
 }
 
 func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col0 spirv.ID, rn int64) gemmLoad {
-	k, f, m := g.k, g.k.f, g.k.m
-	vec4 := m.TypeVector(m.TypeF32(), 4)
+	k, f := g.k, g.k.f
 	var ld gemmLoad
 	ld.aCol = func(kv spirv.ID) []spirv.ID {
 		a := make([]spirv.ID, len(rows))
@@ -295,67 +369,115 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		for i, r := range rows {
 			bases[i] = k.linearize(gs.lhsIndex(batch, r, k.ic(0)), dims4)
 		}
-		ld.aQuad = func(kk spirv.ID) [][4]spirv.ID {
-			q := make([][4]spirv.ID, len(rows))
-			for i := range rows {
-				vec := f.LoadElem(v, f.IAdd(bases[i], kk))
-				for u := range 4 {
-					q[i][u] = f.CompositeExtract(vec, uint32(u))
-				}
-			}
-			return q
-		}
+		ld.aQuad = vec4RowQuads(k, v, bases, nil)
 	} else {
-		ld.aQuad = func(kk spirv.ID) [][4]spirv.ID {
-			q := make([][4]spirv.ID, len(rows))
-			for u := range 4 {
-				col := ld.aCol(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))))
-				for i := range rows {
-					q[i][u] = col[i]
-				}
-			}
-			return q
-		}
+		ld.aQuad = quadsFromCols(k, ld.aCol)
 	}
-	quads := rn / 4
 	if v, ok := l.vec4View(k, gs.rhs, gs.d.RhsContracting[0], gs.k); ok {
-		ld.bQuad = l.gemmBColumnQuads(k, gs, v, batch, col0, rn)
+		dims4 := quarterMinor(gs.rhs.Shape.Dims)
+		bases := make([]spirv.ID, rn)
+		for j := range bases {
+			col := k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
+			bases[j] = k.linearize(gs.rhsIndex(batch, k.ic(0), col), dims4)
+		}
+		ld.bQuad = vec4ColumnQuads(k, v, bases)
 	}
 	if v, ok := l.vec4View(k, gs.rhs, gs.rFree, gs.n); ok {
-		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c, with
-		// the column quads clamped once per block.
+		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c.
 		dims4 := quarterMinor(gs.rhs.Shape.Dims)
-		first := f.SDiv(col0, k.ic(4))
-		cs := make([]spirv.ID, quads)
-		for q := range cs {
-			cs[q] = k.clampHigh(f.IAdd(first, k.ic(int64(q))), gs.n/4-1)
-		}
+		cs := columnQuads(k, col0, rn, gs.n)
 		ld.bRow = func(kv spirv.ID) []spirv.ID {
-			base := k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), dims4)
-			out := make([]spirv.ID, quads)
-			for q := range out {
-				out[q] = f.LoadElem(v, f.IAdd(base, cs[q]))
-			}
-			return out
+			return vec4Row(k, v, k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), dims4), cs)
 		}
 		return ld
 	}
+	ld.bRow = rowFromElems(k, col0, rn, gs.n, func(kv, col spirv.ID) spirv.ID {
+		return g.emit(gs.rhs, gs.rhsIndex(batch, kv, col))
+	})
+	return ld
+}
+
+// quadsFromCols reads A's quads of k one k at a time (aCol), for operands with no
+// vec4 view.
+func quadsFromCols(k *kernel, aCol func(kv spirv.ID) []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
+	f := k.f
+	return func(kk spirv.ID) [][4]spirv.ID {
+		var q [][4]spirv.ID
+		for u := range 4 {
+			col := aCol(f.IAdd(f.IMul(kk, k.ic(4)), k.ic(int64(u))))
+			if q == nil {
+				q = make([][4]spirv.ID, len(col))
+			}
+			for i := range col {
+				q[i][u] = col[i]
+			}
+		}
+		return q
+	}
+}
+
+// vec4RowQuads reads, per block row, the vec4 at bases[i] + kk of a view whose
+// vec4 holds 4 consecutive k; valid (when set) marks rows whose vec4 is read, the
+// others are zero.
+func vec4RowQuads(k *kernel, v spirv.Buffer, bases, valid []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
+	f := k.f
+	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
+	return func(kk spirv.ID) [][4]spirv.ID {
+		q := make([][4]spirv.ID, len(bases))
+		for i, base := range bases {
+			vec := k.loadVec4(v, f.IAdd(base, kk))
+			if valid != nil && valid[i] != 0 {
+				vec = f.Select(valid[i], vec, zero)
+			}
+			for u := range 4 {
+				q[i][u] = f.CompositeExtract(vec, uint32(u))
+			}
+		}
+		return q
+	}
+}
+
+// columnQuads are the block's column quads (col0/4 + q), clamped to the last
+// full quad of n columns.
+func columnQuads(k *kernel, col0 spirv.ID, rn, n int64) []spirv.ID {
+	first := k.f.SDiv(col0, k.ic(4))
+	cs := make([]spirv.ID, rn/4)
+	for q := range cs {
+		cs[q] = k.clampHigh(k.f.IAdd(first, k.ic(int64(q))), n/4-1)
+	}
+	return cs
+}
+
+// vec4Row reads B's row at one k from a view whose vec4 holds 4 columns: the vec4
+// at base + c for each column quad c.
+func vec4Row(k *kernel, v spirv.Buffer, base spirv.ID, cs []spirv.ID) []spirv.ID {
+	out := make([]spirv.ID, len(cs))
+	for q, c := range cs {
+		out[q] = k.loadVec4(v, k.f.IAdd(base, c))
+	}
+	return out
+}
+
+// rowFromElems reads B's row at one k element by element (columns clamped to
+// n−1), as vec4 column quads.
+func rowFromElems(k *kernel, col0 spirv.ID, rn, n int64, elem func(kv, col spirv.ID) spirv.ID) func(kv spirv.ID) []spirv.ID {
+	f := k.f
+	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
 	cols := make([]spirv.ID, rn)
 	for j := range cols {
-		cols[j] = k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
+		cols[j] = k.clampHigh(f.IAdd(col0, k.ic(int64(j))), n-1)
 	}
-	ld.bRow = func(kv spirv.ID) []spirv.ID {
-		out := make([]spirv.ID, quads)
+	return func(kv spirv.ID) []spirv.ID {
+		out := make([]spirv.ID, rn/4)
 		for q := range out {
 			parts := make([]spirv.ID, 4)
 			for j := range parts {
-				parts[j] = g.emit(gs.rhs, gs.rhsIndex(batch, kv, cols[4*int64(q)+int64(j)]))
+				parts[j] = elem(kv, cols[4*q+j])
 			}
 			out[q] = f.CompositeConstruct(vec4, parts...)
 		}
 		return out
 	}
-	return ld
 }
 
 // gemmAColumnQuads reads A stored with its free (row) dimension minor: for each k
@@ -377,7 +499,7 @@ func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, bat
 		for u := range 4 {
 			off := f.IMul(f.IAdd(k0, k.ic(int64(u))), k.ic(strideK))
 			for i, base := range bases {
-				vec := f.LoadElem(v, f.IAdd(base, off))
+				vec := k.loadVec4(v, f.IAdd(base, off))
 				for r := range 4 {
 					q[4*i+r][u] = f.CompositeExtract(vec, uint32(r))
 				}
@@ -387,28 +509,22 @@ func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, bat
 	}
 }
 
-// gemmBColumnQuads reads B stored with k minor: one vec4 of 4 k per block column
-// (columns clamped), regrouped into the vec4 column quads of each of the 4 k.
-func (l *lowering) gemmBColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, batch []spirv.ID, col0 spirv.ID, rn int64) func(kk spirv.ID) [4][]spirv.ID {
+// vec4ColumnQuads reads B stored with k minor: one vec4 of 4 k per block column
+// (at bases[j] + kk), regrouped into the vec4 column quads of each of the 4 k.
+func vec4ColumnQuads(k *kernel, v spirv.Buffer, bases []spirv.ID) func(kk spirv.ID) [4][]spirv.ID {
 	f, m := k.f, k.m
 	vec4 := m.TypeVector(m.TypeF32(), 4)
-	dims4 := quarterMinor(gs.rhs.Shape.Dims)
-	bases := make([]spirv.ID, rn)
-	for j := range bases {
-		col := k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
-		bases[j] = k.linearize(gs.rhsIndex(batch, k.ic(0), col), dims4)
-	}
 	return func(kk spirv.ID) [4][]spirv.ID {
-		vecs := make([]spirv.ID, rn)
+		vecs := make([]spirv.ID, len(bases))
 		for j, base := range bases {
-			vecs[j] = f.LoadElem(v, f.IAdd(base, kk))
+			vecs[j] = k.loadVec4(v, f.IAdd(base, kk))
 		}
 		var out [4][]spirv.ID
 		for u := range 4 {
-			for q := int64(0); q < rn/4; q++ {
+			for q := 0; q < len(bases)/4; q++ {
 				parts := make([]spirv.ID, 4)
 				for r := range parts {
-					parts[r] = f.CompositeExtract(vecs[4*q+int64(r)], uint32(u))
+					parts[r] = f.CompositeExtract(vecs[4*q+r], uint32(u))
 				}
 				out[u] = append(out[u], f.CompositeConstruct(vec4, parts...))
 			}
@@ -430,14 +546,47 @@ func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
 	return k.f.Select(k.f.Greater(v, k.ic(hi)), k.ic(hi), v)
 }
 
-// vec4View declares a vec4 alias of the binding of operand x when x is a kernel
-// input whose minor dimension is dim and has a multiple of 4 elements (so every
-// vec4 the block reads is aligned and inside one row).
+// vec4View is a vec4 alias of the binding of operand x when x is a kernel input
+// whose minor dimension is dim and has a multiple of 4 elements (so every vec4 the
+// block reads is aligned and inside one row), of f32 or, where the target stores
+// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4).
 func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
-	if x.Op != hlo.OpParameter || x.Shape.DType != hlo.F32 || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
+	dt := x.Shape.DType
+	if x.Op != hlo.OpParameter || !(dt == hlo.F32 || isNarrowFloat(dt)) || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
 		return spirv.Buffer{}, false
 	}
-	n := int(x.Attrs.ParameterNumber)
-	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
-	return k.view(n, fmt.Sprintf("in%d_vec4", n), vec4), true
+	return k.vec4Input(int(x.Attrs.ParameterNumber), dt), true
+}
+
+// vec4Input is the vec4 alias of input n's binding (holding dt), declared once
+// per kernel.
+func (k *kernel) vec4Input(n int, dt hlo.DType) spirv.Buffer {
+	if buf, ok := k.vec4s[n]; ok {
+		return buf
+	}
+	buf := k.view(n, fmt.Sprintf("in%d_vec4", n), k.vec4Type(dt))
+	k.vec4s[n] = buf
+	k.vec4DTs[buf.Var] = dt
+	return buf
+}
+
+// loadVec4 reads vec4 i of a vec4 view as 4 f32 register values: f32 as stored,
+// f16 and bf16 widened exactly.
+func (k *kernel) loadVec4(v spirv.Buffer, i spirv.ID) spirv.ID {
+	vec := k.f.LoadElem(v, i)
+	dt := k.vec4DTs[v.Var]
+	if !isNarrowFloat(dt) {
+		return vec
+	}
+	f, m := k.f, k.m
+	u4 := m.TypeVector(m.TypeU32(), 4)
+	wide := f.Convert(u4, vec)
+	if dt == hlo.BF16 {
+		return f.Bitcast(m.TypeVector(m.TypeF32(), 4), f.Shl(wide, m.ConstOf(u4, 16)))
+	}
+	parts := make([]spirv.ID, 4)
+	for u := range parts {
+		parts[u] = k.f16ToF32(f.CompositeExtract(wide, uint32(u)))
+	}
+	return f.CompositeConstruct(m.TypeVector(m.TypeF32(), 4), parts...)
 }

@@ -46,6 +46,8 @@ type kernel struct {
 	// of each input binding read that way.
 	lanes map[spirv.ID]lane
 	vec4s map[int]spirv.Buffer
+	// vec4DTs is the dtype each vec4 alias holds (by variable).
+	vec4DTs map[spirv.ID]hlo.DType
 	// iters estimates the loop iterations one invocation runs; iterScale is the
 	// trip count of the loops enclosing the point of emission.
 	iters, iterScale int64
@@ -58,7 +60,7 @@ type kernel struct {
 func newKernel(t Target, name string, local uint32, wide bool) *kernel {
 	m := spirv.NewModule(spirvVersion)
 	k := &kernel{t: t, name: name, m: m, local: local, linear: map[string]spirv.ID{}, iterScale: 1,
-		lanes: map[spirv.ID]lane{}, vec4s: map[int]spirv.Buffer{}}
+		lanes: map[spirv.ID]lane{}, vec4s: map[int]spirv.Buffer{}, vec4DTs: map[spirv.ID]hlo.DType{}}
 	if wide {
 		k.idxT = m.TypeInt(64, true)
 	} else {
@@ -198,16 +200,19 @@ func (k *kernel) toIndex(v spirv.ID) spirv.ID { return k.f.Convert(k.idxT, v) }
 // 2048 groups 1.04× in five runs, 4096 0.98–1.01×, 8192 0.89–0.91×.
 const streamGroups = 2048
 
+// gridLimit is the device's workgroup count limit in dimension d (65535, the
+// least Vulkan guarantees, where the target does not say).
+func (t Target) gridLimit(d int) int64 {
+	if n := int64(t.MaxWorkgroupCount[d]); n > 0 {
+		return n
+	}
+	return 65535
+}
+
 // grid is a workgroup grid of g workgroups: 1-D while the device allows, else 2-D.
 func (k *kernel) grid(g int64) [3]uint32 {
 	g = max(g, 1)
-	limX, limY := int64(k.t.MaxWorkgroupCount[0]), int64(k.t.MaxWorkgroupCount[1])
-	if limX <= 0 {
-		limX = 65535
-	}
-	if limY <= 0 {
-		limY = 65535
-	}
+	limX, limY := k.t.gridLimit(0), k.t.gridLimit(1)
 	if g <= limX {
 		return [3]uint32{uint32(g), 1, 1}
 	}

@@ -188,6 +188,8 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
+	byConvGEMM   // a float convolution as an implicit GEMM
+	byDepthwise  // a float depthwise convolution, four features per invocation
 	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
 	byUserKernel // a custom-call of a kernel target: the user's SPIR-V (user_kernel.go)
 )
@@ -209,6 +211,10 @@ func (l *lowering) strategy() strategy {
 		return byTreeReduce
 	case useGEMM(root, l.t):
 		return byGEMM
+	case useDepthwise(root, l.t):
+		return byDepthwise
+	case useConvGEMM(root, l.t):
+		return byConvGEMM
 	case useSplitConv(root, l.t):
 		return bySplitConv
 	}
@@ -228,6 +234,10 @@ func (l *lowering) lower() error {
 		return l.lowerTreeReduce()
 	case byGEMM:
 		return l.lowerGEMM()
+	case byConvGEMM:
+		return l.lowerConvGEMM()
+	case byDepthwise:
+		return l.lowerDepthwise()
 	case bySplitConv:
 		return l.lowerSplitConv()
 	case byUserKernel:

@@ -44,7 +44,7 @@ func vectorizable(c *hlo.Computation, dims []int64) bool {
 // is32 reports dtypes stored as 32-bit words (a vec4 of them is 16 bytes).
 func is32(dt hlo.DType) bool { return dt == hlo.F32 || dt == hlo.S32 || dt == hlo.U32 }
 
-// vec4Type is the vec4 of a 32-bit dtype's storage type.
+// vec4Type is the vec4 of a dtype's storage type.
 func (k *kernel) vec4Type(dt hlo.DType) spirv.ID { return k.m.TypeVector(k.storeType(dt), 4) }
 
 // vecLoad reads the element at linear index lin of input n from a vec4 load of its
@@ -54,11 +54,7 @@ func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType) (spirv.ID, b
 	if !ok || !is32(dt) {
 		return 0, false
 	}
-	buf, ok := k.vec4s[n]
-	if !ok {
-		buf = k.view(n, fmt.Sprintf("in%d_vec4", n), k.vec4Type(dt))
-		k.vec4s[n] = buf
-	}
+	buf := k.vec4Input(n, dt)
 	// One load per group and input, shared by its four elements (cached like any
 	// emitted value, so a load inside a branch is not reused outside it).
 	vec := g.memo(fmt.Sprint("vec4 ", n, " ", ln.group), func() spirv.ID { return k.f.LoadElem(buf, ln.group) })
