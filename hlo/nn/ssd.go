@@ -60,9 +60,7 @@ func MobileNetSSD(b *hlo.Builder, images X, c SSDConfig, w Weights) (boxes, clas
 	h := convBiasReLU6(b, images, w, "conv0", 3, in, ch(32), 2, false)
 	var maps []X
 	for i, blk := range ssdBackbone {
-		name := fmt.Sprintf("block%d", i+1)
-		h = convBiasReLU6(b, h, w, name+".depthwise", 3, h.Shape.Dims[3], h.Shape.Dims[3], blk.stride, true)
-		h = convBiasReLU6(b, h, w, name+".pointwise", 1, h.Shape.Dims[3], ch(blk.out), 1, false)
+		h = SeparableBlock(b, h, w, fmt.Sprintf("block%d", i+1), blk.stride, ch(blk.out))
 		if i == ssdFirstMap {
 			maps = append(maps, h)
 		}
@@ -85,6 +83,17 @@ func MobileNetSSD(b *hlo.Builder, images X, c SSDConfig, w Weights) (boxes, clas
 		classParts = append(classParts, predictor(b, m, w, name+".class", anchors, c.Classes))
 	}
 	return b.Concatenate(1, boxParts...), b.Concatenate(1, classParts...)
+}
+
+// SeparableBlock is MobileNet v1's block with its batch norms folded into biases,
+// as an inference export has it: a 3×3 depthwise convolution of x [N, H, W, C]
+// (with the given stride) + bias, ReLU6, then a 1×1 convolution to out channels
+// + bias, ReLU6. Its weights are name+".depthwise" [3, 3, 1, C] and
+// name+".pointwise" [1, 1, C, out], each with a ".bias".
+func SeparableBlock(b *hlo.Builder, x X, w Weights, name string, stride, out int64) X {
+	c := x.Shape.Dims[3]
+	h := convBiasReLU6(b, x, w, name+".depthwise", 3, c, c, stride, true)
+	return convBiasReLU6(b, h, w, name+".pointwise", 1, c, out, 1, false)
 }
 
 // convBiasReLU6 is a size×size convolution of x (depthwise: one filter per
