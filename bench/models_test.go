@@ -68,9 +68,9 @@ func TestFLOPsAndChecks(t *testing.T) {
 	require.NoError(t, CheckAgainstCPU(m, ins, out))
 	out[1].SetFloat64(5, out[1].Float64(5)+0.5)
 	require.ErrorContains(t, CheckAgainstCPU(m, ins, out), "output 1")
-	require.NoError(t, checkFinite(out))
+	require.NoError(t, CheckFinite(out))
 	out[0].SetFloat64(3, 1/zero)
-	require.ErrorContains(t, checkFinite(out), "output 0 element 3 is +Inf")
+	require.ErrorContains(t, CheckFinite(out), "output 0 element 3 is +Inf")
 }
 
 var zero float64

@@ -32,7 +32,7 @@ func ModelVariant(p ModelProgram, full bool) Variant {
 		if full {
 			return CheckAgainstCPU(mod, in, out)
 		}
-		return checkFinite(out)
+		return CheckFinite(out)
 	})
 }
 
@@ -67,8 +67,8 @@ func CheckModel(ctx context.Context, rt *vkxla.Runtime, p ModelProgram) error {
 	return nil
 }
 
-// checkFinite reports the first output element that is NaN or infinite.
-func checkFinite(out []*hlo.Literal) error {
+// CheckFinite reports the first float output element that is NaN or infinite.
+func CheckFinite(out []*hlo.Literal) error {
 	for i, o := range out {
 		if !o.DType().IsFloat() {
 			continue
