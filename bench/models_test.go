@@ -112,7 +112,7 @@ func TestModelPlot(t *testing.T) {
 		{Pair: Pair{Name: "a & b", ProgramWork: 1, ReferenceWork: 1}, Program: Measured{Stats: prog}, Reference: Measured{Stats: ref}},
 		{Pair: Pair{Name: "c", ProgramWork: 1, ReferenceWork: 1}, Program: Measured{Stats: ref}, Reference: Measured{Stats: ref}},
 	}
-	svg := string(ModelPlot("suite <test>", rs))
+	svg := string(ModelPlot("suite <test>", Bars(rs)))
 	dec := xml.NewDecoder(strings.NewReader(svg))
 	for {
 		if _, err := dec.Token(); err != nil {
@@ -124,6 +124,10 @@ func TestModelPlot(t *testing.T) {
 	require.Contains(t, svg, ">10%<", "a: a tenth of the reference's rate")
 	require.Contains(t, svg, ">100%<", "c: the reference's rate")
 	require.Contains(t, svg, "a &amp; b")
+	require.NotContains(t, svg, ">1000%<", "the axis ends at 100% when no program beats the sgemm")
+	svg = string(ModelPlot("beats", []Bar{{Name: "x", Share: 1.1}}))
+	require.Contains(t, svg, ">110%<")
+	require.Contains(t, svg, ">1000%<", "the axis reaches past 110%")
 }
 
 // TestKernelTargetsBuild: the kernel counts' programs build (the suite runs

@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/hlo"
@@ -274,4 +277,28 @@ func WriteKernelTable(out io.Writer, ts []KernelTarget, counts []int) {
 	for i, t := range ts {
 		fmt.Fprintf(out, "| %s | %d | %s |\n", t.Name, counts[i], t.Goal)
 	}
+}
+
+// TopKernels compiles the program at its full size on rt, runs it once and
+// returns its n kernels of most GPU time, most first, and the run's total.
+func TopKernels(ctx context.Context, rt *vkxla.Runtime, p ModelProgram, n int) (top []vkxla.KernelTime, total time.Duration, err error) {
+	m, in, err := p.Build(false)
+	if err != nil {
+		return nil, 0, err
+	}
+	exe, err := rt.Compile(ctx, m)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer func() { err = errors.Join(err, exe.Close()) }()
+	if _, err := exe.Run(ctx, in...); err != nil {
+		return nil, 0, err
+	}
+	prof, err := exe.Profile()
+	if err != nil {
+		return nil, 0, err
+	}
+	ks := slices.Clone(prof.Kernels)
+	slices.SortFunc(ks, func(a, b vkxla.KernelTime) int { return cmp.Compare(b.GPUTime, a.GPUTime) })
+	return ks[:min(n, len(ks))], prof.Total(), nil
 }

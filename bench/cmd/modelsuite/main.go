@@ -32,7 +32,15 @@ func main() {
 	plot := flag.String("plot", "", "write the suite's bar chart (SVG) to this file")
 	commit := flag.String("commit", "", "the commit measured, for the plot's title")
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer")
+	profile := flag.Int("profile", 0, "instead of timing, print each program's N kernels of most GPU time (one run)")
 	flag.Parse()
+	if *profile > 0 {
+		if err := profileRun(*profile, *only, *validation); err != nil {
+			fmt.Fprintln(os.Stderr, "modelsuite:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*reps, *only, *targets, *full, *plot, *commit, *validation); err != nil {
 		fmt.Fprintln(os.Stderr, "modelsuite:", err)
 		os.Exit(1)
@@ -84,7 +92,7 @@ func run(reps int, only string, targets, full bool, plot, commit string, validat
 		if commit != "" {
 			title += " · commit " + commit
 		}
-		if err := os.WriteFile(plot, bench.ModelPlot(title, models), 0o644); err != nil {
+		if err := os.WriteFile(plot, bench.ModelPlot(title, bench.Bars(models)), 0o644); err != nil {
 			return err
 		}
 	}
@@ -122,4 +130,33 @@ func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, r
 	fmt.Println()
 	bench.WriteKernelTable(os.Stdout, kts, counts)
 	return nil
+}
+
+// profileRun prints each program's top kernels by GPU time in one run.
+func profileRun(n int, only string, validation bool) error {
+	filter, err := regexp.Compile(only)
+	if err != nil {
+		return fmt.Errorf("-only: %w", err)
+	}
+	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	fmt.Println("| program | kernel (its root instruction) | dispatches | GPU ms | % of the run |")
+	fmt.Println("|---|---|---:|---:|---:|")
+	for _, p := range bench.ModelPrograms() {
+		if !filter.MatchString(p.Name) {
+			continue
+		}
+		top, total, err := bench.TopKernels(context.Background(), rt, p, n)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		for _, k := range top {
+			fmt.Printf("| %s | %s | %d | %.1f | %.0f%% |\n", p.Name, k.Instruction, k.Dispatches,
+				float64(k.GPUTime.Microseconds())/1e3, 100*k.GPUTime.Seconds()/total.Seconds())
+		}
+	}
+	return rt.Close()
 }
