@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -279,9 +280,16 @@ func WriteKernelTable(out io.Writer, ts []KernelTarget, counts []int) {
 	}
 }
 
+// HotKernel is one kernel of a profile: its root instruction as the optimized
+// module prints it (op, shape, operand shapes) and its GPU time.
+type HotKernel struct {
+	vkxla.KernelTime
+	Describe string
+}
+
 // TopKernels compiles the program at its full size on rt, runs it once and
 // returns its n kernels of most GPU time, most first, and the run's total.
-func TopKernels(ctx context.Context, rt *vkxla.Runtime, p ModelProgram, n int) (top []vkxla.KernelTime, total time.Duration, err error) {
+func TopKernels(ctx context.Context, rt *vkxla.Runtime, p ModelProgram, n int) (top []HotKernel, total time.Duration, err error) {
 	m, in, err := p.Build(false)
 	if err != nil {
 		return nil, 0, err
@@ -300,5 +308,26 @@ func TopKernels(ctx context.Context, rt *vkxla.Runtime, p ModelProgram, n int) (
 	}
 	ks := slices.Clone(prof.Kernels)
 	slices.SortFunc(ks, func(a, b vkxla.KernelTime) int { return cmp.Compare(b.GPUTime, a.GPUTime) })
-	return ks[:min(n, len(ks))], prof.Total(), nil
+	byName := map[string]*hlo.Instruction{}
+	for _, c := range exe.OptimizedModule().Computations {
+		for _, in := range c.Instructions {
+			byName[in.Name] = in
+		}
+	}
+	for _, k := range ks[:min(n, len(ks))] {
+		top = append(top, HotKernel{KernelTime: k, Describe: describe(byName[k.Instruction])})
+	}
+	return top, prof.Total(), nil
+}
+
+// describe is "op shape(operand shapes)" of an instruction ("" if nil).
+func describe(in *hlo.Instruction) string {
+	if in == nil {
+		return ""
+	}
+	ops := make([]string, len(in.Operands))
+	for i, o := range in.Operands {
+		ops[i] = o.Shape.String()
+	}
+	return fmt.Sprintf("%s %s(%s)", in.Op, in.Shape, strings.Join(ops, ", "))
 }

@@ -143,8 +143,8 @@ func profileRun(n int, only string, validation bool) error {
 		return err
 	}
 	defer rt.Close()
-	fmt.Println("| program | kernel (its root instruction) | dispatches | GPU ms | % of the run |")
-	fmt.Println("|---|---|---:|---:|---:|")
+	fmt.Println("| program | kernel (its root instruction) | what it computes | dispatches | GPU ms | % of the run |")
+	fmt.Println("|---|---|---|---:|---:|---:|")
 	for _, p := range bench.ModelPrograms() {
 		if !filter.MatchString(p.Name) {
 			continue
@@ -154,7 +154,7 @@ func profileRun(n int, only string, validation bool) error {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
 		for _, k := range top {
-			fmt.Printf("| %s | %s | %d | %.1f | %.0f%% |\n", p.Name, k.Instruction, k.Dispatches,
+			fmt.Printf("| %s | %s | `%s` | %d | %.1f | %.0f%% |\n", p.Name, k.Instruction, k.Describe, k.Dispatches,
 				float64(k.GPUTime.Microseconds())/1e3, 100*k.GPUTime.Seconds()/total.Seconds())
 		}
 	}
