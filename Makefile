@@ -55,7 +55,7 @@ peer: setup
 # Issue 12's model suite (bench/README.md): the model programs against the same
 # run's sgemm, the conv/softmax/layernorm targets and kernel counts, then the peer
 # column (the same modules on GoMLX's simplego). Validation off: it times. Not part
-# of make test or CI; about 25 minutes on lavapipe. MODELS_FLAGS passes flags
+# of make test or CI; about 40 minutes on a loaded lavapipe host. MODELS_FLAGS passes flags
 # (-reps N, -only REGEXP, -plot FILE.svg, -cpuref).
 models: setup
 	VKXLA_VALIDATION=0 $(GO) run ./bench/cmd/modelsuite $(MODELS_FLAGS)
