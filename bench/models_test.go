@@ -138,3 +138,30 @@ func TestKernelTargetsBuild(t *testing.T) {
 		require.NoError(t, err, k.Name)
 	}
 }
+
+// TestTopKernels: the kernels of a dot and its row sums come back, most GPU time
+// first, all of them when asked for more than there are, each named by its root's
+// op and shapes (whatever fusion makes of the two).
+func TestTopKernels(t *testing.T) {
+	rt, err := vkxla.NewRuntime(vkxla.WithDevice(devicetest.Open(t)))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rt.Close()) }()
+	p := ModelProgram{Name: "dot, reduce", Build: func(bool) (*hlo.Module, []*hlo.Literal, error) {
+		b := hlo.NewBuilder("two")
+		d := b.Dot(b.Parameter(hlo.MakeShape(hlo.F32, 64, 64), "a"), b.Parameter(hlo.MakeShape(hlo.F32, 64, 64), "w"))
+		r := b.Reduce([]*hlo.Instruction{d}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{1})
+		return built(b, b.Tuple(d, r), 1, nil)
+	}}
+	top, total, err := TopKernels(context.Background(), rt, p, 5)
+	require.NoError(t, err)
+	require.NotEmpty(t, top)
+	var sum time.Duration
+	for i, k := range top {
+		sum += k.GPUTime
+		require.Regexp(t, `^[a-z-]+ .*f32\[64(,64)?\]\(.*f32\[64,64\]`, k.Describe)
+		if i > 0 {
+			require.GreaterOrEqual(t, top[i-1].GPUTime, k.GPUTime, "most time first")
+		}
+	}
+	require.Equal(t, total, sum, "all kernels listed when n exceeds their number")
+}

@@ -25,15 +25,20 @@ const SuiteGemm = 1024
 // programs), else for being finite (the small sizes are checked against cpuref by
 // CheckModel).
 func ModelVariant(p ModelProgram, full bool) Variant {
-	var ins []*hlo.Literal
+	return checkedExecutable("vkxla", func() (*hlo.Module, []*hlo.Literal, error) { return p.Build(false) }, full)
+}
+
+// checkedExecutable compiles the module build returns and runs it on the inputs
+// build returns with it; the first run's outputs are checked against cpuref when
+// cpu is set, else for being finite.
+func checkedExecutable(name string, build func() (*hlo.Module, []*hlo.Literal, error), cpu bool) Variant {
 	var mod *hlo.Module
-	build := func() (*hlo.Module, error) {
-		m, in, err := p.Build(false)
-		mod, ins = m, in
-		return m, err
-	}
-	return Executable("vkxla", build, func() []*hlo.Literal { return ins }, func(in, out []*hlo.Literal) error {
-		if full {
+	var ins []*hlo.Literal
+	return Executable(name, func() (m *hlo.Module, err error) {
+		mod, ins, err = build()
+		return mod, err
+	}, func() []*hlo.Literal { return ins }, func(in, out []*hlo.Literal) error {
+		if cpu {
 			return CheckAgainstCPU(mod, in, out)
 		}
 		return CheckFinite(out)
@@ -167,14 +172,13 @@ func TargetPairs() []Target {
 // exeVariant compiles build's module, runs it on weightInputs and checks the
 // first run's outputs against cpuref.
 func exeVariant(name string, build func() (*hlo.Module, error)) Variant {
-	var mod *hlo.Module
-	return Executable(name, func() (*hlo.Module, error) {
+	return checkedExecutable(name, func() (*hlo.Module, []*hlo.Literal, error) {
 		m, err := build()
-		mod = m
-		return m, err
-	}, func() []*hlo.Literal { return weightInputs(mod, 9, nil) }, func(in, out []*hlo.Literal) error {
-		return CheckAgainstCPU(mod, in, out)
-	})
+		if err != nil {
+			return nil, nil, err
+		}
+		return m, weightInputs(m, 9, nil), nil
+	}, true)
 }
 
 // copyVariant is an elementwise copy of an f32 tensor of the given dims (negate:

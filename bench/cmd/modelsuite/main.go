@@ -113,8 +113,10 @@ func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, r
 		}
 		trs = append(trs, r)
 	}
-	fmt.Println()
-	bench.WriteTargetTable(os.Stdout, trs)
+	if len(trs) > 0 {
+		fmt.Println()
+		bench.WriteTargetTable(os.Stdout, trs)
+	}
 	var kts []bench.KernelTarget
 	var counts []int
 	for _, t := range bench.KernelTargets() {
@@ -127,8 +129,10 @@ func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, r
 		}
 		kts, counts = append(kts, t), append(counts, n)
 	}
-	fmt.Println()
-	bench.WriteKernelTable(os.Stdout, kts, counts)
+	if len(kts) > 0 {
+		fmt.Println()
+		bench.WriteKernelTable(os.Stdout, kts, counts)
+	}
 	return nil
 }
 
