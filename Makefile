@@ -48,7 +48,8 @@ fuzz:
 
 # The peer check (bench/peer, its own module so that the main module gains no
 # dependency): the MLP gradient against GoMLX v0.26.0's pure-Go backend, values and
-# times side by side. Not part of make test (it downloads GoMLX).
+# times side by side, and the model suite's programs translated to GoMLX against
+# cpuref. Not part of make test (it downloads GoMLX).
 peer: setup
 	cd bench/peer && $(GO) test -count=1 -v ./...
 
