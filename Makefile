@@ -10,7 +10,7 @@ GO ?= go
 export VK_LAYER_SETTINGS_PATH := $(CURDIR)/testdata/vk_layer_settings.txt
 test test-go test-race test-cgocheck bench: export VKXLA_VALIDATION ?= 1
 
-.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench peer
+.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench peer models
 
 setup:
 	@bash scripts/setup.sh
@@ -48,6 +48,16 @@ fuzz:
 
 # The peer check (bench/peer, its own module so that the main module gains no
 # dependency): the MLP gradient against GoMLX v0.26.0's pure-Go backend, values and
-# times side by side. Not part of make test (it downloads GoMLX).
+# times side by side, and the model suite's programs translated to GoMLX against
+# cpuref. Not part of make test (it downloads GoMLX).
 peer: setup
 	cd bench/peer && $(GO) test -count=1 -v ./...
+
+# Issue 12's model suite (bench/README.md): the model programs against the same
+# run's sgemm, the conv/softmax/layernorm targets and kernel counts, then the peer
+# column (the same modules on GoMLX's simplego). Validation off: it times. Not part
+# of make test or CI; about 40 minutes on a loaded lavapipe host. MODELS_FLAGS passes flags
+# (-reps N, -only REGEXP, -plot FILE.svg, -cpuref).
+models: setup
+	VKXLA_VALIDATION=0 $(GO) run ./bench/cmd/modelsuite $(MODELS_FLAGS)
+	cd bench/peer && VKXLA_VALIDATION=0 $(GO) run ./cmd/peersuite

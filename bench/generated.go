@@ -30,6 +30,9 @@ func (r *exeRunner) Name() string     { return r.name }
 func (r *exeRunner) PeakBytes() int64 { return r.exe.MemoryStats().PeakBytes }
 func (r *exeRunner) Close() error     { return r.exe.Close() }
 
+// LowerBoundBytes is the plan's lower bound on device memory.
+func (r *exeRunner) LowerBoundBytes() int64 { return r.exe.MemoryStats().LowerBoundBytes }
+
 func (r *exeRunner) Run(ctx context.Context) (Sample, error) {
 	start := time.Now()
 	outs, err := r.exe.Run(ctx, r.inputs...)

@@ -22,11 +22,14 @@ func (w Workload) Compared(s Stats) time.Duration {
 
 // Measured is one variant's outcome.
 type Measured struct {
-	Name       string // the runner's name, with its dispatch count
-	Generated  bool
-	Stats      Stats
-	PeakBytes  int64
-	Dispatches int
+	Name      string // the runner's name, with its dispatch count
+	Generated bool
+	Stats     Stats
+	PeakBytes int64
+	// LowerBoundBytes is the executable's MemoryStats().LowerBoundBytes (0 for
+	// variants that are not executables).
+	LowerBoundBytes int64
+	Dispatches      int
 }
 
 // Result is a measured workload.
@@ -88,6 +91,9 @@ func Run(ctx context.Context, rt *vkxla.Runtime, w Workload, reps int) (res Resu
 	for i, r := range runners {
 		v := &res.Variants[i]
 		v.Name, v.Stats, v.PeakBytes, v.Dispatches = r.Name(), stats[i], r.PeakBytes(), stats[i].Dispatches
+		if lb, ok := r.(interface{ LowerBoundBytes() int64 }); ok {
+			v.LowerBoundBytes = lb.LowerBoundBytes()
+		}
 	}
 	return res, nil
 }

@@ -49,28 +49,31 @@ func SaxpyWorkload(n int) Workload {
 // SgemmWorkload is the f32 product of an m×k and a k×n matrix; the figure is
 // GFLOP/s of 2·m·n·k operations.
 func SgemmWorkload(m, n, k int) Workload {
-	inputs := func() []*hlo.Literal {
-		a, b := gemmInputs(m, n, k)
-		return []*hlo.Literal{a, b}
-	}
 	return Workload{
-		Name: fmt.Sprintf("sgemm %d×%d×%d", m, n, k),
-		Unit: "GFLOP/s",
-		Work: 2 * float64(m) * float64(n) * float64(k),
-		Generated: []Variant{
-			Executable("vkxla", func() (*hlo.Module, error) {
-				b := hlo.NewBuilder("sgemm")
-				return b.Build(Gemm(b, m, n, k))
-			}, inputs, func(in, out []*hlo.Literal) error {
-				return checkGemm(in[0].Bytes(), in[1].Bytes(), out[0].Bytes(), m, n, k)
-			}),
-		},
+		Name:      fmt.Sprintf("sgemm %d×%d×%d", m, n, k),
+		Unit:      "GFLOP/s",
+		Work:      2 * float64(m) * float64(n) * float64(k),
+		Generated: []Variant{GemmExecutable("vkxla", m, n, k)},
 		Baselines: []Variant{
 			sgemmBaseline(shaders.SgemmNaive, shaders.SgemmNaiveDispatch, m, n, k),
 			sgemmBaseline(shaders.SgemmTiled, shaders.SgemmTiledDispatch, m, n, k),
 			sgemmBaseline(shaders.SgemmVec4, shaders.SgemmVec4Dispatch, m, n, k),
 		},
 	}
+}
+
+// GemmExecutable is the f32 product of an m×k and a k×n matrix compiled by vkxla,
+// its output checked against a float64 product on the first run.
+func GemmExecutable(name string, m, n, k int) Variant {
+	return Executable(name, func() (*hlo.Module, error) {
+		b := hlo.NewBuilder("sgemm")
+		return b.Build(Gemm(b, m, n, k))
+	}, func() []*hlo.Literal {
+		a, b := gemmInputs(m, n, k)
+		return []*hlo.Literal{a, b}
+	}, func(in, out []*hlo.Literal) error {
+		return checkGemm(in[0].Bytes(), in[1].Bytes(), out[0].Bytes(), m, n, k)
+	})
 }
 
 // DispatchWorkload is the overhead of one Run of a one-op executable (negate

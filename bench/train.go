@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/vkxla/vkxla"
-	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -70,17 +69,7 @@ func (r *trainReference) checkAgainstCPU(build func() (*hlo.Module, error), in, 
 	if err != nil {
 		return err
 	}
-	want, err := cpuref.Eval(m, in...)
-	if err != nil {
-		return err
-	}
-	spec := vkxla.ProgramTolerance(m, hlo.F32)
-	for i, w := range want.Leaves() {
-		if err := hlo.LiteralsClose(out[i], w, spec.Abs, spec.Rel); err != nil {
-			return fmt.Errorf("output %d: %w", i, err)
-		}
-	}
-	return nil
+	return CheckAgainstCPU(m, in, out)
 }
 
 // record runs the unbudgeted executable once, the first time, for checkSame.

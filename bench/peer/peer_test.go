@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gomlx/gomlx/backends/simplego"
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
@@ -125,7 +124,7 @@ func vkxlaSide(t testing.TB, p problem) side {
 }
 
 func gomlxSide(t testing.TB, p problem) side {
-	backend, err := simplego.New("")
+	backend, err := NewBackend()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,12 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// AttentionParams are the projections of multi-head attention, each [D, D]
-// (biases are left out, as in most decoder LLMs).
-type AttentionParams struct{ Q, K, V, O X }
+// AttentionParams are the projections of multi-head attention, each [D, D], and
+// their biases, each [D]: nil for none, as in most decoder LLMs (BERT has them).
+type AttentionParams struct {
+	Q, K, V, O                 X
+	QBias, KBias, VBias, OBias X
+}
 
 // splitHeads reshapes [B, S, D] to [B, S, heads, D/heads].
 func splitHeads(b *hlo.Builder, x X, heads int64) X {
@@ -20,15 +23,15 @@ func splitHeads(b *hlo.Builder, x X, heads int64) X {
 // heads: softmax(q·kᵀ/√dh + mask)·v, projected by O. causal masks every key
 // after its query (a decoder).
 func MultiHeadAttention(b *hlo.Builder, x X, p AttentionParams, heads int64, causal bool) X {
-	q := splitHeads(b, Dense(b, x, p.Q, nil), heads)
-	k := splitHeads(b, Dense(b, x, p.K, nil), heads)
-	v := splitHeads(b, Dense(b, x, p.V, nil), heads)
+	q := splitHeads(b, Dense(b, x, p.Q, p.QBias), heads)
+	k := splitHeads(b, Dense(b, x, p.K, p.KBias), heads)
+	v := splitHeads(b, Dense(b, x, p.V, p.VBias), heads)
 	var mask X
 	if causal {
 		seq := x.Shape.Dims[1]
 		mask = keyAtOrBefore(b, b.Iota(hlo.MakeShape(hlo.S32, seq, seq), 0), seq)
 	}
-	return attend(b, q, k, v, mask, p.O)
+	return attend(b, q, k, v, mask, p)
 }
 
 // keyAtOrBefore is pred[S, keys]: key j is visible to the query whose position
@@ -39,8 +42,9 @@ func keyAtOrBefore(b *hlo.Builder, pos X, keys int64) X {
 }
 
 // attend computes the attention of q [B, S, h, dh] over k, v [B, T, h, dh] with
-// an optional pred[S, T] mask, and projects the heads back with o.
-func attend(b *hlo.Builder, q, k, v, mask, o X) X {
+// an optional pred[S, T] mask, and projects the heads back with p's output
+// projection.
+func attend(b *hlo.Builder, q, k, v, mask X, p AttentionParams) X {
 	dims, dh := q.Shape.Dims, float64(q.Shape.Dims[3])
 	// [B, h, S, T]: batch dims first, then q's free dim, then k's.
 	scores := b.DotGeneral(q, k, hlo.DotDims{LhsBatch: []int64{0, 2}, RhsBatch: []int64{0, 2},
@@ -55,7 +59,7 @@ func attend(b *hlo.Builder, q, k, v, mask, o X) X {
 	ctx := b.DotGeneral(probs, v, hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 2},
 		LhsContracting: []int64{3}, RhsContracting: []int64{1}})
 	ctx = b.Reshape(b.Transpose(ctx, 0, 2, 1, 3), dims[0], dims[1], dims[2]*dims[3])
-	return Dense(b, ctx, o, nil)
+	return Dense(b, ctx, p.O, p.OBias)
 }
 
 // KVCache holds the keys and values of the positions decoded so far, each
@@ -68,16 +72,16 @@ type KVCache struct{ K, V X }
 // output and the updated cache.
 func DecodeAttention(b *hlo.Builder, x X, p AttentionParams, cache KVCache, pos X) (X, KVCache) {
 	heads := cache.K.Shape.Dims[2]
-	q := splitHeads(b, Dense(b, x, p.Q, nil), heads)
+	q := splitHeads(b, Dense(b, x, p.Q, p.QBias), heads)
 	zero := b.ScalarConstant(hlo.S32, 0)
 	at := []X{zero, pos, zero, zero}
 	next := KVCache{
-		K: b.DynamicUpdateSlice(cache.K, splitHeads(b, Dense(b, x, p.K, nil), heads), at),
-		V: b.DynamicUpdateSlice(cache.V, splitHeads(b, Dense(b, x, p.V, nil), heads), at),
+		K: b.DynamicUpdateSlice(cache.K, splitHeads(b, Dense(b, x, p.K, p.KBias), heads), at),
+		V: b.DynamicUpdateSlice(cache.V, splitHeads(b, Dense(b, x, p.V, p.VBias), heads), at),
 	}
 	keys := cache.K.Shape.Dims[1]
 	mask := keyAtOrBefore(b, b.BroadcastScalar(pos, 1, keys), keys)
-	return attend(b, q, next.K, next.V, mask, p.O), next
+	return attend(b, q, next.K, next.V, mask, p), next
 }
 
 // TransformerParams are one pre-layernorm transformer block's weights (GPT-2's
@@ -98,4 +102,23 @@ func TransformerBlock(b *hlo.Builder, x X, p TransformerParams, heads int64, cau
 
 func mlp(b *hlo.Builder, x X, p TransformerParams) X {
 	return Dense(b, GELU(b, Dense(b, x, p.W1, p.B1)), p.W2, p.B2)
+}
+
+// EncoderLayer is BERT's post-layernorm encoder layer over x [B, S, D]:
+// h = LN(x + attention(x)), then LN(h + MLP(h)) with a GELU MLP, attention
+// unmasked (every token sees every other). BERT's layernorm epsilon is 1e-12.
+func EncoderLayer(b *hlo.Builder, x X, p TransformerParams, heads int64) X {
+	const eps = 1e-12
+	h := LayerNorm(b, b.Add(x, MultiHeadAttention(b, x, p.Attention, heads, false)), p.LN1Scale, p.LN1Bias, eps)
+	return LayerNorm(b, b.Add(h, mlp(b, h, p)), p.LN2Scale, p.LN2Bias, eps)
+}
+
+// DecodeBlock is one decoding step of TransformerBlock (causal, pre-layernorm)
+// for the token x [B, 1, D] at position pos (an s32 scalar), attending through
+// the KV cache (DecodeAttention). It returns the block's output and the updated
+// cache.
+func DecodeBlock(b *hlo.Builder, x X, p TransformerParams, cache KVCache, pos X) (X, KVCache) {
+	a, next := DecodeAttention(b, LayerNorm(b, x, p.LN1Scale, p.LN1Bias, 1e-5), p.Attention, cache, pos)
+	h := b.Add(x, a)
+	return b.Add(h, mlp(b, LayerNorm(b, h, p.LN2Scale, p.LN2Bias, 1e-5), p)), next
 }

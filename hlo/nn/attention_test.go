@@ -107,7 +107,7 @@ func TestTransformerBlockIsItsParts(t *testing.T) {
 	for i, v := range vals {
 		ps[i] = v.param(b, "p")
 	}
-	p := TransformerParams{LN1Scale: ps[0], LN1Bias: ps[1], Attention: AttentionParams{ps[2], ps[3], ps[4], ps[5]},
+	p := TransformerParams{LN1Scale: ps[0], LN1Bias: ps[1], Attention: AttentionParams{Q: ps[2], K: ps[3], V: ps[4], O: ps[5]},
 		LN2Scale: ps[6], LN2Bias: ps[7], W1: ps[8], B1: ps[9], W2: ps[10], B2: ps[11]}
 	h := b.Add(px, MultiHeadAttention(b, LayerNorm(b, px, ps[0], ps[1], 1e-5), p.Attention, 2, true))
 	byHand := b.Add(h, Dense(b, GELU(b, Dense(b, LayerNorm(b, h, ps[6], ps[7], 1e-5), ps[8], ps[9])), ps[10], ps[11]))
@@ -122,4 +122,91 @@ func inputsOf(ts []tensor) []input {
 		ins[i] = t
 	}
 	return ins
+}
+
+// addBias is x [..., n] + bias [n] by the definition.
+func addBias(x, bias tensor) tensor {
+	return rowsOf(x, func(row []float64) []float64 {
+		out := make([]float64, len(row))
+		for i, v := range row {
+			out[i] = v + bias.v[i]
+		}
+		return out
+	})
+}
+
+func TestAttentionBiases(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	x := randomTensor(rng, 1, 3, 4)
+	ws := attentionParams(rng, 4)
+	bs := []tensor{randomTensor(rng, 4), randomTensor(rng, 4), randomTensor(rng, 4), randomTensor(rng, 4)}
+	b := hlo.NewBuilder("attention")
+	px := x.param(b, "x")
+	p := AttentionParams{Q: ws[0].param(b, "wq"), K: ws[1].param(b, "wk"), V: ws[2].param(b, "wv"), O: ws[3].param(b, "wo"),
+		QBias: bs[0].param(b, "bq"), KBias: bs[1].param(b, "bk"), VBias: bs[2].param(b, "bv"), OBias: bs[3].param(b, "bo")}
+	got := evaluate(t, b, MultiHeadAttention(b, px, p, 2, false), append([]input{x}, inputsOf(append(ws, bs...))...)...)
+	proj := func(i int) tensor { return addBias(matmulLast(x, ws[i]), bs[i]) }
+	ctx := refAttention(proj(0), proj(1), proj(2), []int64{0, 1, 2}, 2, func(int64, int64) bool { return true })
+	assertClose(t, "attention with biases", got[0], addBias(matmulLast(ctx, ws[3]), bs[3]), 1e-13)
+}
+
+// blockParams makes a block's parameters on b from vals (TransformerParams'
+// order, attention biases after the projections when there are 16 values).
+func blockParams(b *hlo.Builder, vals []tensor) TransformerParams {
+	ps := make([]X, len(vals))
+	for i, v := range vals {
+		ps[i] = v.param(b, "p")
+	}
+	p := TransformerParams{LN1Scale: ps[0], LN1Bias: ps[1], Attention: AttentionParams{Q: ps[2], K: ps[3], V: ps[4], O: ps[5]},
+		LN2Scale: ps[6], LN2Bias: ps[7], W1: ps[8], B1: ps[9], W2: ps[10], B2: ps[11]}
+	if len(ps) == 16 {
+		p.Attention.QBias, p.Attention.KBias, p.Attention.VBias, p.Attention.OBias = ps[12], ps[13], ps[14], ps[15]
+	}
+	return p
+}
+
+func randomBlock(rng *rand.Rand, d, f int64, biases bool) []tensor {
+	vals := []tensor{randomTensor(rng, d), randomTensor(rng, d)}
+	vals = append(vals, attentionParams(rng, d)...)
+	vals = append(vals, randomTensor(rng, d), randomTensor(rng, d), randomTensor(rng, d, f), randomTensor(rng, f),
+		randomTensor(rng, f, d), randomTensor(rng, d))
+	if biases {
+		vals = append(vals, randomTensor(rng, d), randomTensor(rng, d), randomTensor(rng, d), randomTensor(rng, d))
+	}
+	return vals
+}
+
+func TestEncoderLayerIsItsParts(t *testing.T) {
+	// BERT's post-layernorm layer written out with the already tested parts.
+	rng := rand.New(rand.NewPCG(13, 14))
+	x := randomTensor(rng, 2, 3, 4)
+	vals := randomBlock(rng, 4, 8, true)
+	b := hlo.NewBuilder("encoder")
+	px := x.param(b, "x")
+	p := blockParams(b, vals)
+	h := LayerNorm(b, b.Add(px, MultiHeadAttention(b, px, p.Attention, 2, false)), p.LN1Scale, p.LN1Bias, 1e-12)
+	byHand := LayerNorm(b, b.Add(h, Dense(b, GELU(b, Dense(b, h, p.W1, p.B1)), p.W2, p.B2)), p.LN2Scale, p.LN2Bias, 1e-12)
+	got := evaluate(t, b, b.Tuple(EncoderLayer(b, px, p, 2), byHand), append([]input{x}, inputsOf(vals)...)...)
+	assertClose(t, "encoder layer", got[0], got[1], 0)
+}
+
+func TestDecodeBlockIsItsParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	x := randomTensor(rng, 1, 1, 4)
+	vals := randomBlock(rng, 4, 8, false)
+	kc, vc := randomTensor(rng, 1, 5, 2, 2), randomTensor(rng, 1, 5, 2, 2)
+	b := hlo.NewBuilder("decode_block")
+	px := x.param(b, "x")
+	p := blockParams(b, vals)
+	cache := KVCache{K: kc.param(b, "k_cache"), V: vc.param(b, "v_cache")}
+	pos := b.Parameter(hlo.Scalar(hlo.S32), "pos")
+	out, next := DecodeBlock(b, px, p, cache, pos)
+	a, byHandCache := DecodeAttention(b, LayerNorm(b, px, p.LN1Scale, p.LN1Bias, 1e-5), p.Attention, cache, pos)
+	h := b.Add(px, a)
+	byHand := b.Add(h, Dense(b, GELU(b, Dense(b, LayerNorm(b, h, p.LN2Scale, p.LN2Bias, 1e-5), p.W1, p.B1)), p.W2, p.B2))
+	inputs := append(append([]input{x}, inputsOf(vals)...), kc, vc, literalInput{hlo.ScalarLiteral(int32(3))})
+	got := evaluate(t, b, b.Tuple(out, byHand, next.K, byHandCache.K, next.V, byHandCache.V), inputs...)
+	assertClose(t, "decode block", got[0], got[1], 0)
+	assertClose(t, "k cache", got[2], got[3], 0)
+	assertClose(t, "v cache", got[4], got[5], 0)
 }
