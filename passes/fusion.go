@@ -203,6 +203,9 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 	switch in.Op {
 	case hlo.OpIota:
 		return true
+	case hlo.OpReduce:
+		_, ok := rowReduceDims(in)
+		return ok
 	case hlo.OpConstant:
 		lit := in.Attrs.Literal
 		return lit != nil && (lit.Shape().NumElements() <= maxFusedConstant || lit.IsUniform())
@@ -229,7 +232,7 @@ func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Ins
 		operands[x] = true
 	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, operands, k) {
+		if f.canFuse(p, operands, k) && (p.Op != hlo.OpReduce || f.canFuseRow(p, consumer, k)) {
 			return p
 		}
 	}
@@ -369,11 +372,17 @@ func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
 	f.changed = true
 }
 
-// remove marks p, which nothing reads any more, removed.
+// remove marks p, which nothing reads any more, removed, and with it the operands
+// it was the last reader of: a value that only dead code reads must not count as
+// read, or a producer it reads would look shared and stay out of a kernel (a
+// layernorm's mean, read by the kernel and by a centred copy the kernel made dead).
 func (f *fuser) remove(p *hlo.Instruction) {
 	f.removed[p.ID] = true
 	for _, x := range distinct(p.Operands) {
 		f.dropUser(x, p)
+		if f.users[x.ID].all == 0 && !f.removed[x.ID] && x != f.c.Root && x.Op != hlo.OpParameter && x.SideEffectFree() {
+			f.remove(x)
+		}
 	}
 }
 

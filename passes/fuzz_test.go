@@ -324,8 +324,14 @@ func checkFusion(in *hlo.Instruction, cfg Config, callers map[*hlo.Computation]i
 		if x == fc.Root {
 			continue
 		}
+		if x.Op == hlo.OpReduce {
+			if err := checkRowReduce(fc, x); err != nil {
+				return err
+			}
+			continue
+		}
 		switch x.Op {
-		case hlo.OpReduce, hlo.OpDot, hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
+		case hlo.OpDot, hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
 			hlo.OpScatter, hlo.OpDynamicUpdateSlice, hlo.OpSelectAndScatter:
 			return fmt.Errorf("%v %s fused as a producer", x.Op, x.Name)
 		case hlo.OpConstant:
@@ -377,6 +383,27 @@ func nonParams(c *hlo.Computation) int {
 		}
 	}
 	return n
+}
+
+// checkRowReduce checks a reduce fused as a producer by row fusion's rules: a row
+// reduction whose result dims lead the kernel's root dims (the root itself no
+// reduce), read only along rows.
+func checkRowReduce(fc *hlo.Computation, x *hlo.Instruction) error {
+	rows, ok := rowReduceDims(x)
+	out := fc.Root.Shape
+	if !ok || fc.Root.Op == hlo.OpReduce || !out.IsArray() || out.Rank() < len(rows) || !slices.Equal(out.Dims[:len(rows)], rows) {
+		return fmt.Errorf("reduce %s fused as a producer, and not as a row reduction of root %s %v", x.Name, fc.Root.Name, out)
+	}
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range fc.Instructions {
+		for _, o := range distinct(in.Operands) {
+			readers[o] = append(readers[o], in)
+		}
+	}
+	if !readsAlongRows(x, readers, len(rows)) {
+		return fmt.Errorf("row reduction %s is read across rows", x.Name)
+	}
+	return nil
 }
 
 // onceOps counts, by opcode, the instructions of m that fusion may move but never

@@ -194,6 +194,7 @@ const (
 	byTreeReduce
 	byGEMM
 	bySplitConv // a long convolution in two passes (partial sums, then their sum)
+	byRows      // whole rows per invocation: row reductions once, then the row's outputs
 )
 
 // strategy picks the root's strategy; Lower and Facts both follow it.
@@ -213,6 +214,9 @@ func (l *lowering) strategy() strategy {
 	case useSplitConv(root, l.t):
 		return bySplitConv
 	}
+	if _, ok := planRows(l.c); ok {
+		return byRows
+	}
 	return byElements
 }
 
@@ -231,6 +235,9 @@ func (l *lowering) lower() error {
 		return l.lowerGEMM()
 	case bySplitConv:
 		return l.lowerSplitConv()
+	case byRows:
+		rp, _ := planRows(l.c)
+		return l.lowerRows(rp)
 	}
 	return l.lowerElemental()
 }
@@ -301,7 +308,7 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	l.p.InPlace = inPlaceInputs(l.c)
+	l.p.InPlace = inPlaceInputs(l.c, -1)
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
 	}
