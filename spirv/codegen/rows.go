@@ -71,8 +71,13 @@ func rowReduceDims(in *hlo.Instruction) ([]int64, bool) {
 	return x.Dims[:keep], true
 }
 
-// lowerRows emits the row kernel: a grid-stride loop over rows, each folding the
-// row's reductions and then sweeping its output elements.
+// lowerRows emits the row kernel: a loop over rows, each folding the row's
+// reductions and then sweeping its output elements. Where every reduction can be
+// combined by subgroup arithmetic (rowSubgroupOps), a subgroup takes each row:
+// its lanes sweep every SubgroupSize-th vec4 group (consecutive lanes read
+// consecutive memory) and combine their partial folds; the order of the sum then
+// differs from cpuref's, within the reduction tolerance. Otherwise one invocation
+// takes each row and folds it in cpuref's order, exactly.
 func (l *lowering) lowerRows(rp rowPlan) error {
 	rows, cols := product(rp.rowDims), product(rp.colDims)
 	if rows == 0 || cols == 0 {
@@ -81,41 +86,118 @@ func (l *lowering) lowerRows(rp rowPlan) error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	out := l.p.Outputs[0]
 	l.p.InPlace = inPlaceInputs(l.c, len(rp.rowDims))
-	groups := k.gridStride(rows, func(r spirv.ID) {
+	var team rowTeam
+	row := func(r spirv.ID) {
 		g.scoped(func() {
 			rowIdx := k.delinearize(r, rp.rowDims)
 			for _, red := range rp.reduces {
-				g.define(red, rowIdx, l.rowFold(g, red, r, rowIdx))
+				g.define(red, rowIdx, l.rowFold(g, team, red, r, rowIdx))
 			}
-			l.rowOutputs(g, outs[0], out, r, rowIdx, rp.colDims)
+			l.rowOutputs(g, team, outs[0], l.p.Outputs[0], r, rowIdx, rp.colDims)
 		})
-	})
+	}
+	ops := rowSubgroupOps(rp, l.t)
+	if ops == nil {
+		team = rowTeam{lane: k.ic(0), size: k.ic(1)}
+		return l.add(k, k.gridStride(rows, row))
+	}
+	f := k.f
+	perGroup := int64(k.local) / int64(min(max(l.t.SubgroupSize, 1), k.local))
+	groups := k.teamStride(rows, perGroup, func() (spirv.ID, spirv.ID) {
+		team = rowTeam{ops: ops,
+			lane: k.toIndex(f.LoadBuiltIn(spirv.BuiltInSubgroupLocalInvocationId)),
+			size: k.toIndex(f.LoadBuiltIn(spirv.BuiltInSubgroupSize))}
+		return k.toIndex(f.LoadBuiltIn(spirv.BuiltInSubgroupId)), k.toIndex(f.LoadBuiltIn(spirv.BuiltInNumSubgroups))
+	}, row)
 	return l.add(k, groups)
 }
 
-// rowFold folds the row rowIdx (linear r) of reduction red, in row-major order
-// starting from the init value, as emitReduce does.
-func (l *lowering) rowFold(g *gen, red *hlo.Instruction, r spirv.ID, rowIdx []spirv.ID) []spirv.ID {
+// rowTeam is who sweeps a row: one invocation (lane 0 of a team of 1), or a
+// subgroup, whose lanes take every size-th element group and whose partial folds
+// ops combines (per reduction).
+type rowTeam struct {
+	lane, size spirv.ID // index-typed
+	ops        map[*hlo.Instruction]*subgroupOp
+}
+
+// loop runs body(i) for the i in [0, n) that are the lane's: all of them for a
+// team of one.
+func (t rowTeam) loop(g *gen, n int64, body func(i spirv.ID)) {
+	if t.ops == nil {
+		g.loop(n, body)
+		return
+	}
+	k := g.k
+	// Counted as if the team had one lane: the subgroup size is known at run time only.
+	k.countLoop(n, func() {
+		k.f.Range(t.lane, k.ic(n), t.size, func(i spirv.ID) { g.scoped(func() { body(i) }) })
+	})
+}
+
+// rowSubgroupOps returns, per reduction of a row kernel, the subgroup operation
+// that combines the lanes' partial folds, or nil when the target lacks subgroup
+// arithmetic or some reduction has a reducer it cannot combine (then each row is
+// one invocation's).
+func rowSubgroupOps(rp rowPlan, t Target) map[*hlo.Instruction]*subgroupOp {
+	ops := map[*hlo.Instruction]*subgroupOp{}
+	for _, red := range rp.reduces {
+		op := rowSubgroupOp(red.Called[0], red.Shape.DType, t)
+		if op == nil {
+			return nil
+		}
+		ops[red] = op
+	}
+	return ops
+}
+
+// rowSubgroupOp is subgroupReducer's operation, and also f32 maximum and minimum,
+// which combine as integer max/min of an order-preserving key (orderedKey) so that
+// NaN propagates and -0 < +0, as the reducer orders them.
+func rowSubgroupOp(c *hlo.Computation, dt hlo.DType, t Target) *subgroupOp {
+	if op := subgroupReducer(c, []hlo.DType{dt}, t); op != nil || dt != hlo.F32 {
+		return op
+	}
+	// The same reducer shape, asked as s32, admits maximum and minimum (and add,
+	// which f32 already had).
+	if op := subgroupReducer(c, []hlo.DType{hlo.S32}, t); op != nil && op.op != hlo.OpAdd {
+		return &subgroupOp{op: op.op, keyed: true}
+	}
+	return nil
+}
+
+// rowFold folds the row rowIdx (linear r) of reduction red. A team of one folds
+// in row-major order from the init value, as emitReduce does; a subgroup's lanes
+// fold their elements from the reducer's identity, the subgroup combines them,
+// and the init value is applied once, first.
+func (l *lowering) rowFold(g *gen, team rowTeam, red *hlo.Instruction, r spirv.ID, rowIdx []spirv.ID) []spirv.ID {
 	k, f := g.k, g.k.f
-	x, init := red.Operands[0], red.Operands[1]
-	acc := k.variable(k.regType(init.Shape.DType), g.emit(init, scalarIndex), "acc")
+	x, init, dt := red.Operands[0], red.Operands[1], red.Shape.DType
+	op := team.ops[red]
+	start := g.emit(init, scalarIndex)
+	if op != nil {
+		start = op.identity(k, dt)
+	}
+	acc := k.variable(k.regType(dt), start, "acc")
 	colDims := x.Shape.Dims[len(rowIdx):]
-	sweepRow(g, r, rowIdx, x.Shape.Dims, colDims, func(elems []rowElem) {
+	sweepRow(g, team, r, rowIdx, x.Shape.Dims, colDims, func(elems []rowElem) {
 		for _, e := range elems {
 			v := g.emit(x, e.idx)
 			f.Store(acc, g.call(red.Called[0], []spirv.ID{f.Load(acc), v})[0])
 		}
 	})
-	return []spirv.ID{f.Load(acc)}
+	v := f.Load(acc)
+	if op == nil {
+		return []spirv.ID{v}
+	}
+	return g.call(red.Called[0], []spirv.ID{g.emit(init, scalarIndex), op.combine(k, v)})
 }
 
 // rowOutputs computes and stores the output elements of row r.
-func (l *lowering) rowOutputs(g *gen, buf spirv.Buffer, out hlo.Shape, r spirv.ID, rowIdx []spirv.ID, colDims []int64) {
+func (l *lowering) rowOutputs(g *gen, team rowTeam, buf spirv.Buffer, out hlo.Shape, r spirv.ID, rowIdx []spirv.ID, colDims []int64) {
 	k, f := g.k, g.k.f
 	var vecBuf spirv.Buffer
-	sweepRow(g, r, rowIdx, out.Dims, colDims, func(elems []rowElem) {
+	sweepRow(g, team, r, rowIdx, out.Dims, colDims, func(elems []rowElem) {
 		vals := make([]spirv.ID, len(elems))
 		for i, e := range elems {
 			vals[i] = g.emit(l.c.Root, e.idx)
@@ -144,17 +226,17 @@ type rowElem struct {
 	lin, group spirv.ID
 }
 
-// sweepRow calls body for the elements of row r (multi-index rowIdx ++ column
-// index) of an array of dims, in row-major order: four consecutive elements per
+// sweepRow calls body for the team lane's elements of row r (multi-index rowIdx ++
+// column index) of an array of dims, in row-major order: four consecutive elements per
 // call when the minor dim is a multiple of 4, with their linear indices registered
 // as lanes of a vec4 group, so that inputs read at them (of the swept dims, or of
 // the column dims alone, as a broadcast row of weights) become vec4 loads.
-func sweepRow(g *gen, r spirv.ID, rowIdx []spirv.ID, dims, colDims []int64, body func([]rowElem)) {
+func sweepRow(g *gen, team rowTeam, r spirv.ID, rowIdx []spirv.ID, dims, colDims []int64, body func([]rowElem)) {
 	k, f := g.k, g.k.f
 	cols := product(colDims)
 	rowBase := f.IMul(r, k.ic(cols))
 	if len(colDims) == 0 || colDims[len(colDims)-1]%4 != 0 {
-		g.loop(cols, func(j spirv.ID) {
+		team.loop(g, cols, func(j spirv.ID) {
 			idx := append(slices.Clone(rowIdx), k.delinearize(j, colDims)...)
 			lin := f.IAdd(rowBase, j)
 			k.linear[fmt.Sprint(idx, dims)] = lin
@@ -164,7 +246,7 @@ func sweepRow(g *gen, r spirv.ID, rowIdx []spirv.ID, dims, colDims []int64, body
 	}
 	last := len(colDims) - 1
 	rowGroups := f.IMul(r, k.ic(cols/4))
-	g.loop(cols/4, func(q spirv.ID) {
+	team.loop(g, cols/4, func(q spirv.ID) {
 		colBase := f.IMul(q, k.ic(4))
 		col0 := k.delinearize(colBase, colDims)
 		group := f.IAdd(rowGroups, q)
