@@ -1,0 +1,181 @@
+package vkxla_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/bench"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// fusionCase is a program for the fused-vs-unfused-vs-cpuref tests: the module
+// build returns, its inputs, the kernels (dispatches) it may take fused, and the
+// tolerance against cpuref (nil: the program's, from the tolerance table).
+type fusionCase struct {
+	name       string
+	build      func(b *hlo.Builder) *hlo.Instruction
+	inputs     func(rng *rand.Rand, m *hlo.Module) []*hlo.Literal
+	maxKernels int
+	spec       *vkxla.ErrorSpec
+}
+
+// runFusionCases compiles each case with fusion on and off and checks both against
+// cpuref, and the fused program's dispatch count.
+func runFusionCases(t *testing.T, cases []fusionCase) {
+	rt := newRuntime(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			b := hlo.NewBuilder(sanitize(tc.name))
+			m := mustBuild(t, b, tc.build(b))
+			inputs := randomInputs(rand.New(rand.NewPCG(5, 7)), m)
+			if tc.inputs != nil {
+				inputs = tc.inputs(rand.New(rand.NewPCG(5, 7)), m)
+			}
+			spec := vkxla.ProgramTolerance(m, hlo.F32)
+			if tc.spec != nil {
+				spec = *tc.spec
+			}
+			want, err := cpuref.Eval(m, inputs...)
+			require.NoError(t, err)
+			for _, fused := range []bool{true, false} {
+				var opts []vkxla.CompileOption
+				if !fused {
+					opts = append(opts, vkxla.WithoutPasses("fusion"))
+				}
+				got, kernels := runCounting(t, rt, m, opts, inputs)
+				for i, w := range want.Leaves() {
+					require.NoError(t, spec.Check(got[i], w), "fused=%v output %d (tolerance %+v)", fused, i, spec)
+				}
+				if fused {
+					require.LessOrEqual(t, kernels, tc.maxKernels, "fused kernels")
+				}
+			}
+		})
+	}
+}
+
+// randomInputs draws each parameter uniformly from [-1, 1] (integers: random bits).
+func randomInputs(rng *rand.Rand, m *hlo.Module) []*hlo.Literal {
+	inputs := make([]*hlo.Literal, len(m.Entry.Params))
+	for i, p := range m.Entry.Params {
+		inputs[i] = randomLiteral(rng, p.Shape, unitDomain)
+	}
+	return inputs
+}
+
+// runCounting compiles and runs m once and returns its outputs and the number of
+// dispatches the run made.
+func runCounting(t *testing.T, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption, inputs []*hlo.Literal) ([]*hlo.Literal, int) {
+	t.Helper()
+	ctx := context.Background()
+	exe, err := rt.Compile(ctx, m, append(opts, vkxla.WithProfiling(true))...)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	got, err := exe.Run(ctx, inputs...)
+	require.NoError(t, err)
+	p, err := exe.Profile()
+	require.NoError(t, err)
+	n := 0
+	for _, k := range p.Kernels {
+		n += k.Dispatches
+	}
+	return got, n
+}
+
+// rowReduce reduces x over its minor dims from n on with op.
+func rowReduce(b *hlo.Builder, x *hlo.Instruction, op hlo.Opcode, init float64, n int) *hlo.Instruction {
+	dt := x.Shape.DType
+	var dims []int64
+	for d := n; d < x.Shape.Rank(); d++ {
+		dims = append(dims, int64(d))
+	}
+	return b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(dt, init)}, b.Reducer(op, dt), dims)
+}
+
+// alongRows broadcasts a row value r back over x's dims.
+func alongRows(b *hlo.Builder, r, x *hlo.Instruction) *hlo.Instruction {
+	dims := make([]int64, r.Shape.Rank())
+	for i := range dims {
+		dims[i] = int64(i)
+	}
+	return b.Broadcast(r, x.Shape.Dims, dims)
+}
+
+// extremeRows fills x's rows with NaN, ±0, ±inf and ordinary values, a row per
+// pattern, so that max and min meet every edge of their order.
+func extremeRows(x hlo.Shape) *hlo.Literal {
+	lit := hlo.NewLiteral(x)
+	cols := int(x.Dims[x.Rank()-1])
+	pattern := [][]float64{
+		{negZero(), 0}, {0, negZero()}, {negZero(), negZero()}, {nan64(), 1}, {1, nan64(), -inf()},
+		{inf(), -inf()}, {-inf(), -inf()}, {-3, 2, 0.5}, {math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32},
+		{-0.5, -3, 2, 0.25, -7, 6}, {-1e-3, -2e-3, -1e30, -5},
+	}
+	for i := range lit.NumElements() {
+		row, col := i/cols, i%cols
+		p := pattern[row%len(pattern)]
+		lit.SetFloat64(i, p[col%len(p)])
+	}
+	return lit
+}
+
+// TestRowFusionDifferential runs the row kernels (docs/passes.md, "Row fusion") fused
+// and unfused against cpuref: subgroup rows (f32 add, max and min, s32) and
+// single-invocation rows (f16 sums, a product reducer), vec4 and scalar sweeps, row
+// and column ranks above one, and the special values whose order max and min
+// keep. Softmax and layernorm take one kernel fused.
+func TestRowFusionDifferential(t *testing.T) {
+	exact := &vkxla.ErrorSpec{}
+	softmax := func(rows, cols int64) func(b *hlo.Builder) *hlo.Instruction {
+		return func(b *hlo.Builder) *hlo.Instruction { return bench.Softmax(b, rows, cols) }
+	}
+	layernorm := func(rows, cols int64) func(b *hlo.Builder) *hlo.Instruction {
+		return func(b *hlo.Builder) *hlo.Instruction { return bench.LayerNorm(b, rows, cols) }
+	}
+	rowExtreme := func(op hlo.Opcode, init float64) func(b *hlo.Builder) *hlo.Instruction {
+		return func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(f32(18, 12), "x")
+			return alongRows(b, rowReduce(b, x, op, init, 1), x)
+		}
+	}
+	special := func(_ *rand.Rand, m *hlo.Module) []*hlo.Literal {
+		return []*hlo.Literal{extremeRows(m.Entry.Params[0].Shape)}
+	}
+	runFusionCases(t, []fusionCase{
+		{name: "softmax 37x129 (scalar sweep)", build: softmax(37, 129), maxKernels: 1},
+		{name: "softmax 64x1024 (vec4 sweep)", build: softmax(64, 1024), maxKernels: 1},
+		{name: "softmax 5x3 (rows shorter than a subgroup)", build: softmax(5, 3), maxKernels: 1},
+		{name: "layernorm 16x96", build: layernorm(16, 96), maxKernels: 1},
+		{name: "layernorm 300x40", build: layernorm(300, 40), maxKernels: 1},
+		{name: "rank-2 rows and columns", maxKernels: 1, build: func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(f32(3, 5, 4, 8), "x")
+			mean := b.Div(rowReduce(b, x, hlo.OpAdd, 0, 2), b.BroadcastScalar(b.ScalarConstant(hlo.F32, 32), 3, 5))
+			xc := b.Sub(x, alongRows(b, mean, x))
+			return b.Mul(xc, alongRows(b, b.Rsqrt(rowReduce(b, b.Mul(xc, xc), hlo.OpAdd, 1, 2)), x))
+		}},
+		{name: "f32 row max with NaN and signed zeros", build: rowExtreme(hlo.OpMaximum, math.Inf(-1)), inputs: special, maxKernels: 1, spec: exact},
+		{name: "f32 row min with NaN and signed zeros", build: rowExtreme(hlo.OpMinimum, math.Inf(1)), inputs: special, maxKernels: 1, spec: exact},
+		{name: "f32 row max", build: rowExtreme(hlo.OpMaximum, math.Inf(-1)), maxKernels: 1, spec: exact},
+		{name: "f32 row min", build: rowExtreme(hlo.OpMinimum, math.Inf(1)), maxKernels: 1, spec: exact},
+		{name: "f32 row max from a NaN init", build: rowExtreme(hlo.OpMaximum, math.NaN()), inputs: special, maxKernels: 1, spec: exact},
+		{name: "s32 rows: x - max + sum", maxKernels: 1, spec: exact, build: func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.S32, 9, 20), "x")
+			d := b.Sub(x, alongRows(b, rowReduce(b, x, hlo.OpMaximum, math.MinInt32, 1), x))
+			return b.Add(d, alongRows(b, rowReduce(b, d, hlo.OpAdd, 0, 1), x))
+		}},
+		{name: "f16 row sums (one invocation per row, cpuref's order)", maxKernels: 1, spec: exact, build: func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(hlo.MakeShape(hlo.F16, 7, 24), "x")
+			return b.Sub(x, alongRows(b, rowReduce(b, x, hlo.OpAdd, 0, 1), x))
+		}},
+		{name: "f32 row product (one invocation per row, cpuref's order)", maxKernels: 1, spec: exact, build: func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(f32(11, 16), "x")
+			return b.Mul(x, alongRows(b, rowReduce(b, x, hlo.OpMultiply, 1, 1), x))
+		}},
+	})
+}
