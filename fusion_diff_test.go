@@ -179,3 +179,74 @@ func TestRowFusionDifferential(t *testing.T) {
 		}},
 	})
 }
+
+// epilogue builds act(dot(x, w) + bias) for x of dims [batch..., m, k] and w [batch..., k, n]
+// of type dt, the bias a row of n broadcast over the product.
+func epilogue(dt hlo.DType, batch []int64, m, k, n int64, act func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction) func(b *hlo.Builder) *hlo.Instruction {
+	return func(b *hlo.Builder) *hlo.Instruction {
+		x := b.Parameter(hlo.MakeShape(dt, append(append([]int64{}, batch...), m, k)...), "x")
+		w := b.Parameter(hlo.MakeShape(dt, append(append([]int64{}, batch...), k, n)...), "w")
+		bias := b.Parameter(hlo.MakeShape(dt, n), "bias")
+		var bd []int64
+		for i := range batch {
+			bd = append(bd, int64(i))
+		}
+		r := int64(len(batch))
+		d := b.DotGeneral(x, w, hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContracting: []int64{r + 1}, RhsContracting: []int64{r}})
+		h := b.Add(d, b.Broadcast(bias, d.Shape.Dims, []int64{r + 1}))
+		return act(b, h)
+	}
+}
+
+// gelu is the tanh approximation frontends emit: 0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))).
+func gelu(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+	c := func(v float64) *hlo.Instruction { return b.BroadcastScalar(b.ScalarConstant(h.Shape.DType, v), h.Shape.Dims...) }
+	inner := b.Mul(c(math.Sqrt(2/math.Pi)), b.Add(h, b.Mul(c(0.044715), b.Mul(h, b.Mul(h, h)))))
+	return b.Mul(b.Mul(c(0.5), h), b.Add(c(1), b.Tanh(inner)))
+}
+
+// TestEpilogueFusionDifferential runs dot epilogues (docs/passes.md, "Dot
+// epilogues") fused into the GEMM's output stage and unfused against cpuref: bias
+// and every activation, a residual add written in place, converts both ways,
+// batched products, a column count the vec4 store cannot take, and a product too
+// small for the GEMM (the elemental dot). Each is one kernel fused.
+func TestEpilogueFusionDifferential(t *testing.T) {
+	scalar := func(b *hlo.Builder, h *hlo.Instruction, v float64) *hlo.Instruction {
+		return b.BroadcastScalar(b.ScalarConstant(h.Shape.DType, v), h.Shape.Dims...)
+	}
+	relu := func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction { return b.Max(h, scalar(b, h, 0)) }
+	relu6 := func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+		return b.Clamp(b.ScalarConstant(h.Shape.DType, 0), h, b.ScalarConstant(h.Shape.DType, 6))
+	}
+	erfGelu := func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+		return b.Mul(b.Mul(scalar(b, h, 0.5), h), b.Add(scalar(b, h, 1), b.Erf(b.Mul(h, scalar(b, h, 1/math.Sqrt2)))))
+	}
+	unary := func(op hlo.Opcode) func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+		return func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction { return b.Unary(op, h) }
+	}
+	runFusionCases(t, []fusionCase{
+		{name: "dot+bias+gelu (an MLP layer)", build: epilogue(hlo.F32, nil, 64, 128, 96, gelu), maxKernels: 1},
+		{name: "dot+bias+erf gelu", build: epilogue(hlo.F32, nil, 48, 64, 40, erfGelu), maxKernels: 1},
+		{name: "dot+bias+relu", build: epilogue(hlo.F32, nil, 64, 64, 64, relu), maxKernels: 1},
+		{name: "dot+bias+relu6 (clamp)", build: epilogue(hlo.F32, nil, 33, 70, 36, relu6), maxKernels: 1},
+		{name: "dot+bias+tanh", build: epilogue(hlo.F32, nil, 40, 64, 24, unary(hlo.OpTanh)), maxKernels: 1},
+		{name: "dot+bias+logistic, N not a multiple of 4", build: epilogue(hlo.F32, nil, 40, 64, 30, unary(hlo.OpLogistic)), maxKernels: 1},
+		{name: "batched dot+bias+scale", maxKernels: 1, build: epilogue(hlo.F32, []int64{3}, 20, 32, 28, func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+			return b.Mul(h, scalar(b, h, 0.125))
+		})},
+		{name: "bf16 dot+bias, converted to f32", maxKernels: 1, build: epilogue(hlo.BF16, nil, 32, 64, 32, func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+			return b.Convert(h, hlo.F32)
+		})},
+		{name: "f32 dot+bias+relu, converted to bf16", maxKernels: 1, build: epilogue(hlo.F32, nil, 32, 64, 32, func(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
+			return b.Convert(relu(b, h), hlo.BF16)
+		})},
+		{name: "f16 dot+bias+tanh", build: epilogue(hlo.F16, nil, 32, 48, 32, unary(hlo.OpTanh)), maxKernels: 1},
+		{name: "small dot+bias+relu (elemental dot)", build: epilogue(hlo.F32, nil, 4, 6, 5, relu), maxKernels: 1},
+		{name: "dot+residual (in place over the residual)", maxKernels: 1, build: func(b *hlo.Builder) *hlo.Instruction {
+			x := b.Parameter(f32(64, 96), "x")
+			w := b.Parameter(f32(96, 96), "w")
+			res := b.Parameter(f32(64, 96), "res")
+			return b.Add(b.Dot(x, w), b.Exp(res))
+		}},
+	})
+}

@@ -206,6 +206,8 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 	case hlo.OpReduce:
 		_, ok := rowReduceDims(in)
 		return ok
+	case hlo.OpDot:
+		return true // as an epilogue's producer only (fusion_epilogue.go)
 	case hlo.OpConstant:
 		lit := in.Attrs.Literal
 		return lit != nil && (lit.Shape().NumElements() <= maxFusedConstant || lit.IsUniform())
@@ -232,7 +234,8 @@ func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Ins
 		operands[x] = true
 	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, operands, k) && (p.Op != hlo.OpReduce || f.canFuseRow(p, consumer, k)) {
+		if f.canFuse(p, operands, k) && !readByDot(k, p) &&
+			(p.Op != hlo.OpReduce || f.canFuseRow(p, consumer, k)) && (p.Op != hlo.OpDot || f.canFuseDot(p, consumer, k)) {
 			return p
 		}
 	}

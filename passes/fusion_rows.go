@@ -16,8 +16,8 @@ import (
 // cheap:
 //   - the reduction has one user (it is computed in one kernel, never copied);
 //   - the kernel's root is an array, not itself a reduction, whose leading dims are
-//     the reduction's result dims R (the rows), and every reduction in the kernel
-//     has the same R;
+//     the reduction's result dims R (the rows), every reduction in the kernel has
+//     the same R, and the kernel holds no dot (fusion_epilogue.go);
 //   - inside the kernel the reduction's value is read only along rows: by broadcasts
 //     that map R to the leading dims, or by elementwise ops of shape R whose own
 //     readers follow the same rule (mean = sum/n; rsqrt(var + eps)), so that each
@@ -67,6 +67,9 @@ func (f *fuser) canFuseRow(p, consumer *hlo.Instruction, k *fusedKernel) bool {
 	work := rowLength(out, rows) + rowLength(p.Operands[0].Shape, rows)
 	var body []*hlo.Instruction
 	if k != nil {
+		if k.holds(hlo.OpDot) {
+			return false
+		}
 		body = k.body
 	}
 	for _, in := range body {

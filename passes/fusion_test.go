@@ -123,12 +123,18 @@ ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
 `,
 			after: `HloModule keep, entry_computation_layout={(f32[16,16]{1,0}, f32[16,16]{1,0})->(f32[16,16]{1,0}, f32[16,16]{1,0})}
 
+%fused_r (param_y: f32[16,16], param_n: f32[16,16]) -> f32[16,16] {
+  %param_y = f32[16,16]{1,0} parameter(0)
+  %param_n = f32[16,16]{1,0} parameter(1)
+  %d.1 = f32[16,16]{1,0} dot(f32[16,16]{1,0} %param_n, f32[16,16]{1,0} %param_y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %r.1 = f32[16,16]{1,0} maximum(f32[16,16]{1,0} %d.1, f32[16,16]{1,0} %param_y)
+}
+
 ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
   %x = f32[16,16]{1,0} parameter(0)
   %y = f32[16,16]{1,0} parameter(1)
   %n = f32[16,16]{1,0} negate(f32[16,16]{1,0} %x)
-  %d = f32[16,16]{1,0} dot(f32[16,16]{1,0} %n, f32[16,16]{1,0} %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %r = f32[16,16]{1,0} maximum(f32[16,16]{1,0} %d, f32[16,16]{1,0} %y)
+  %r = f32[16,16]{1,0} fusion(f32[16,16]{1,0} %y, f32[16,16]{1,0} %n), kind=kLoop, calls=%fused_r
   ROOT %t = (f32[16,16]{1,0}, f32[16,16]{1,0}) tuple(f32[16,16]{1,0} %n, f32[16,16]{1,0} %r)
 }
 `,

@@ -330,8 +330,14 @@ func checkFusion(in *hlo.Instruction, cfg Config, callers map[*hlo.Computation]i
 			}
 			continue
 		}
+		if x.Op == hlo.OpDot {
+			if err := checkEpilogueDot(fc, x); err != nil {
+				return err
+			}
+			continue
+		}
 		switch x.Op {
-		case hlo.OpDot, hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
+		case hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
 			hlo.OpScatter, hlo.OpDynamicUpdateSlice, hlo.OpSelectAndScatter:
 			return fmt.Errorf("%v %s fused as a producer", x.Op, x.Name)
 		case hlo.OpConstant:
@@ -402,6 +408,37 @@ func checkRowReduce(fc *hlo.Computation, x *hlo.Instruction) error {
 	}
 	if !readsAlongRows(x, readers, len(rows)) {
 		return fmt.Errorf("row reduction %s is read across rows", x.Name)
+	}
+	return nil
+}
+
+// checkEpilogueDot checks a dot fused as a producer by the epilogue rules: the
+// kernel's only dot and no reduction, its operands parameters, read at each
+// element's own index up to the root.
+func checkEpilogueDot(fc *hlo.Computation, x *hlo.Instruction) error {
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	dots := 0
+	for _, in := range fc.Instructions {
+		for _, o := range distinct(in.Operands) {
+			readers[o] = append(readers[o], in)
+		}
+		switch in.Op {
+		case hlo.OpDot:
+			dots++
+		case hlo.OpReduce:
+			return fmt.Errorf("dot %s shares its kernel with reduce %s", x.Name, in.Name)
+		}
+	}
+	if dots != 1 {
+		return fmt.Errorf("dot %s shares its kernel with %d other dots", x.Name, dots-1)
+	}
+	for _, o := range x.Operands {
+		if o.Op != hlo.OpParameter {
+			return fmt.Errorf("dot %s reads the computed %s", x.Name, o.Name)
+		}
+	}
+	if !fc.Root.Shape.SameDims(x.Shape) || !readAtOwnIndex(x, readers, x.Shape) {
+		return fmt.Errorf("dot %s is read elsewhere than at its own index", x.Name)
 	}
 	return nil
 }

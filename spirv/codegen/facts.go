@@ -49,6 +49,7 @@ func (l *lowering) facts() error {
 	case byTreeReduce:
 		return l.treeFacts()
 	case byGEMM:
+		l.p.InPlace = l.epilogueInPlace(gemmDot(l.c))
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
 	case bySplitConv:

@@ -44,7 +44,7 @@ func gemmBlock(t Target) (rm, rn int64) {
 
 // gemmShape is a dot's GEMM view.
 type gemmShape struct {
-	lhs, rhs           *hlo.Instruction
+	dot, lhs, rhs      *hlo.Instruction
 	d                  *hlo.DotDims
 	lFree, rFree       int64 // the single free dim of each operand
 	m, n, k            int64
@@ -53,6 +53,9 @@ type gemmShape struct {
 }
 
 func gemmView(root *hlo.Instruction) (gemmShape, bool) {
+	if root == nil {
+		return gemmShape{}, false
+	}
 	if dt := root.Shape.DType; root.Op != hlo.OpDot || (dt != hlo.F32 && dt != hlo.F16 && dt != hlo.BF16) {
 		return gemmShape{}, false
 	}
@@ -66,7 +69,7 @@ func gemmView(root *hlo.Instruction) (gemmShape, bool) {
 	if len(lf) != 1 || len(rf) != 1 {
 		return gemmShape{}, false
 	}
-	gs := gemmShape{lhs: l, rhs: r, d: d, lFree: lf[0], rFree: rf[0],
+	gs := gemmShape{dot: root, lhs: l, rhs: r, d: d, lFree: lf[0], rFree: rf[0],
 		m: l.Shape.Dims[lf[0]], n: r.Shape.Dims[rf[0]], k: l.Shape.Dims[d.LhsContracting[0]]}
 	for _, b := range d.LhsBatch {
 		gs.batch = append(gs.batch, l.Shape.Dims[b])
@@ -80,12 +83,13 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 }
 
 func (l *lowering) lowerGEMM() error {
-	gs, _ := gemmView(l.c.Root)
+	gs, _ := gemmView(gemmDot(l.c))
 	rm, rn := gemmBlock(l.t)
 	tilesM, tilesN := (gs.m+rm-1)/rm, (gs.n+rn-1)/rn
 	rowTiles := product(gs.batch) * tilesM // (batch, row block) pairs
 	k := l.newKernel("gemm", gemmLocal)
 	out := l.bindOutputs(k)[0]
+	l.p.InPlace = l.epilogueInPlace(gs.dot)
 	g := l.kernelGen(k)
 	f := k.f
 	local := int64(gemmLocal)
@@ -115,8 +119,9 @@ func (l *lowering) lowerGEMM() error {
 				tm, b = f.SRem(ty, k.ic(tilesM)), f.SDiv(ty, k.ic(tilesM))
 			}
 			row0, col0 := f.IMul(tm, k.ic(rm)), f.IMul(tn, k.ic(rn))
-			acc := l.gemmBlockSum(g, gs, k.delinearize(b, gs.batch), row0, col0, rm, rn)
-			l.gemmStore(g, gs, out, b, row0, col0, acc, rm, rn)
+			batch := k.delinearize(b, gs.batch)
+			acc := l.gemmBlockSum(g, gs, batch, row0, col0, rm, rn)
+			l.gemmStore(g, gs, out, b, batch, row0, col0, acc, rm, rn)
 		})
 	}
 	cols := func(ty spirv.ID) {
@@ -220,23 +225,23 @@ func (gs gemmShape) rhsIndex(batch []spirv.ID, kv, col spirv.ID) []spirv.ID {
 	return idx
 }
 
-// gemmStore writes the block's elements that lie inside C (batch, M, N row-major):
-// a vec4 per row and column quad where C is f32 with N%4 == 0, else element by
-// element.
-func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, col0 spirv.ID, acc []spirv.ID, rm, rn int64) {
+// gemmStore writes the block's elements that lie inside C (batch, M, N row-major),
+// through the epilogue when the kernel has one (epilogue.go): a vec4 per row and
+// column quad where the output is f32 with N%4 == 0, else element by element.
+func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b spirv.ID, batch []spirv.ID, row0, col0 spirv.ID, acc []spirv.ID, rm, rn int64) {
 	k, f, m := g.k, g.k.f, g.k.m
-	dt := l.p.Outputs[0].DType
+	dt, outDT := gs.dot.Shape.DType, l.p.Outputs[0].DType
 	var out4 spirv.Buffer
-	if dt == hlo.F32 && gs.n%4 == 0 {
+	if outDT == hlo.F32 && gs.n%4 == 0 {
 		out4 = m.StorageBuffer("out0_vec4", 0, uint32(len(l.p.Inputs)), m.TypeVector(m.TypeF32(), 4), 0)
 	}
 	q0 := f.SDiv(col0, k.ic(4)) // col0 is a multiple of 4
-	for i := range rm {
-		row := f.IAdd(row0, k.ic(i))
+	storeRow := func(row spirv.ID, accAt func(q int64) spirv.ID) {
 		f.If(f.Less(row, k.ic(gs.m)), func() {
 			rowBase := f.IAdd(f.IMul(b, k.ic(gs.m)), row)
+			rowIdx := append(append([]spirv.ID{}, batch...), row)
 			for q := range rn / 4 {
-				v := f.Load(acc[i*rn/4+q])
+				v := accAt(q)
 				var lanes [4]spirv.ID
 				for j := range lanes {
 					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), dt)
@@ -245,19 +250,49 @@ func (l *lowering) gemmStore(g *gen, gs gemmShape, out spirv.Buffer, b, row0, co
 				if out4.Var != 0 {
 					quad := f.IAdd(q0, k.ic(q))
 					f.If(f.Less(quad, k.ic(gs.n/4)), func() {
-						f.StoreElem(out4, f.IAdd(f.IMul(rowBase, k.ic(gs.n/4)), quad), v)
+						group := f.IAdd(f.IMul(rowBase, k.ic(gs.n/4)), quad)
+						st := v
+						if gs.dot != l.c.Root {
+							st = l.gemmEpilogue4(g, gs, rowIdx, group, quad, lanes)
+						}
+						f.StoreElem(out4, group, st)
 					}, nil)
 					continue
 				}
 				for j := range int64(4) {
 					col := f.IAdd(col0, k.ic(4*q+j))
 					f.If(f.Less(col, k.ic(gs.n)), func() {
-						k.store(out, f.IAdd(f.IMul(rowBase, k.ic(gs.n)), col), k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
+						g.scoped(func() {
+							idx := append(append([]spirv.ID{}, rowIdx...), col)
+							k.store(out, f.IAdd(f.IMul(rowBase, k.ic(gs.n)), col),
+								l.gemmEpilogue(g, gs.dot, idx, k.round(f.CompositeExtract(v, uint32(j)), dt)), outDT)
+						})
 					}, nil)
 				}
 			}
 		}, nil)
 	}
+	if gs.dot == l.c.Root {
+		for i := range rm {
+			storeRow(f.IAdd(row0, k.ic(i)), func(q int64) spirv.ID { return f.Load(acc[i*rn/4+q]) })
+		}
+		return
+	}
+	// An epilogue is emitted once, in a loop over the block's rows, rather than for
+	// each of its rm rows: a large one (a gelu, f16 rounding) unrolled rm times made
+	// the driver's compile of the kernel take seconds.
+	vec4 := m.TypeVector(m.TypeF32(), 4)
+	arr := f.Var(m.TypeArray(vec4, uint32(len(acc))), "block")
+	for j, a := range acc {
+		f.Store(f.AccessChain(arr, k.ic(int64(j))), f.Load(a))
+	}
+	k.loop(rm, func(i spirv.ID) {
+		g.scoped(func() {
+			storeRow(f.IAdd(row0, i), func(q int64) spirv.ID {
+				return f.Load(f.AccessChain(arr, f.IAdd(f.IMul(i, k.ic(rn/4)), k.ic(q))))
+			})
+		})
+	})
 }
 
 // gemmLoad reads A and B for one block: through vec4 views of the input bindings

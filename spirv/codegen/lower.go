@@ -209,7 +209,7 @@ func (l *lowering) strategy() strategy {
 		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
 		return byTreeReduce
-	case useGEMM(root, l.t):
+	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
 	case useSplitConv(root, l.t):
 		return bySplitConv
