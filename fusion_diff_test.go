@@ -200,7 +200,9 @@ func epilogue(dt hlo.DType, batch []int64, m, k, n int64, act func(b *hlo.Builde
 
 // gelu is the tanh approximation frontends emit: 0.5·h·(1 + tanh(√(2/π)·(h + 0.044715·h³))).
 func gelu(b *hlo.Builder, h *hlo.Instruction) *hlo.Instruction {
-	c := func(v float64) *hlo.Instruction { return b.BroadcastScalar(b.ScalarConstant(h.Shape.DType, v), h.Shape.Dims...) }
+	c := func(v float64) *hlo.Instruction {
+		return b.BroadcastScalar(b.ScalarConstant(h.Shape.DType, v), h.Shape.Dims...)
+	}
 	inner := b.Mul(c(math.Sqrt(2/math.Pi)), b.Add(h, b.Mul(c(0.044715), b.Mul(h, b.Mul(h, h)))))
 	return b.Mul(b.Mul(c(0.5), h), b.Add(c(1), b.Tanh(inner)))
 }
