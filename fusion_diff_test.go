@@ -252,3 +252,38 @@ func TestEpilogueFusionDifferential(t *testing.T) {
 		}},
 	})
 }
+
+// adam returns one Adam update of a parameter of type dt and dims: p − lr·m'/(√v' + ε)
+// with m' = β1·m + (1−β1)·g and v' = β2·v + (1−β2)·g², returning (p', m', v').
+func adam(dt hlo.DType, dims ...int64) func(b *hlo.Builder) *hlo.Instruction {
+	return func(b *hlo.Builder) *hlo.Instruction {
+		s := hlo.MakeShape(dt, dims...)
+		p, g := b.Parameter(s, "p"), b.Parameter(s, "g")
+		m, v := b.Parameter(s, "m"), b.Parameter(s, "v")
+		lr := b.Parameter(hlo.Scalar(dt), "lr")
+		c := func(x float64) *hlo.Instruction { return b.BroadcastScalar(b.ScalarConstant(dt, x), dims...) }
+		mn := b.Add(b.Mul(c(0.9), m), b.Mul(c(0.1), g))
+		vn := b.Add(b.Mul(c(0.999), v), b.Mul(c(0.001), b.Mul(g, g)))
+		step := b.Mul(b.BroadcastScalar(lr, dims...), b.Div(mn, b.Add(b.Sqrt(vn), c(1e-8))))
+		return b.Tuple(b.Sub(p, step), mn, vn)
+	}
+}
+
+// TestMultiOutputFusionDifferential runs multi-output kernels (docs/passes.md,
+// "Multi-output fusion") fused and unfused against cpuref: an Adam update of one
+// tensor is one kernel writing p', m' and v' (vec4 and scalar, f32 and f16).
+func TestMultiOutputFusionDifferential(t *testing.T) {
+	positive := func(rng *rand.Rand, m *hlo.Module) []*hlo.Literal {
+		in := randomInputs(rng, m)
+		v := in[3] // the second moment is non-negative
+		for i := range v.NumElements() {
+			v.SetFloat64(i, math.Abs(v.Float64(i)))
+		}
+		return in
+	}
+	runFusionCases(t, []fusionCase{
+		{name: "adam f32[256,64]", build: adam(hlo.F32, 256, 64), inputs: positive, maxKernels: 1},
+		{name: "adam f32[7,9]", build: adam(hlo.F32, 7, 9), inputs: positive, maxKernels: 1},
+		{name: "adam f16[40]", build: adam(hlo.F16, 40), inputs: positive, maxKernels: 1},
+	})
+}

@@ -92,6 +92,9 @@ type fuser struct {
 	users   []userCount
 	removed []bool
 	added   []*hlo.Computation // fused computations made for c, in order
+	// around holds, per instruction of c turned into a multi-output kernel's
+	// get-tuple-element 0, the instructions to place before and after it.
+	around map[*hlo.Instruction][2][]*hlo.Instruction
 }
 
 // userCount counts an instruction's distinct users, and those among them that
@@ -113,7 +116,7 @@ func newFuser(m *hlo.Module, cfg Config) *fuser {
 // until none qualifies.
 func (f *fuser) fuseComputation(c *hlo.Computation) error {
 	c.Renumber()
-	f.c, f.added = c, nil
+	f.c, f.added, f.around = c, nil, map[*hlo.Instruction][2][]*hlo.Instruction{}
 	f.users, f.removed = make([]userCount, len(c.Instructions)), make([]bool, len(c.Instructions))
 	for _, in := range c.Instructions {
 		for _, x := range distinct(in.Operands) {
@@ -128,7 +131,8 @@ func (f *fuser) fuseComputation(c *hlo.Computation) error {
 	kept := c.Instructions[:0:0]
 	for _, in := range c.Instructions {
 		if !f.removed[in.ID] {
-			kept = append(kept, in)
+			ar := f.around[in]
+			kept = append(append(append(kept, ar[0]...), in), ar[1]...)
 		}
 	}
 	c.Instructions = kept
@@ -145,17 +149,25 @@ func (f *fuser) fuseInto(consumer *hlo.Instruction) {
 		k = openKernel(consumer)
 	}
 	for {
-		p := f.pickProducer(consumer, k)
+		p, how := f.pickProducer(consumer, k)
 		if p == nil {
 			break
 		}
 		if k == nil {
 			k = f.wrap(consumer)
 		}
-		f.fuse(k, p)
+		clone := f.fuse(k, p)
+		if how == asOutput {
+			k.addOutput(p, clone)
+			f.remove(p) // the root tuple reads it from the kernel (splitOutputs)
+		}
 	}
 	if k != nil {
 		k.close()
+		if len(k.outputs) > 0 {
+			before, after := f.splitOutputs(k)
+			f.around[consumer] = [2][]*hlo.Instruction{before, after}
+		}
 	}
 }
 
@@ -221,25 +233,24 @@ func isExpensive(in *hlo.Instruction) bool { return in.Info().Expensive }
 
 // pickProducer returns an operand of consumer (whose kernel, if it has one yet, is
 // k) that may be fused into it, or nil.
-func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Instruction {
+func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) (*hlo.Instruction, fuseAs) {
 	size := 1
 	if k != nil {
 		size = len(k.body)
 	}
 	if size >= f.maxInstrs {
-		return nil
+		return nil, notFused
 	}
 	operands := map[*hlo.Instruction]bool{}
 	for _, x := range consumer.Operands {
 		operands[x] = true
 	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, operands, k) && !readByDot(k, p) &&
-			(p.Op != hlo.OpReduce || f.canFuseRow(p, consumer, k)) && (p.Op != hlo.OpDot || f.canFuseDot(p, consumer, k)) {
-			return p
+		if how := f.fuseKind(p, consumer, operands, k); how != notFused {
+			return p, how
 		}
 	}
-	return nil
+	return nil, notFused
 }
 
 // canFuse says whether p may be fused into the consumer whose distinct operands are
@@ -257,6 +268,36 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 	}
 	return !isExpensive(p) && users.nonConsumers == 0
 }
+
+// fuseKind says how p may join consumer's kernel (k, if it has one yet): as a
+// producer, as an extra output (fusion_multi.go), or not at all.
+func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) fuseAs {
+	if readByDot(k, p) {
+		return notFused
+	}
+	if f.canFuse(p, operands, k) {
+		switch {
+		case p.Op == hlo.OpReduce && !f.canFuseRow(p, consumer, k):
+			return notFused
+		case p.Op == hlo.OpDot && !f.canFuseDot(p, consumer, k):
+			return notFused
+		}
+		return asProducer
+	}
+	if p != f.c.Root && isFusibleProducer(p) && paramsAfter(operands, p, k) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
+		return asOutput
+	}
+	return notFused
+}
+
+// fuseAs is how a producer joins a kernel.
+type fuseAs int
+
+const (
+	notFused fuseAs = iota
+	asProducer
+	asOutput // a producer the root tuple also returns: an extra output
+)
 
 // paramsAfter counts the parameters a consumer's fused computation (k, if it has
 // one yet) would have with p fused in: p's parameter goes, p's operands come in
@@ -290,6 +331,8 @@ type fusedKernel struct {
 	// rounds, which reuse every value) instead of its size, and hit the
 	// instruction bound with the shared intermediates left materialised.
 	clones map[*hlo.Instruction]*hlo.Instruction
+	// outputs lists the extra outputs (multi-output fusion), in the order fused.
+	outputs []multiOutput
 }
 
 // operandSlot is operand k of in.
@@ -349,7 +392,7 @@ func (f *fuser) wrap(in *hlo.Instruction) *fusedKernel {
 // fuse copies producer p into k's computation in place of p's parameter. p's
 // operands already fused into k are read from their copies; the others become
 // parameters.
-func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
+func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) *hlo.Instruction {
 	j := slices.Index(k.fusion.Operands, p)
 	clone := &hlo.Instruction{Name: f.names.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
 		Attrs: p.Attrs.Clone(), Called: p.Called}
@@ -373,6 +416,7 @@ func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
 		f.remove(p)
 	}
 	f.changed = true
+	return clone
 }
 
 // remove marks p, which nothing reads any more, removed, and with it the operands

@@ -317,7 +317,12 @@ func checkFusion(in *hlo.Instruction, cfg Config, callers map[*hlo.Computation]i
 		switch x.Op {
 		case hlo.OpParameter:
 			continue
-		case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpFusion, hlo.OpTuple, hlo.OpGetTupleElement:
+		case hlo.OpTuple:
+			if err := checkMultiOutput(fc, x); err != nil {
+				return err
+			}
+			continue
+		case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpFusion, hlo.OpGetTupleElement:
 			return fmt.Errorf("not flat: %s is %v", x.Name, x.Op)
 		}
 		ops++
@@ -439,6 +444,20 @@ func checkEpilogueDot(fc *hlo.Computation, x *hlo.Instruction) error {
 	}
 	if !fc.Root.Shape.SameDims(x.Shape) || !readAtOwnIndex(x, readers, x.Shape) {
 		return fmt.Errorf("dot %s is read elsewhere than at its own index", x.Name)
+	}
+	return nil
+}
+
+// checkMultiOutput checks a multi-output kernel: its tuple is the root, of at
+// most maxFusionOutputs elementwise values with the dims of the first.
+func checkMultiOutput(fc *hlo.Computation, x *hlo.Instruction) error {
+	if x != fc.Root || len(x.Operands) < 2 || len(x.Operands) > maxFusionOutputs {
+		return fmt.Errorf("tuple %s of %d values in a kernel, not its multi-output root", x.Name, len(x.Operands))
+	}
+	for _, o := range x.Operands {
+		if !isElementwiseOp(o) || !o.Shape.SameDims(x.Operands[0].Shape) {
+			return fmt.Errorf("multi-output %s returns %s (%v %v)", x.Name, o.Name, o.Op, o.Shape)
+		}
 	}
 	return nil
 }
