@@ -216,7 +216,7 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 	case hlo.OpIota:
 		return true
 	case hlo.OpReduce:
-		_, ok := rowReduceDims(in)
+		_, ok := hlo.RowReduceDims(in)
 		return ok
 	case hlo.OpDot:
 		return true // as an epilogue's producer only (fusion_epilogue.go)

@@ -31,28 +31,10 @@ import (
 // 65535 loop iterations per invocation, with room for the op's own loops.
 const maxRowWork = 1 << 15
 
-// rowReduceDims returns the result dims of a reduction of one array over the minor
-// dims of its input, and whether in is one.
-func rowReduceDims(in *hlo.Instruction) ([]int64, bool) {
-	if len(in.Operands) != 2 || !in.Shape.IsArray() {
-		return nil, false
-	}
-	x := in.Operands[0].Shape
-	dims := slices.Clone(in.Attrs.Dimensions)
-	slices.Sort(dims)
-	keep := x.Rank() - len(dims)
-	for i, d := range dims {
-		if d != int64(keep+i) {
-			return nil, false
-		}
-	}
-	return x.Dims[:keep], keep > 0
-}
-
 // canFuseRow says whether the row reduction p may join the kernel of consumer (k,
 // if it has one yet) by the rules above.
 func (f *fuser) canFuseRow(p, consumer *hlo.Instruction, k *fusedKernel) bool {
-	rows, ok := rowReduceDims(p)
+	rows, ok := hlo.RowReduceDims(p)
 	if !ok || f.users[p.ID].all != 1 {
 		return false
 	}
@@ -76,7 +58,7 @@ func (f *fuser) canFuseRow(p, consumer *hlo.Instruction, k *fusedKernel) bool {
 		if in.Op != hlo.OpReduce {
 			continue
 		}
-		dims, _ := rowReduceDims(in)
+		dims, _ := hlo.RowReduceDims(in)
 		if !slices.Equal(dims, rows) {
 			return false
 		}

@@ -400,7 +400,7 @@ func nonParams(c *hlo.Computation) int {
 // reduction whose result dims lead the kernel's root dims (the root itself no
 // reduce), read only along rows.
 func checkRowReduce(fc *hlo.Computation, x *hlo.Instruction) error {
-	rows, ok := rowReduceDims(x)
+	rows, ok := hlo.RowReduceDims(x)
 	out := fc.Root.Shape
 	if !ok || fc.Root.Op == hlo.OpReduce || !out.IsArray() || out.Rank() < len(rows) || !slices.Equal(out.Dims[:len(rows)], rows) {
 		return fmt.Errorf("reduce %s fused as a producer, and not as a row reduction of root %s %v", x.Name, fc.Root.Name, out)

@@ -39,7 +39,7 @@ func planRows(c *hlo.Computation) (rowPlan, bool) {
 		if in.Op != hlo.OpReduce {
 			continue
 		}
-		dims, ok := rowReduceDims(in)
+		dims, ok := hlo.RowReduceDims(in)
 		if !ok || (rp.reduces != nil && !slices.Equal(dims, rp.rowDims)) {
 			return rp, false
 		}
@@ -52,23 +52,6 @@ func planRows(c *hlo.Computation) (rowPlan, bool) {
 	}
 	rp.colDims = out[len(rp.rowDims):]
 	return rp, true
-}
-
-// rowReduceDims returns the result dims of a reduction of one input over its minor
-// dims (a row reduction), and whether it is one.
-func rowReduceDims(in *hlo.Instruction) ([]int64, bool) {
-	if len(in.Operands) != 2 || !in.Shape.IsArray() {
-		return nil, false
-	}
-	x := in.Operands[0].Shape
-	dims := sortedDims(in.Attrs.Dimensions)
-	keep := x.Rank() - len(dims)
-	for i, d := range dims {
-		if d != int64(keep+i) {
-			return nil, false
-		}
-	}
-	return x.Dims[:keep], true
 }
 
 // lowerRows emits the row kernel: a loop over rows, each folding the row's
