@@ -21,9 +21,13 @@ import (
 //   - producers: elementwise ops, data movement (broadcast, reshape, transpose,
 //     slice, concatenate, pad, reverse, copy, iota, dynamic-slice, gather), and
 //     constants the kernel can hold (uniform, or at most maxFusedConstant elements).
-//     Reductions, contractions, windows, sort, scatter and control flow are never
-//     fused as producers: recomputing them per consumer element would repeat their
-//     loops, and dots and large reduces have strategies of their own as roots.
+//     A row reduction joins a kernel that reads it along rows (fusion_rows.go), a
+//     dot a kernel that reads its product at each element's own index (its
+//     epilogue, fusion_epilogue.go), each moved, never copied. Other reductions,
+//     contractions, windows, sort, scatter and control flow are never fused as
+//     producers: recomputing them per consumer element would repeat their loops.
+//   - a value the root tuple returns may still join a same-dims kernel that reads
+//     it, as an extra output of the kernel (fusion_multi.go).
 //   - consumers: ops that read each operand element about once — elementwise, data
 //     movement (gather excepted: it may read an element many times), dynamic-update-slice and reduce. A
 //     dot, convolution or window op keeps plain operands, which its strategy reads
