@@ -12,12 +12,12 @@ import (
 // input (a row reduction: softmax's max and sum, layernorm's mean and variance) into
 // the elementwise kernel that reads it back through a broadcast along those
 // dimensions. Emitted per output element, such a reduce would be recomputed for
-// every element of its row; a row kernel instead gives each invocation whole rows:
-// it folds every reduction of the row once (in cpuref's order, so results are
-// exact), keeps the results in registers, and then computes the row's outputs,
-// whose reads of the reductions hit the emitter's cache. The row's elements are
-// swept four at a time when the row length allows, so inputs of 32-bit types are
-// read as vec4 loads, like the streaming kernels'.
+// every element of its row; a row kernel instead gives each team (a subgroup, or
+// one invocation) whole rows: it folds every reduction of the row once, keeps the
+// results in registers, and then computes the row's outputs, whose reads of the
+// reductions hit the emitter's cache. The row's elements are swept four at a time
+// when the row length allows, so inputs of 32-bit types are read as vec4 loads,
+// like the streaming kernels'.
 
 // rowPlan is the shape of a row kernel.
 type rowPlan struct {
