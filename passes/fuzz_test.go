@@ -386,12 +386,16 @@ func checkNoDeadCode(m *hlo.Module) error {
 	return nil
 }
 
+// nonParams counts c's instructions other than parameters and the
+// get-tuple-elements that read a multi-output fusion's outputs (bookkeeping, not
+// kernels: each replaces an instruction the fusion took in).
 func nonParams(c *hlo.Computation) int {
 	n := 0
 	for _, in := range c.Instructions {
-		if in.Op != hlo.OpParameter {
-			n++
+		if in.Op == hlo.OpParameter || (in.Op == hlo.OpGetTupleElement && in.Operands[0].Op == hlo.OpFusion) {
+			continue
 		}
+		n++
 	}
 	return n
 }
