@@ -509,10 +509,14 @@ func (k *fusedKernel) bodyInOrder() []*hlo.Instruction {
 	return out
 }
 
-// fusionKind is kInput for a reduction root, kLoop otherwise.
+// fusionKind is kInput for a reduction root, kOutput for a dot with its epilogue,
+// kLoop otherwise.
 func fusionKind(fc *hlo.Computation) hlo.FusionKind {
-	if fc.Root.Op == hlo.OpReduce {
+	switch {
+	case fc.Root.Op == hlo.OpReduce:
 		return hlo.FusionInput
+	case slices.ContainsFunc(fc.Instructions, func(in *hlo.Instruction) bool { return in.Op == hlo.OpDot }):
+		return hlo.FusionOutput
 	}
 	return hlo.FusionLoop
 }

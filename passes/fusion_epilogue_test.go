@@ -61,7 +61,7 @@ ENTRY %mlp (x: f32[8,16], w: f32[16,32], b: f32[32]) -> f32[8,32] {
   %w = f32[16,32]{1,0} parameter(1)
   %b = f32[32]{0} parameter(2)
   %xn = f32[8,16]{1,0} negate(f32[8,16]{1,0} %x)
-  ROOT %y = f32[8,32]{1,0} fusion(f32[16,32]{1,0} %w, f32[32]{0} %b, f32[8,16]{1,0} %xn), kind=kLoop, calls=%fused_y
+  ROOT %y = f32[8,32]{1,0} fusion(f32[16,32]{1,0} %w, f32[32]{0} %b, f32[8,16]{1,0} %xn), kind=kOutput, calls=%fused_y
 }
 `,
 		},
@@ -104,7 +104,7 @@ ENTRY %across (x: f32[8,8], w: f32[8,8]) -> (f32[8,8], f32[8,8]) {
   %w = f32[8,8]{1,0} parameter(1)
   %d = f32[8,8]{1,0} dot(f32[8,8]{1,0} %x, f32[8,8]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   %a = f32[8,8]{1,0} fusion(f32[8,8]{1,0} %x, f32[8,8]{1,0} %d), kind=kLoop, calls=%fused_a
-  %rs = f32[8,8]{1,0} fusion(f32[8,8]{1,0} %x, f32[8,8]{1,0} %w), kind=kLoop, calls=%fused_rs
+  %rs = f32[8,8]{1,0} fusion(f32[8,8]{1,0} %x, f32[8,8]{1,0} %w), kind=kOutput, calls=%fused_rs
   ROOT %t = (f32[8,8]{1,0}, f32[8,8]{1,0}) tuple(f32[8,8]{1,0} %a, f32[8,8]{1,0} %rs)
 }
 `,
