@@ -21,9 +21,13 @@ import (
 //   - producers: elementwise ops, data movement (broadcast, reshape, transpose,
 //     slice, concatenate, pad, reverse, copy, iota, dynamic-slice, gather), and
 //     constants the kernel can hold (uniform, or at most maxFusedConstant elements).
-//     Reductions, contractions, windows, sort, scatter and control flow are never
-//     fused as producers: recomputing them per consumer element would repeat their
-//     loops, and dots and large reduces have strategies of their own as roots.
+//     A row reduction joins a kernel that reads it along rows (fusion_rows.go), a
+//     dot a kernel that reads its product at each element's own index (its
+//     epilogue, fusion_epilogue.go), each moved, never copied. Other reductions,
+//     contractions, windows, sort, scatter and control flow are never fused as
+//     producers: recomputing them per consumer element would repeat their loops.
+//   - a value the root tuple returns may still join a same-dims kernel that reads
+//     it, as an extra output of the kernel (fusion_multi.go).
 //   - consumers: ops that read each operand element about once — elementwise, data
 //     movement (gather excepted: it may read an element many times), dynamic-update-slice and reduce. A
 //     dot, convolution or window op keeps plain operands, which its strategy reads
@@ -92,6 +96,9 @@ type fuser struct {
 	users   []userCount
 	removed []bool
 	added   []*hlo.Computation // fused computations made for c, in order
+	// around holds, per instruction of c turned into a multi-output kernel's
+	// get-tuple-element 0, the instructions to place before and after it.
+	around map[*hlo.Instruction][2][]*hlo.Instruction
 }
 
 // userCount counts an instruction's distinct users, and those among them that
@@ -113,7 +120,7 @@ func newFuser(m *hlo.Module, cfg Config) *fuser {
 // until none qualifies.
 func (f *fuser) fuseComputation(c *hlo.Computation) error {
 	c.Renumber()
-	f.c, f.added = c, nil
+	f.c, f.added, f.around = c, nil, map[*hlo.Instruction][2][]*hlo.Instruction{}
 	f.users, f.removed = make([]userCount, len(c.Instructions)), make([]bool, len(c.Instructions))
 	for _, in := range c.Instructions {
 		for _, x := range distinct(in.Operands) {
@@ -128,7 +135,8 @@ func (f *fuser) fuseComputation(c *hlo.Computation) error {
 	kept := c.Instructions[:0:0]
 	for _, in := range c.Instructions {
 		if !f.removed[in.ID] {
-			kept = append(kept, in)
+			ar := f.around[in]
+			kept = append(append(append(kept, ar[0]...), in), ar[1]...)
 		}
 	}
 	c.Instructions = kept
@@ -145,17 +153,25 @@ func (f *fuser) fuseInto(consumer *hlo.Instruction) {
 		k = openKernel(consumer)
 	}
 	for {
-		p := f.pickProducer(consumer, k)
+		p, how := f.pickProducer(consumer, k)
 		if p == nil {
 			break
 		}
 		if k == nil {
 			k = f.wrap(consumer)
 		}
-		f.fuse(k, p)
+		clone := f.fuse(k, p)
+		if how == asOutput {
+			k.addOutput(p, clone)
+			f.remove(p) // the root tuple reads it from the kernel (splitOutputs)
+		}
 	}
 	if k != nil {
 		k.close()
+		if len(k.outputs) > 0 {
+			before, after := f.splitOutputs(k)
+			f.around[consumer] = [2][]*hlo.Instruction{before, after}
+		}
 	}
 }
 
@@ -203,6 +219,11 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 	switch in.Op {
 	case hlo.OpIota:
 		return true
+	case hlo.OpReduce:
+		_, ok := hlo.RowReduceDims(in)
+		return ok
+	case hlo.OpDot:
+		return true // as an epilogue's producer only (fusion_epilogue.go)
 	case hlo.OpConstant:
 		lit := in.Attrs.Literal
 		return lit != nil && (lit.Shape().NumElements() <= maxFusedConstant || lit.IsUniform())
@@ -216,24 +237,24 @@ func isExpensive(in *hlo.Instruction) bool { return in.Info().Expensive }
 
 // pickProducer returns an operand of consumer (whose kernel, if it has one yet, is
 // k) that may be fused into it, or nil.
-func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) *hlo.Instruction {
+func (f *fuser) pickProducer(consumer *hlo.Instruction, k *fusedKernel) (*hlo.Instruction, fuseAs) {
 	size := 1
 	if k != nil {
 		size = len(k.body)
 	}
 	if size >= f.maxInstrs {
-		return nil
+		return nil, notFused
 	}
 	operands := map[*hlo.Instruction]bool{}
 	for _, x := range consumer.Operands {
 		operands[x] = true
 	}
 	for _, p := range consumer.Operands {
-		if f.canFuse(p, operands, k) {
-			return p
+		if how := f.fuseKind(p, consumer, operands, k); how != notFused {
+			return p, how
 		}
 	}
-	return nil
+	return nil, notFused
 }
 
 // canFuse says whether p may be fused into the consumer whose distinct operands are
@@ -251,6 +272,36 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 	}
 	return !isExpensive(p) && users.nonConsumers == 0
 }
+
+// fuseKind says how p may join consumer's kernel (k, if it has one yet): as a
+// producer, as an extra output (fusion_multi.go), or not at all.
+func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) fuseAs {
+	if readByDot(k, p) {
+		return notFused
+	}
+	if f.canFuse(p, operands, k) {
+		switch {
+		case p.Op == hlo.OpReduce && !f.canFuseRow(p, consumer, k):
+			return notFused
+		case p.Op == hlo.OpDot && !f.canFuseDot(p, consumer, k):
+			return notFused
+		}
+		return asProducer
+	}
+	if p != f.c.Root && isFusibleProducer(p) && paramsAfter(operands, p, k) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
+		return asOutput
+	}
+	return notFused
+}
+
+// fuseAs is how a producer joins a kernel.
+type fuseAs int
+
+const (
+	notFused fuseAs = iota
+	asProducer
+	asOutput // a producer the root tuple also returns: an extra output
+)
 
 // paramsAfter counts the parameters a consumer's fused computation (k, if it has
 // one yet) would have with p fused in: p's parameter goes, p's operands come in
@@ -284,6 +335,8 @@ type fusedKernel struct {
 	// rounds, which reuse every value) instead of its size, and hit the
 	// instruction bound with the shared intermediates left materialised.
 	clones map[*hlo.Instruction]*hlo.Instruction
+	// outputs lists the extra outputs (multi-output fusion), in the order fused.
+	outputs []multiOutput
 }
 
 // operandSlot is operand k of in.
@@ -343,7 +396,7 @@ func (f *fuser) wrap(in *hlo.Instruction) *fusedKernel {
 // fuse copies producer p into k's computation in place of p's parameter. p's
 // operands already fused into k are read from their copies; the others become
 // parameters.
-func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
+func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) *hlo.Instruction {
 	j := slices.Index(k.fusion.Operands, p)
 	clone := &hlo.Instruction{Name: f.names.fresh(p.Name), Op: p.Op, Shape: p.Shape.Clone(),
 		Attrs: p.Attrs.Clone(), Called: p.Called}
@@ -367,13 +420,20 @@ func (f *fuser) fuse(k *fusedKernel, p *hlo.Instruction) {
 		f.remove(p)
 	}
 	f.changed = true
+	return clone
 }
 
-// remove marks p, which nothing reads any more, removed.
+// remove marks p, which nothing reads any more, removed, and with it the operands
+// it was the last reader of: a value that only dead code reads must not count as
+// read, or a producer it reads would look shared and stay out of a kernel (a
+// layernorm's mean, read by the kernel and by a centred copy the kernel made dead).
 func (f *fuser) remove(p *hlo.Instruction) {
 	f.removed[p.ID] = true
 	for _, x := range distinct(p.Operands) {
 		f.dropUser(x, p)
+		if f.users[x.ID].all == 0 && !f.removed[x.ID] && x != f.c.Root && x.Op != hlo.OpParameter && x.SideEffectFree() {
+			f.remove(x)
+		}
 	}
 }
 
@@ -449,10 +509,14 @@ func (k *fusedKernel) bodyInOrder() []*hlo.Instruction {
 	return out
 }
 
-// fusionKind is kInput for a reduction root, kLoop otherwise.
+// fusionKind is kInput for a reduction root, kOutput for a dot with its epilogue,
+// kLoop otherwise.
 func fusionKind(fc *hlo.Computation) hlo.FusionKind {
-	if fc.Root.Op == hlo.OpReduce {
+	switch {
+	case fc.Root.Op == hlo.OpReduce:
 		return hlo.FusionInput
+	case slices.ContainsFunc(fc.Instructions, func(in *hlo.Instruction) bool { return in.Op == hlo.OpDot }):
+		return hlo.FusionOutput
 	}
 	return hlo.FusionLoop
 }

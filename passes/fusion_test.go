@@ -52,43 +52,23 @@ ENTRY %saxpy (a: f32[], x: f32[1024], y: f32[1024]) -> f32[1024] {
 		},
 		{
 			name: "an expensive producer with two users is computed once",
-			before: `HloModule softmax
-` + scalarAdd + `
-ENTRY %softmax (x: f32[8,16]) -> f32[8,16] {
+			before: `HloModule twice
+ENTRY %twice (x: f32[8,16]) -> (f32[8,16], f32[8,16]) {
   %x = f32[8,16] parameter(0)
   %e = f32[8,16] exponential(%x)
-  %zero = f32[] constant(0)
-  %s = f32[8] reduce(%e, %zero), dimensions={1}, to_apply=%add
-  %sb = f32[8,16] broadcast(%s), dimensions={0}
-  ROOT %y = f32[8,16] divide(%e, %sb)
+  %n = f32[8,16] negate(%e)
+  %a = f32[8,16] abs(%e)
+  ROOT %t = (f32[8,16], f32[8,16]) tuple(%n, %a)
 }
 `,
-			after: `HloModule softmax, entry_computation_layout={(f32[8,16]{1,0})->f32[8,16]{1,0}}
+			after: `HloModule twice, entry_computation_layout={(f32[8,16]{1,0})->(f32[8,16]{1,0}, f32[8,16]{1,0})}
 
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(f32[] %a, f32[] %b)
-}
-
-%fused_y (param_e: f32[8,16], param_s.1: f32[8]) -> f32[8,16] {
-  %param_e = f32[8,16]{1,0} parameter(0)
-  %param_s.1 = f32[8]{0} parameter(1)
-  %sb.1 = f32[8,16]{1,0} broadcast(f32[8]{0} %param_s.1), dimensions={0}
-  ROOT %y.1 = f32[8,16]{1,0} divide(f32[8,16]{1,0} %param_e, f32[8,16]{1,0} %sb.1)
-}
-
-%fused_s.1 (param_e.1: f32[8,16]) -> f32[8] {
-  %param_e.1 = f32[8,16]{1,0} parameter(0)
-  %zero.1 = f32[] constant(0)
-  ROOT %s.1.1 = f32[8]{0} reduce(f32[8,16]{1,0} %param_e.1, f32[] %zero.1), dimensions={1}, to_apply=%add
-}
-
-ENTRY %softmax (x: f32[8,16]) -> f32[8,16] {
+ENTRY %twice (x: f32[8,16]) -> (f32[8,16], f32[8,16]) {
   %x = f32[8,16]{1,0} parameter(0)
   %e = f32[8,16]{1,0} exponential(f32[8,16]{1,0} %x)
-  %s.1 = f32[8]{0} fusion(f32[8,16]{1,0} %e), kind=kInput, calls=%fused_s.1
-  ROOT %y = f32[8,16]{1,0} fusion(f32[8,16]{1,0} %e, f32[8]{0} %s.1), kind=kLoop, calls=%fused_y
+  %n = f32[8,16]{1,0} negate(f32[8,16]{1,0} %e)
+  %a = f32[8,16]{1,0} abs(f32[8,16]{1,0} %e)
+  ROOT %t = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(f32[8,16]{1,0} %n, f32[8,16]{1,0} %a)
 }
 `,
 		},
@@ -143,12 +123,18 @@ ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
 `,
 			after: `HloModule keep, entry_computation_layout={(f32[16,16]{1,0}, f32[16,16]{1,0})->(f32[16,16]{1,0}, f32[16,16]{1,0})}
 
+%fused_r (param_y: f32[16,16], param_n: f32[16,16]) -> f32[16,16] {
+  %param_y = f32[16,16]{1,0} parameter(0)
+  %param_n = f32[16,16]{1,0} parameter(1)
+  %d.1 = f32[16,16]{1,0} dot(f32[16,16]{1,0} %param_n, f32[16,16]{1,0} %param_y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %r.1 = f32[16,16]{1,0} maximum(f32[16,16]{1,0} %d.1, f32[16,16]{1,0} %param_y)
+}
+
 ENTRY %keep (x: f32[16,16], y: f32[16,16]) -> (f32[16,16], f32[16,16]) {
   %x = f32[16,16]{1,0} parameter(0)
   %y = f32[16,16]{1,0} parameter(1)
   %n = f32[16,16]{1,0} negate(f32[16,16]{1,0} %x)
-  %d = f32[16,16]{1,0} dot(f32[16,16]{1,0} %n, f32[16,16]{1,0} %y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  %r = f32[16,16]{1,0} maximum(f32[16,16]{1,0} %d, f32[16,16]{1,0} %y)
+  %r = f32[16,16]{1,0} fusion(f32[16,16]{1,0} %y, f32[16,16]{1,0} %n), kind=kOutput, calls=%fused_r
   ROOT %t = (f32[16,16]{1,0}, f32[16,16]{1,0}) tuple(f32[16,16]{1,0} %n, f32[16,16]{1,0} %r)
 }
 `,

@@ -317,15 +317,32 @@ func checkFusion(in *hlo.Instruction, cfg Config, callers map[*hlo.Computation]i
 		switch x.Op {
 		case hlo.OpParameter:
 			continue
-		case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpFusion, hlo.OpTuple, hlo.OpGetTupleElement:
+		case hlo.OpTuple:
+			if err := checkMultiOutput(fc, x); err != nil {
+				return err
+			}
+			continue
+		case hlo.OpWhile, hlo.OpConditional, hlo.OpCall, hlo.OpFusion, hlo.OpGetTupleElement:
 			return fmt.Errorf("not flat: %s is %v", x.Name, x.Op)
 		}
 		ops++
 		if x == fc.Root {
 			continue
 		}
+		if x.Op == hlo.OpReduce {
+			if err := checkRowReduce(fc, x); err != nil {
+				return err
+			}
+			continue
+		}
+		if x.Op == hlo.OpDot {
+			if err := checkEpilogueDot(fc, x); err != nil {
+				return err
+			}
+			continue
+		}
 		switch x.Op {
-		case hlo.OpReduce, hlo.OpDot, hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
+		case hlo.OpReduceWindow, hlo.OpConvolution, hlo.OpSort,
 			hlo.OpScatter, hlo.OpDynamicUpdateSlice, hlo.OpSelectAndScatter:
 			return fmt.Errorf("%v %s fused as a producer", x.Op, x.Name)
 		case hlo.OpConstant:
@@ -369,14 +386,84 @@ func checkNoDeadCode(m *hlo.Module) error {
 	return nil
 }
 
+// nonParams counts c's instructions other than parameters and the
+// get-tuple-elements that read a multi-output fusion's outputs (bookkeeping, not
+// kernels: each replaces an instruction the fusion took in).
 func nonParams(c *hlo.Computation) int {
 	n := 0
 	for _, in := range c.Instructions {
-		if in.Op != hlo.OpParameter {
-			n++
+		if in.Op == hlo.OpParameter || (in.Op == hlo.OpGetTupleElement && in.Operands[0].Op == hlo.OpFusion) {
+			continue
 		}
+		n++
 	}
 	return n
+}
+
+// checkRowReduce checks a reduce fused as a producer by row fusion's rules: a row
+// reduction whose result dims lead the kernel's root dims (the root itself no
+// reduce), read only along rows.
+func checkRowReduce(fc *hlo.Computation, x *hlo.Instruction) error {
+	rows, ok := hlo.RowReduceDims(x)
+	out := fc.Root.Shape
+	if !ok || fc.Root.Op == hlo.OpReduce || !out.IsArray() || out.Rank() < len(rows) || !slices.Equal(out.Dims[:len(rows)], rows) {
+		return fmt.Errorf("reduce %s fused as a producer, and not as a row reduction of root %s %v", x.Name, fc.Root.Name, out)
+	}
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range fc.Instructions {
+		for _, o := range distinct(in.Operands) {
+			readers[o] = append(readers[o], in)
+		}
+	}
+	if !readsAlongRows(x, readers, len(rows)) {
+		return fmt.Errorf("row reduction %s is read across rows", x.Name)
+	}
+	return nil
+}
+
+// checkEpilogueDot checks a dot fused as a producer by the epilogue rules: the
+// kernel's only dot and no reduction, its operands parameters, read at each
+// element's own index up to the root.
+func checkEpilogueDot(fc *hlo.Computation, x *hlo.Instruction) error {
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	dots := 0
+	for _, in := range fc.Instructions {
+		for _, o := range distinct(in.Operands) {
+			readers[o] = append(readers[o], in)
+		}
+		switch in.Op {
+		case hlo.OpDot:
+			dots++
+		case hlo.OpReduce:
+			return fmt.Errorf("dot %s shares its kernel with reduce %s", x.Name, in.Name)
+		}
+	}
+	if dots != 1 {
+		return fmt.Errorf("dot %s shares its kernel with %d other dots", x.Name, dots-1)
+	}
+	for _, o := range x.Operands {
+		if o.Op != hlo.OpParameter {
+			return fmt.Errorf("dot %s reads the computed %s", x.Name, o.Name)
+		}
+	}
+	if !fc.Root.Shape.SameDims(x.Shape) || !readAtOwnIndex(x, readers, x.Shape) {
+		return fmt.Errorf("dot %s is read elsewhere than at its own index", x.Name)
+	}
+	return nil
+}
+
+// checkMultiOutput checks a multi-output kernel: its tuple is the root, of at
+// most maxFusionOutputs elementwise values with the dims of the first.
+func checkMultiOutput(fc *hlo.Computation, x *hlo.Instruction) error {
+	if x != fc.Root || len(x.Operands) < 2 || len(x.Operands) > maxFusionOutputs {
+		return fmt.Errorf("tuple %s of %d values in a kernel, not its multi-output root", x.Name, len(x.Operands))
+	}
+	for _, o := range x.Operands {
+		if !isElementwiseOp(o) || !o.Shape.SameDims(x.Operands[0].Shape) {
+			return fmt.Errorf("multi-output %s returns %s (%v %v)", x.Name, o.Name, o.Op, o.Shape)
+		}
+	}
+	return nil
 }
 
 // onceOps counts, by opcode, the instructions of m that fusion may move but never

@@ -59,7 +59,7 @@ func TestCheckNamesTheBrokenKernel(t *testing.T) {
 	require.NoError(t, err)
 	defer exe.Close()
 	opt := exe.OptimizedModule()
-	fusion := opt.Entry.Root.Operands[0] // probs = divide(e, broadcast(rowsum)): e is a fusion
+	fusion := opt.Entry.Root // probs: the whole softmax is one row kernel
 	require.Equal(t, hlo.OpFusion, fusion.Op, hlo.Print(opt))
 	inputs, err := inputSource{kind: "random", seed: 1}.inputs(m, cpuref.Limits{})
 	require.NoError(t, err)
@@ -68,7 +68,7 @@ func TestCheckNamesTheBrokenKernel(t *testing.T) {
 		blamed       int // the kernel, then the instruction inside the fusion
 	}{
 		{"logits", "a kernel differs from cpuref: logits", 1},
-		{"shifted", "a kernel differs from cpuref: shifted.1, inside fusion e", 2},
+		{"shifted", "a kernel differs from cpuref: shifted.1, inside fusion probs", 2},
 	} {
 		var out bytes.Buffer
 		k := newChecker(context.Background(), &out, rt, cpuref.Limits{})

@@ -91,15 +91,24 @@ func (g *gen) emitN(in *hlo.Instruction, idx []spirv.ID) []spirv.ID {
 	if g.k.err != nil {
 		return g.placeholder(in)
 	}
-	key := fmt.Sprintf("%p%v", in, idx)
+	key := valueKey(in, idx)
 	for s := len(g.scopes) - 1; s >= 0; s-- {
 		if vs, ok := g.scopes[s][key]; ok {
 			return vs
 		}
 	}
 	vs := g.compute(in, idx)
-	g.scopes[len(g.scopes)-1][key] = vs
+	g.define(in, idx, vs)
 	return vs
+}
+
+// valueKey is the cache key of in's element(s) at idx.
+func valueKey(in *hlo.Instruction, idx []spirv.ID) string { return fmt.Sprintf("%p%v", in, idx) }
+
+// define caches vals as the element(s) of in at idx in the innermost scope: emitN's
+// own cache, and how a row kernel hands in the reductions it computed up front.
+func (g *gen) define(in *hlo.Instruction, idx []spirv.ID, vals []spirv.ID) {
+	g.scopes[len(g.scopes)-1][valueKey(in, idx)] = vals
 }
 
 // memo returns the value cached under key in the visible scopes, or makes it with

@@ -48,6 +48,7 @@ func (l *lowering) facts() error {
 	case byTreeReduce:
 		return l.treeFacts()
 	case byGEMM:
+		l.p.InPlace = l.epilogueInPlace(gemmDot(l.c))
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
 	case byConvGEMM:
@@ -59,12 +60,19 @@ func (l *lowering) facts() error {
 	case bySplitConv:
 		l.splitConvFacts()
 		return nil
+	case byRows:
+		rp, _ := planRows(l.c)
+		if l.p.Outputs[0].NumElements() > 0 {
+			l.p.InPlace = inPlaceInputs(l.c, len(rp.rowDims))
+			l.dispatchFact("", l.outputArgs())
+		}
+		return nil
 	}
 	if err := l.checkOutputsShareDims(); err != nil {
 		return err
 	}
 	if l.p.Outputs[0].NumElements() > 0 {
-		l.p.InPlace = inPlaceInputs(l.c)
+		l.p.InPlace = inPlaceInputs(l.c, -1)
 		l.dispatchFact("", l.outputArgs())
 	}
 	return nil

@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -44,7 +45,7 @@ func gemmBlock(t Target) (rm, rn int64) {
 
 // gemmShape is a dot's GEMM view.
 type gemmShape struct {
-	lhs, rhs           *hlo.Instruction
+	dot, lhs, rhs      *hlo.Instruction
 	d                  *hlo.DotDims
 	lFree, rFree       int64 // the single free dim of each operand
 	m, n, k            int64
@@ -53,6 +54,9 @@ type gemmShape struct {
 }
 
 func gemmView(root *hlo.Instruction) (gemmShape, bool) {
+	if root == nil {
+		return gemmShape{}, false
+	}
 	if dt := root.Shape.DType; root.Op != hlo.OpDot || (dt != hlo.F32 && dt != hlo.F16 && dt != hlo.BF16) {
 		return gemmShape{}, false
 	}
@@ -66,7 +70,7 @@ func gemmView(root *hlo.Instruction) (gemmShape, bool) {
 	if len(lf) != 1 || len(rf) != 1 {
 		return gemmShape{}, false
 	}
-	gs := gemmShape{lhs: l, rhs: r, d: d, lFree: lf[0], rFree: rf[0],
+	gs := gemmShape{dot: root, lhs: l, rhs: r, d: d, lFree: lf[0], rFree: rf[0],
 		m: l.Shape.Dims[lf[0]], n: r.Shape.Dims[rf[0]], k: l.Shape.Dims[d.LhsContracting[0]]}
 	for _, b := range d.LhsBatch {
 		gs.batch = append(gs.batch, l.Shape.Dims[b])
@@ -80,16 +84,23 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 }
 
 func (l *lowering) lowerGEMM() error {
-	gs, _ := gemmView(l.c.Root)
+	// The dot is the root, or the one dot of a kernel whose root is its epilogue
+	// (kOutput fusion, epilogue.go).
+	gs, _ := gemmView(gemmDot(l.c))
+	l.p.InPlace = l.epilogueInPlace(gs.dot)
 	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, l.outputDest(), func(t gemmTile) {
 		f := t.g.k.f
-		acc := l.gemmBlockSum(t.g, gs, t.g.k.delinearize(t.b, gs.batch), t.row0, t.col0, t.rm, t.rn)
+		batch := t.g.k.delinearize(t.b, gs.batch)
+		acc := l.gemmBlockSum(t.g, gs, batch, t.row0, t.col0, t.rm, t.rn)
 		// C is (batch, M, N) row-major.
 		rowBase := func(_ int64, row spirv.ID) spirv.ID {
 			return f.IMul(f.IAdd(f.IMul(t.b, t.g.k.ic(gs.m)), row), t.g.k.ic(gs.n))
 		}
-		l.gemmStore(t, acc, gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase,
-			vec4: gs.n%4 == 0})
+		o := gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase, vec4: gs.n%4 == 0}
+		if gs.dot != l.c.Root {
+			o.epilogue, o.batch = gs.dot, batch
+		}
+		l.gemmStore(t, acc, o)
 	})
 }
 
@@ -279,43 +290,57 @@ func (gs gemmShape) rhsIndex(batch []spirv.ID, kv, col spirv.ID) []spirv.ID {
 }
 
 // gemmOut places C in the output: element (row, col) of a block's batch is at
-// rowBase(row) + col·colStride, for row < m and col < n.
+// rowBase(i, row) + col·colStride, for row = row0 + i < m and col < n. i is the
+// block's row, known at code generation, except in an epilogue's row loop (a dot
+// GEMM's, whose rowBase reads only row), where it is -1.
 type gemmOut struct {
 	m, n      int64
 	colStride int64
-	rowBase   func(i int64, row spirv.ID) spirv.ID // row = row0 + i
+	rowBase   func(i int64, row spirv.ID) spirv.ID
 	// vec4: the columns are contiguous (colStride 1) and every rowBase a multiple
 	// of 4, so that an f32 output takes a vec4 per column quad.
 	vec4 bool
+	// epilogue is the dot whose product the kernel's epilogue reads (epilogue.go),
+	// with the block's batch indices; nil: C is stored as it is.
+	epilogue *hlo.Instruction
+	batch    []spirv.ID
 }
 
 // gemmStore is the GEMM's output stage: it writes the block's elements that lie
-// inside C, a vec4 per row and column quad where gemmOut allows it and the output
-// is f32, else element by element (rounded to f16/bf16). Every element is a sum
-// from zero (sumFromZero).
+// inside C, through the epilogue when the kernel has one, a vec4 per row and
+// column quad where gemmOut allows it and the output is f32, else element by
+// element (rounded to f16/bf16). Every element is a sum from zero (sumFromZero).
 func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 	k, f, m := t.g.k, t.g.k.f, t.g.k.m
-	dt := t.dest.dt
+	dt, pdt := t.dest.dt, t.dest.dt // the stored type and the product's
+	if o.epilogue != nil {
+		pdt = o.epilogue.Shape.DType
+	}
 	var out4 spirv.Buffer
 	if dt == hlo.F32 && o.vec4 && o.colStride == 1 {
 		out4 = f.View(t.out, t.dest.arg.String()+"_vec4", m.TypeVector(m.TypeF32(), 4))
 	}
 	q0 := f.SDiv(t.col0, k.ic(4)) // col0 is a multiple of 4
-	for i := range t.rm {
-		row := f.IAdd(t.row0, k.ic(i))
+	storeRow := func(i int64, row spirv.ID, accAt func(q int64) spirv.ID) {
 		f.If(f.Less(row, k.ic(o.m)), func() {
 			rowBase := o.rowBase(i, row)
+			rowIdx := append(slices.Clone(o.batch), row)
 			for q := range t.rn / 4 {
-				v := f.Load(acc.acc[i*t.rn/4+q])
+				v := accAt(q)
 				var lanes [4]spirv.ID
 				for j := range lanes {
-					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), dt)
+					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), pdt)
 				}
 				v = f.CompositeConstruct(m.TypeOf(v), lanes[:]...)
 				if out4.Var != 0 {
 					quad := f.IAdd(q0, k.ic(q))
 					f.If(f.Less(quad, k.ic(o.n/4)), func() {
-						f.StoreElem(out4, f.IAdd(f.SDiv(rowBase, k.ic(4)), quad), v)
+						group := f.IAdd(f.SDiv(rowBase, k.ic(4)), quad)
+						st := v
+						if o.epilogue != nil {
+							st = l.gemmEpilogue4(t.g, o.epilogue, rowIdx, group, quad, lanes)
+						}
+						f.StoreElem(out4, group, st)
 					}, nil)
 					continue
 				}
@@ -327,12 +352,40 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 							at = f.IMul(col, k.ic(o.colStride))
 						}
 						at = f.IAdd(rowBase, at)
-						k.store(t.out, at, k.round(f.CompositeExtract(v, uint32(j)), dt), dt)
+						v := k.round(f.CompositeExtract(v, uint32(j)), pdt)
+						if o.epilogue == nil {
+							k.store(t.out, at, v, dt)
+							return
+						}
+						t.g.scoped(func() {
+							k.store(t.out, at, l.gemmEpilogue(t.g, o.epilogue, append(slices.Clone(rowIdx), col), v), dt)
+						})
 					}, nil)
 				}
 			}
 		}, nil)
 	}
+	if o.epilogue == nil {
+		for i := range t.rm {
+			storeRow(i, f.IAdd(t.row0, k.ic(i)), func(q int64) spirv.ID { return f.Load(acc.acc[i*t.rn/4+q]) })
+		}
+		return
+	}
+	// An epilogue is emitted once, in a loop over the block's rows, rather than for
+	// each of its rm rows: a large one (a gelu, f16 rounding) unrolled rm times made
+	// the driver's compile of the kernel take seconds.
+	vec4 := m.TypeVector(m.TypeF32(), 4)
+	arr := f.Var(m.TypeArray(vec4, uint32(len(acc.acc))), "block")
+	for j, a := range acc.acc {
+		f.Store(f.AccessChain(arr, k.ic(int64(j))), f.Load(a))
+	}
+	k.loop(t.rm, func(i spirv.ID) {
+		t.g.scoped(func() {
+			storeRow(-1, f.IAdd(t.row0, i), func(q int64) spirv.ID {
+				return f.Load(f.AccessChain(arr, f.IAdd(f.IMul(i, k.ic(t.rn/4)), k.ic(q))))
+			})
+		})
+	})
 }
 
 // gemmLoad reads A and B for one block: through vec4 views of the input bindings

@@ -9,39 +9,104 @@ import "github.com/vkxla/vkxla/hlo"
 // other invocation touches it, so an output with the input's element size and
 // count may be written over the input's buffer: the runtime shares them when the
 // input dies at this kernel.
-func inPlaceInputs(c *hlo.Computation) []bool {
+//
+// In a row kernel (rows >= 0 is the rank of its rows, rows.go) one invocation
+// reads and writes whole rows: it folds the row's reductions before it stores any
+// of the row's outputs. An input read only by those folds at the reduction's own
+// element (so inside the row being computed), or by the outputs at their own
+// element, is then read before its row is overwritten, by the invocation that
+// overwrites it, and qualifies as well.
+func inPlaceInputs(c *hlo.Computation, rows int) []bool {
 	ok := make([]bool, len(c.Params))
 	for i := range ok {
 		ok[i] = true
 	}
-	seen := map[*hlo.Instruction]map[bool]bool{}
-	var walk func(in *hlo.Instruction, aligned bool)
-	walk = func(in *hlo.Instruction, aligned bool) {
-		if seen[in][aligned] {
+	seen := map[*hlo.Instruction]map[access]bool{}
+	var walk func(in *hlo.Instruction, a access)
+	walk = func(in *hlo.Instruction, a access) {
+		if seen[in][a] {
 			return
 		}
 		if seen[in] == nil {
-			seen[in] = map[bool]bool{}
+			seen[in] = map[access]bool{}
 		}
-		seen[in][aligned] = true
+		seen[in][a] = true
 		if in.Op == hlo.OpParameter {
-			if n := int(in.Attrs.ParameterNumber); n >= 0 && n < len(ok) && !aligned {
+			if n := int(in.Attrs.ParameterNumber); n >= 0 && n < len(ok) && a != sameElement {
 				ok[n] = false
 			}
 			return
 		}
-		for j, op := range in.Operands {
-			walk(op, aligned && readsSameIndex(in, j))
+		for j := range in.Operands {
+			walk(in.Operands[j], operandAccess(in, j, a, rows))
 		}
 	}
 	if c.Root.Op == hlo.OpTuple {
 		for _, e := range c.Root.Operands {
-			walk(e, true)
+			walk(e, sameElement)
 		}
 	} else {
-		walk(c.Root, true)
+		walk(c.Root, sameElement)
 	}
 	return ok
+}
+
+// access is which elements of a value a kernel may read, relative to the output
+// element an invocation computes.
+type access uint8
+
+const (
+	elsewhere   access = iota // any element
+	sameElement               // the element at the output's linear index
+	sameRow                   // the row's value (row kernels: one per row, computed up front)
+)
+
+// operandAccess is how in, read with access a, reads its operand j; rows is the
+// rank of a row kernel's rows, or -1.
+func operandAccess(in *hlo.Instruction, j int, a access, rows int) access {
+	switch {
+	case a == elsewhere:
+		return elsewhere
+	case rows >= 0 && in.Op == hlo.OpReduce && in.Shape.IsArray() && in.Shape.Rank() == rows:
+		if j == 0 { // a row reduction folds its input row by row, at each element
+			return sameElement
+		}
+		return elsewhere
+	case a == sameRow:
+		if isElementwise(in) && in.Operands[j].Shape.SameDims(in.Shape) {
+			return sameRow
+		}
+		return elsewhere
+	case readsSameIndex(in, j):
+		return sameElement
+	case rows >= 0 && isRowBroadcast(in, rows):
+		return sameRow
+	}
+	return elsewhere
+}
+
+// isElementwise reports ops that compute each element from the operands' elements
+// at the same index.
+func isElementwise(in *hlo.Instruction) bool {
+	switch in.Info().Kind {
+	case hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise:
+		return true
+	}
+	return false
+}
+
+// isRowBroadcast reports a broadcast of a value of the given rank along the minor
+// dims (its dims map to the leading ones).
+func isRowBroadcast(in *hlo.Instruction, rank int) bool {
+	if in.Op != hlo.OpBroadcast || len(in.Attrs.Dimensions) != rank {
+		return false
+	}
+	for i, d := range in.Attrs.Dimensions {
+		if d != int64(i) {
+			return false
+		}
+	}
+	return true
 }
 
 // readsSameIndex says whether in reads operand j only at the linear index of the
@@ -51,8 +116,7 @@ func readsSameIndex(in *hlo.Instruction, j int) bool {
 	if !op.Shape.IsArray() || !in.Shape.IsArray() {
 		return false
 	}
-	switch in.Info().Kind {
-	case hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise:
+	if isElementwise(in) {
 		// Scalar operands of clamp and select are broadcast: read at index 0.
 		return op.Shape.SameDims(in.Shape)
 	}

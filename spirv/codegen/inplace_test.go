@@ -57,7 +57,7 @@ func TestInPlaceInputs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := inPlaceInputs(m.Entry); !slices.Equal(got, tc.want) {
+			if got := inPlaceInputs(m.Entry, -1); !slices.Equal(got, tc.want) {
 				t.Errorf("inPlaceInputs = %v, want %v", got, tc.want)
 			}
 		})

@@ -235,22 +235,32 @@ func (k *kernel) linearGroup() (id, count spirv.ID) {
 // workgroups for one element per invocation up to streamGroups, and more when the
 // loops one element runs would otherwise exceed the target's loop-iteration bound.
 func (k *kernel) gridStride(n int64, body func(i spirv.ID)) [3]uint32 {
+	return k.teamStride(n, int64(k.local), func() (spirv.ID, spirv.ID) {
+		return k.toIndex(k.f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)), k.ic(int64(k.local))
+	}, body)
+}
+
+// teamStride is gridStride for teams of invocations (an invocation, or a
+// subgroup): ids gives the team's index in its workgroup and the workgroup's teams
+// (at run time), and team t of workgroup w takes items w·teams + t, then every
+// grid's worth of teams further; the grid is sized for perGroup teams per
+// workgroup.
+func (k *kernel) teamStride(n, perGroup int64, ids func() (team, teams spirv.ID), body func(i spirv.ID)) [3]uint32 {
 	f := k.f
 	group, groups := k.linearGroup()
-	lid := k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0))
-	local := k.ic(int64(k.local))
+	team, teams := ids()
 	before := k.iters
-	f.Range(f.IAdd(f.IMul(group, local), lid), k.ic(n), f.IMul(groups, local), body)
-	perElem := (k.iters-before)/k.iterScale + 1 // the element's inner loops and its own iteration
-	want := max(1, (n+int64(k.local)-1)/int64(k.local))
+	f.Range(f.IAdd(f.IMul(group, teams), team), k.ic(n), f.IMul(groups, teams), body)
+	perItem := (k.iters-before)/k.iterScale + 1 // the item's inner loops and its own iteration
+	want := max(1, (n+perGroup-1)/perGroup)
 	g := min(want, streamGroups)
 	if lim := k.t.MaxLoopIterations; lim > 0 {
-		perInv := max(1, lim/perElem) // elements one invocation may take
-		g = max(g, min(want, (n+perInv*int64(k.local)-1)/(perInv*int64(k.local))))
+		perTeam := max(1, lim/perItem) // items one team may take
+		g = max(g, min(want, (n+perTeam*perGroup-1)/(perTeam*perGroup)))
 	}
 	grid := k.grid(g)
-	total := int64(grid[0]) * int64(grid[1]) * int64(k.local)
-	k.iters = before + (n+total-1)/total*perElem*k.iterScale
+	total := int64(grid[0]) * int64(grid[1]) * perGroup
+	k.iters = before + (n+total-1)/total*perItem*k.iterScale
 	return grid
 }
 

@@ -192,6 +192,7 @@ const (
 	byDepthwise  // a float depthwise convolution, four features per invocation
 	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
 	byUserKernel // a custom-call of a kernel target: the user's SPIR-V (user_kernel.go)
+	byRows       // whole rows per invocation: row reductions once, then the row's outputs
 )
 
 // strategy picks the root's strategy; Lower and Facts both follow it.
@@ -209,7 +210,7 @@ func (l *lowering) strategy() strategy {
 		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
 		return byTreeReduce
-	case useGEMM(root, l.t):
+	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
 	case useDepthwise(root, l.t):
 		return byDepthwise
@@ -217,6 +218,9 @@ func (l *lowering) strategy() strategy {
 		return byConvGEMM
 	case useSplitConv(root, l.t):
 		return bySplitConv
+	}
+	if _, ok := planRows(l.c); ok {
+		return byRows
 	}
 	return byElements
 }
@@ -242,6 +246,9 @@ func (l *lowering) lower() error {
 		return l.lowerSplitConv()
 	case byUserKernel:
 		return l.lowerUserKernel()
+	case byRows:
+		rp, _ := planRows(l.c)
+		return l.lowerRows(rp)
 	}
 	return l.lowerElemental()
 }
@@ -313,7 +320,7 @@ func (l *lowering) lowerElemental() error {
 	k := l.newKernel("", defaultLocal)
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
-	l.p.InPlace = inPlaceInputs(l.c)
+	l.p.InPlace = inPlaceInputs(l.c, -1)
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
 	}

@@ -87,11 +87,13 @@ func (k *kernel) exp(x spirv.ID) spirv.ID {
 		return k.exp64(x)
 	}
 	// GLSL's exp cannot return a subnormal (lavapipe's gives 0 below 2^-126): there
-	// exp(x) = exp(x + 32·ln 2)·2^-32, scaled on the encoding.
+	// exp(x) = exp(x + 32·ln 2)·2^-32, scaled on the encoding. One exp of the
+	// argument chosen first: a driver that computes both arms of a select (lavapipe
+	// does) would otherwise pay for two.
 	f := k.f
 	low := f.Less(x, k.fc(x, -87.33654475055310898657)) // ln 2^-126
-	scaled := k.scaleDown32(f.GLSL(spirv.GLSLExp, k.fadd(x, k.fc(x, 32*math.Ln2))), 32)
-	return f.Select(low, scaled, f.GLSL(spirv.GLSLExp, x))
+	e := f.GLSL(spirv.GLSLExp, f.Select(low, k.fadd(x, k.fc(x, 32*math.Ln2)), x))
+	return f.Select(low, k.scaleDown32(e, 32), e)
 }
 
 // log is x = mant·2^e with mant in [√½, √2) (split on the encoding, so subnormals

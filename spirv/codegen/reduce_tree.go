@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"math"
+
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
 )
@@ -334,9 +336,13 @@ func (l *lowering) sharedTree(g *gen, k *kernel, red *hlo.Computation, accs, sha
 }
 
 // subgroupOp is a reducer that subgroup arithmetic can apply: add of f32, s32 or
-// u32, or max/min of s32 or u32. (Float max/min are excluded: the subgroup forms do
-// not propagate NaN as XLA's maximum and minimum do.)
-type subgroupOp struct{ op hlo.Opcode }
+// u32, or max/min of s32 or u32. (Float max/min are excluded here: the subgroup
+// forms do not propagate NaN as XLA's maximum and minimum do. Row kernels combine
+// f32 max/min as keyed ops, through an integer key that orders them as XLA does.)
+type subgroupOp struct {
+	op    hlo.Opcode
+	keyed bool // f32 maximum/minimum, combined on orderedKey
+}
 
 // subgroupReducer recognises a plain add/max/min reducer of one 32-bit operand.
 func subgroupReducer(c *hlo.Computation, dts []hlo.DType, t Target) *subgroupOp {
@@ -361,6 +367,10 @@ func subgroupReducer(c *hlo.Computation, dts []hlo.DType, t Target) *subgroupOp 
 func (s *subgroupOp) identity(k *kernel, dt hlo.DType) spirv.ID {
 	t := k.regType(dt)
 	switch {
+	case s.keyed && s.op == hlo.OpMaximum:
+		return k.m.ConstFloat(t, math.Inf(-1))
+	case s.keyed:
+		return k.m.ConstFloat(t, math.Inf(1))
 	case s.op == hlo.OpAdd:
 		return k.m.ConstOf(t, 0)
 	case s.op == hlo.OpMaximum && dt == hlo.S32:
@@ -373,21 +383,58 @@ func (s *subgroupOp) identity(k *kernel, dt hlo.DType) spirv.ID {
 	return k.m.ConstUint(t, 1<<32-1)
 }
 
+// combine reduces v over the subgroup; every lane gets the result.
+func (s *subgroupOp) combine(k *kernel, v spirv.ID) spirv.ID {
+	if s.keyed {
+		return fromOrderedKey(k, s.apply(k.f, orderedKey(k, v, s.op)))
+	}
+	return s.apply(k.f, v)
+}
+
+// apply is the subgroup instruction of the op.
+func (s *subgroupOp) apply(f *spirv.Function, v spirv.ID) spirv.ID {
+	switch s.op {
+	case hlo.OpAdd:
+		return f.SubgroupAdd(v)
+	case hlo.OpMaximum:
+		return f.SubgroupMax(v)
+	}
+	return f.SubgroupMin(v)
+}
+
+// orderedKey maps an f32 to an s32 whose signed order is the order maximum and
+// minimum use: -0 below +0, and NaN (made a positive quiet NaN for maximum, a
+// negative one for minimum) beyond every number, so that it wins and propagates.
+// Non-negative encodings are their own key; negative ones have their magnitude
+// bits flipped, so that a larger magnitude is a smaller key.
+func orderedKey(k *kernel, v spirv.ID, op hlo.Opcode) spirv.ID {
+	f, s32 := k.f, k.m.TypeInt(32, true)
+	nan := int64(0x7fc00000)
+	if op == hlo.OpMinimum {
+		nan = -0x00400000 // 0xffc00000
+	}
+	bits := f.Select(f.IsNan(v), k.m.ConstInt(s32, nan), f.Bitcast(s32, v))
+	return flipNegative(k, bits)
+}
+
+// fromOrderedKey inverts orderedKey (flipping is its own inverse).
+func fromOrderedKey(k *kernel, key spirv.ID) spirv.ID {
+	return k.f.Bitcast(k.regType(hlo.F32), flipNegative(k, key))
+}
+
+// flipNegative flips the low 31 bits of a negative s32.
+func flipNegative(k *kernel, bits spirv.ID) spirv.ID {
+	f, s32 := k.f, k.m.TypeInt(32, true)
+	zero := k.m.ConstInt(s32, 0)
+	return f.Xor(bits, f.Select(f.Less(bits, zero), k.m.ConstInt(s32, 0x7fffffff), zero))
+}
+
 // subgroupCombine reduces each subgroup with one instruction, then invocation 0
 // folds the subgroup results from shared memory. The result is in accs[0] of
 // invocation 0.
 func (l *lowering) subgroupCombine(k *kernel, sub *subgroupOp, accs, shared []spirv.ID, lid spirv.ID, local uint32) []spirv.ID {
 	f := k.f
-	v := f.Load(accs[0])
-	var r spirv.ID
-	switch sub.op {
-	case hlo.OpAdd:
-		r = f.SubgroupAdd(v)
-	case hlo.OpMaximum:
-		r = f.SubgroupMax(v)
-	default:
-		r = f.SubgroupMin(v)
-	}
+	r := sub.combine(k, f.Load(accs[0]))
 	sgid := k.toIndex(f.LoadBuiltIn(spirv.BuiltInSubgroupId))
 	sglid := f.LoadBuiltIn(spirv.BuiltInSubgroupLocalInvocationId)
 	f.If(f.Equal(sglid, k.u32(0)), func() { f.Store(f.AccessChain(shared[0], sgid), r) }, nil)

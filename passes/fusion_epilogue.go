@@ -1,0 +1,72 @@
+package passes
+
+import (
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Dot epilogues (XLA's kOutput fusion): a dot joins the elementwise kernel that
+// reads its product at each element's own index — a bias add, a scale, an
+// activation (relu, clamp, gelu, tanh, logistic), a residual add, a convert — so
+// that the code generator's GEMM applies them in its output stage and the product
+// never goes to memory (spirv/codegen/epilogue.go). The rules:
+//   - the dot has one user (it is computed once);
+//   - the kernel's root is an array of the dot's dims, and every instruction in
+//     the kernel that reads the dot, or a value computed from it, is elementwise
+//     with the dot's dims (so each element of the product is read at its own
+//     index only, by the element being stored);
+//   - the kernel holds one dot and no reduction (a GEMM or a row kernel, not both);
+//   - the dot keeps plain operands: no producer is fused into the dot's operands,
+//     which its GEMM reads best as vec4 loads from memory (canFuseIntoKernel).
+
+// canFuseDot says whether the dot p may join the kernel of consumer (k, if it has
+// one yet) by the rules above.
+func (f *fuser) canFuseDot(p, consumer *hlo.Instruction, k *fusedKernel) bool {
+	if f.users[p.ID].all != 1 || !p.Shape.IsArray() {
+		return false
+	}
+	if k == nil { // the consumer, the kernel's root-to-be, is p's only reader
+		return elementwiseOf(consumer, p)
+	}
+	if !k.fc.Root.Shape.IsArray() || !k.fc.Root.Shape.SameDims(p.Shape) || k.holds(hlo.OpDot, hlo.OpReduce) {
+		return false
+	}
+	return readAtOwnIndex(k.fc.Params[slices.Index(k.fusion.Operands, p)], kernelReaders(k), p.Shape)
+}
+
+// holds says whether k's body has an instruction of one of the opcodes.
+func (k *fusedKernel) holds(ops ...hlo.Opcode) bool {
+	return slices.ContainsFunc(k.body, func(in *hlo.Instruction) bool { return slices.Contains(ops, in.Op) })
+}
+
+// elementwiseOf says whether u is elementwise with v's dims (so it reads v at its
+// own index).
+func elementwiseOf(u, v *hlo.Instruction) bool {
+	switch u.Info().Kind {
+	case hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise:
+		return u.Shape.IsArray() && u.Shape.SameDims(v.Shape)
+	}
+	return false
+}
+
+// readAtOwnIndex says whether every reader of v in the kernel, and of what they
+// compute, is elementwise with dims s.
+func readAtOwnIndex(v *hlo.Instruction, readers map[*hlo.Instruction][]*hlo.Instruction, s hlo.Shape) bool {
+	for _, u := range readers[v] {
+		if !u.Shape.IsArray() || !u.Shape.SameDims(s) || !elementwiseOf(u, v) || !readAtOwnIndex(u, readers, s) {
+			return false
+		}
+	}
+	return true
+}
+
+// readByDot says whether a dot in k reads p (a fusion operand of k): fusing p would
+// hand the dot a computed operand.
+func readByDot(k *fusedKernel, p *hlo.Instruction) bool {
+	if k == nil {
+		return false
+	}
+	j := slices.Index(k.fusion.Operands, p)
+	return j >= 0 && slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return s.in.Op == hlo.OpDot })
+}

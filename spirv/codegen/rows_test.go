@@ -1,0 +1,78 @@
+package codegen
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// rowNormalise is x − reduce(x) over the minor dims of x, of type dt and dims rows ++ cols,
+// with the reducer op.
+func rowNormalise(t *testing.T, dt hlo.DType, op hlo.Opcode, rows, cols []int64) *hlo.Computation {
+	b := newCB(t, "rows")
+	full := append(slices.Clone(rows), cols...)
+	x := b.param(s(dt, full...))
+	var dims, keep []int64
+	for d := range full {
+		if d < len(rows) {
+			keep = append(keep, int64(d))
+		} else {
+			dims = append(dims, int64(d))
+		}
+	}
+	init := b.constant(hlo.NewLiteral(hlo.Scalar(dt)))
+	r := b.op(hlo.OpReduce, hlo.Attributes{Dimensions: dims}, []*hlo.Computation{scalarComp(t, op, dt)}, x, init)
+	rb := b.declared(hlo.OpBroadcast, s(dt, full...), hlo.Attributes{Dimensions: keep}, r)
+	return b.build(b.simple(hlo.OpSubtract, x, rb))
+}
+
+// Row kernels: one dispatch, valid SPIR-V, a subgroup per row where the reducer
+// combines by subgroup arithmetic and the target has it, one invocation per row
+// otherwise; the row input may be written in place.
+func TestRowKernel(t *testing.T) {
+	noSubgroups := LavapipeTarget()
+	noSubgroups.SubgroupArithmetic = false
+	for _, tc := range []struct {
+		name       string
+		c          *hlo.Computation
+		t          Target
+		cooperates bool
+	}{
+		{"f32 add, vec4", rowNormalise(t, hlo.F32, hlo.OpAdd, []int64{6}, []int64{64}), LavapipeTarget(), true},
+		{"f32 max, odd columns", rowNormalise(t, hlo.F32, hlo.OpMaximum, []int64{6}, []int64{13}), LavapipeTarget(), true},
+		{"f32 min, rank-2 rows and columns", rowNormalise(t, hlo.F32, hlo.OpMinimum, []int64{2, 3}, []int64{4, 8}), LavapipeTarget(), true},
+		{"s32 max", rowNormalise(t, hlo.S32, hlo.OpMaximum, []int64{5}, []int64{20}), LavapipeTarget(), true},
+		{"f16 add: one invocation per row", rowNormalise(t, hlo.F16, hlo.OpAdd, []int64{5}, []int64{20}), LavapipeTarget(), false},
+		{"f32 multiply: one invocation per row", rowNormalise(t, hlo.F32, hlo.OpMultiply, []int64{5}, []int64{20}), LavapipeTarget(), false},
+		{"f32 add without subgroup arithmetic", rowNormalise(t, hlo.F32, hlo.OpAdd, []int64{5}, []int64{20}), noSubgroups, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, ok := planRows(tc.c)
+			require.True(t, ok)
+			require.Equal(t, tc.cooperates, rowSubgroupOps(rp, tc.t) != nil)
+			p := lowerFor(t, tc.c, tc.t)
+			require.Len(t, p.Dispatches, 1)
+			require.Equal(t, []bool{true}, p.InPlace)
+			facts, err := Facts(tc.c, tc.t)
+			require.NoError(t, err)
+			require.Equal(t, p.InPlace, facts.InPlace)
+		})
+	}
+}
+
+// A reduction over a major dim, or one whose rows do not lead the root, is no row
+// kernel: it keeps the elemental loop.
+func TestRowKernelRefused(t *testing.T) {
+	b := newCB(t, "cols")
+	x := b.param(s(hlo.F32, 8, 4))
+	zero := b.constant(hlo.ScalarLiteral[float32](0))
+	c := b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{0}}, []*hlo.Computation{scalarComp(t, hlo.OpAdd, hlo.F32)}, x, zero)
+	cb := b.declared(hlo.OpBroadcast, s(hlo.F32, 8, 4), hlo.Attributes{Dimensions: []int64{1}}, c)
+	comp := b.build(b.simple(hlo.OpDivide, x, cb))
+	_, ok := planRows(comp)
+	require.False(t, ok)
+	require.Len(t, lowerOK(t, comp).Dispatches, 1)
+}
