@@ -42,12 +42,17 @@ func dense(b *hlo.Builder, k int, x, w, bias *hlo.Instruction, act func(*hlo.Ins
 // (parameter 0), weights w<k> and biases b<k> (parameters 1+2k, 2+2k); the layers
 // are grouped in regions of `every` layers under p (nil: no checkpoint).
 func mlpLoss(t *testing.T, layers, every int, batch, width int64, p *hlo.CheckpointPolicy) *hlo.Module {
+	return mlpLossOf(t, hlo.F64, layers, every, batch, width, p)
+}
+
+func mlpLossOf(t *testing.T, dt hlo.DType, layers, every int, batch, width int64, p *hlo.CheckpointPolicy) *hlo.Module {
 	t.Helper()
 	b := hlo.NewBuilder("mlp")
-	x := b.Parameter(f64s(batch, width), "x")
+	x := b.Parameter(hlo.MakeShape(dt, batch, width), "x")
 	var ws []*hlo.Instruction
 	for k := range layers {
-		ws = append(ws, b.Parameter(f64s(width, width), fmt.Sprintf("w%d", k)), b.Parameter(f64s(width), fmt.Sprintf("b%d", k)))
+		ws = append(ws, b.Parameter(hlo.MakeShape(dt, width, width), fmt.Sprintf("w%d", k)),
+			b.Parameter(hlo.MakeShape(dt, width), fmt.Sprintf("b%d", k)))
 	}
 	h := x
 	for first := 0; first < layers; first += every {
