@@ -68,14 +68,16 @@ func DeepMLPCase(layers, width, batch int) (GradCase, error) {
 	ckpt, err := checkpointedSteps([]namedRemat{
 		{fmt.Sprintf("regions of %d layers, nothing_saveable", segment), train.Remat{Every: segment, Policy: hlo.NothingSaveable()}},
 		{"each layer a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
-	}, func(r train.Remat) train.Model { return train.CheckpointedMLP(name, hlo.F32, int64(batch), r, sizes...) })
+	}, func(r train.Remat) train.Model {
+		return train.CheckpointedMLP(name, hlo.F32, int64(batch), r, sizes...)
+	})
 	if err != nil {
 		return GradCase{}, err
 	}
 	return GradCase{
 		Checkpointed: ckpt,
-		Name: fmt.Sprintf("%d-layer MLP step, width %d, batch %d", layers, width, batch),
-		Step: step,
+		Name:         fmt.Sprintf("%d-layer MLP step, width %d, batch %d", layers, width, batch),
+		Step:         step,
 		Inputs: func() []*hlo.Literal {
 			x, labels := train.Blobs(1, hlo.F32, int64(batch), int64(width), int64(width), 0.5)
 			return append(step.Init(2), x, labels)
