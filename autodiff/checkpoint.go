@@ -60,14 +60,22 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 // savedInstructions finds the instructions of a region (and of the calls and
 // fusions it inlines) whose values policy keeps: dots and convolutions, or for a
 // CheckpointName with a kept name the value it names, so that every rule reading
-// that value (tanh's reads its result) reads the kept one. Nested regions keep by
+// that value (tanh's reads its result) reads the kept one. Where the named value
+// comes from an op the replay expands rather than tapes (a call, a while loop, a
+// custom-call), the name itself is kept: the op is recomputed for its own
+// backward pass, the name's readers read the kept value. Nested regions keep by
 // their own policies.
 func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into map[*hlo.Instruction]bool) {
 	for _, in := range c.Instructions {
 		switch {
 		case hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget):
-			if policy.Saveable(in) {
-				into[in.Operands[0]] = true
+			if !policy.Saveable(in) {
+				continue
+			}
+			if named := in.Operands[0]; table[named.Op].expand == nil {
+				into[named] = true
+			} else {
+				into[in] = true
 			}
 		case policy.Saveable(in):
 			into[in] = true

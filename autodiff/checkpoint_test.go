@@ -117,9 +117,14 @@ func TestCheckpointGradientMatchesPlain(t *testing.T) {
 
 // TestCheckpointFiniteDifferences: VJPs through regions of several forms against
 // central differences: a tuple result, an argument used inside and outside, an
-// inactive argument, a region in a region, a dot, a convolution and a named value
-// under each policy, and an integer value crossing the region.
+// inactive argument, a region in a region, a dot, a convolution, a named value, a
+// name of a name and a named call under each policy, and an integer value crossing
+// the region.
 func TestCheckpointFiniteDifferences(t *testing.T) {
+	cb := hlo.NewBuilder("sin_times")
+	v := cb.Parameter(f64s(2, 3), "v")
+	sinTimes, err := cb.BuildComputation(cb.Mul(cb.Sin(v), v))
+	require.NoError(t, err)
 	for name, p := range policies() {
 		runFD(t, []fdCase{{
 			name:   name,
@@ -133,7 +138,8 @@ func TestCheckpointFiniteDifferences(t *testing.T) {
 					}, h0, a[1], a[4])
 					conv := b.Conv(a[2], a[3], hlo.MakeWindow([]int64{2, 2}, nil), nhwc(), 1, 1)
 					idx := b.Convert(b.Compare(h0, b.BroadcastScalar(b.ScalarConstant(hlo.F64, 0), 2, 3), hlo.CmpGT), hlo.S32)
-					return b.Tuple(b.CheckpointName(b.Mul(inner, h0), "h2"), b.Tanh(conv), idx)
+					h2 := b.CheckpointName(b.Call(sinTimes, b.Mul(inner, h0)), "h2") // a named call: inlined, not taped
+					return b.Tuple(h2, b.Tanh(conv), idx)
 				}, ps[0], ps[1], ps[2], ps[3], ps[4])
 				out := b.GetTupleElement(r, 0)
 				return b.Tuple(b.Add(out, b.Mul(ps[0], ps[0])), b.GetTupleElement(r, 1), b.GetTupleElement(r, 2))
