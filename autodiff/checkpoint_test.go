@@ -228,3 +228,21 @@ func TestCheckpointSavedSets(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckpointErrors: a region whose policy autodiff cannot read is an
+// ErrInvalidArgument naming what is wrong, not a silent save-nothing.
+func TestCheckpointErrors(t *testing.T) {
+	for _, c := range []struct{ attrs, want string }{
+		{`called_computations={%r}, backend_config={"policy":"all"}`, "unknown policy all"},
+		{`called_computations={%r, %r}, backend_config={"policy":"nothing_saveable"}`, "calls 2 computations"},
+	} {
+		m, err := hlo.ParseModule("HloModule bad\n%r (p: f64[2]) -> f64[2] {\n  %p = f64[2] parameter(0)\n  ROOT %s = f64[2] sine(%p)\n}\n" +
+			"ENTRY e {\n  x = f64[2] parameter(0)\n  y = f64[2] custom-call(x), custom_call_target=\"vkxla.checkpoint\", " + c.attrs +
+			"\n  z = f64[] constant(0)\n  ROOT s = f64[] reduce(y, z), dimensions={0}, to_apply=%add\n}\n" +
+			"%add (a: f64[], b: f64[]) -> f64[] {\n  %a = f64[] parameter(0)\n  %b = f64[] parameter(1)\n  ROOT %c = f64[] add(%a, %b)\n}")
+		require.NoError(t, err, c.attrs)
+		_, err = Grad(m, []int{0}, nil)
+		require.ErrorIs(t, err, ErrInvalidArgument, c.attrs)
+		require.ErrorContains(t, err, c.want)
+	}
+}
