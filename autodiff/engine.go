@@ -34,6 +34,9 @@ type engine struct {
 	tape   []*node
 	active map[*hlo.Instruction]bool
 	cts    map[*hlo.Instruction]*cot
+	// saving, inside a checkpointed region, records or hands back the values its
+	// policy keeps (checkpoint.go); nil elsewhere.
+	saving *saving
 }
 
 func newEngine(b *hlo.Builder, opts *Options) *engine {
@@ -96,6 +99,14 @@ func (e *engine) replay(c *hlo.Computation, args []*hlo.Instruction) (*hlo.Instr
 
 // replayOne adds one instruction; an active one goes on the tape (or is expanded).
 func (e *engine) replayOne(in *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) (*hlo.Instruction, error) {
+	if e.saving != nil && e.saving.saves[in] {
+		return e.replaySaveable(in, ops, anyActive)
+	}
+	return e.replayInstruction(in, ops, anyActive)
+}
+
+// replayInstruction adds one instruction, expanded or taped where it is active.
+func (e *engine) replayInstruction(in *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) (*hlo.Instruction, error) {
 	if anyActive {
 		if expand := table[in.Op].expand; expand != nil {
 			return expand(e, in, ops)

@@ -22,6 +22,8 @@ func expandedRows() map[hlo.Opcode]row {
 			rows[op] = row{expand: expandDecomposed}
 		}
 	}
+	// A checkpointed region is replayed and recomputed in the backward pass.
+	rows[hlo.OpCustomCall] = row{expand: expandCustomCall}
 	// Its decomposition works on the bits; as JAX, the cotangent is rounded alike.
 	rows[hlo.OpReducePrecision] = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
 		return []*hlo.Instruction{e.b.ReducePrecision(ct, n.orig.Attrs.ExponentBits, n.orig.Attrs.MantissaBits)}, nil
@@ -31,6 +33,15 @@ func expandedRows() map[hlo.Opcode]row {
 		rows[op] = row{zero: zeroNonFloat} // random bits and their state, replica and partition ids, sizes, mulhi's integers, tokens
 	}
 	return rows
+}
+
+// expandCustomCall replays a checkpointed region by its policy, any other target
+// by its decomposition.
+func expandCustomCall(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.Instruction, error) {
+	if hlo.IsCustomCallTo(in, hlo.CheckpointTarget) {
+		return expandCheckpoint(e, in, ops)
+	}
+	return expandDecomposed(e, in, ops)
 }
 
 // expandDecomposed replays the instruction's decomposition in its place.

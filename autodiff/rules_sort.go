@@ -75,21 +75,11 @@ func (e *engine) permuteBack(g, idx *hlo.Instruction) *hlo.Instruction {
 // pair of type dt, which it does not read.
 func withIgnoredOperand(c *hlo.Computation, dt hlo.DType) (*hlo.Computation, error) {
 	b := hlo.NewBuilder(c.Name + ".perm")
-	vals := map[*hlo.Instruction]*hlo.Instruction{}
-	for _, p := range c.Params {
-		vals[p] = b.Parameter(p.Shape, p.Name)
+	params := make([]*hlo.Instruction, len(c.Params))
+	for i, p := range c.Params {
+		params[i] = b.Parameter(p.Shape, p.Name)
 	}
 	b.Parameter(hlo.Scalar(dt), "perm.lhs")
 	b.Parameter(hlo.Scalar(dt), "perm.rhs")
-	for _, in := range c.Instructions {
-		if in.Op == hlo.OpParameter {
-			continue
-		}
-		ops := make([]*hlo.Instruction, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		vals[in] = b.Reemit(in, ops)
-	}
-	return b.BuildComputation(vals[c.Root])
+	return b.BuildComputation(b.Inline(c, params))
 }

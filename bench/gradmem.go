@@ -16,11 +16,38 @@ import (
 )
 
 // GradCase is a training step produced by autodiff (hlo/nn/train) whose memory
-// is measured: the step module and its inputs (initial state, then the batch).
+// is measured: the step module and its inputs (initial state, then the batch),
+// and the same step with its layers in checkpointed regions (same inputs).
 type GradCase struct {
-	Name   string
-	Step   *train.Step
-	Inputs func() []*hlo.Literal
+	Name         string
+	Step         *train.Step
+	Inputs       func() []*hlo.Literal
+	Checkpointed []CheckpointedStep
+}
+
+// CheckpointedStep is a case's step built with checkpointed regions
+// (train.Remat); Name says which.
+type CheckpointedStep struct {
+	Name string
+	Step *train.Step
+}
+
+// checkpointedSteps builds the model of each Remat (by its name).
+func checkpointedSteps(remats []namedRemat, model func(train.Remat) train.Model) ([]CheckpointedStep, error) {
+	var out []CheckpointedStep
+	for _, r := range remats {
+		step, err := train.Build(model(r.remat), train.SGD{LR: 0.01})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, CheckpointedStep{Name: r.name, Step: step})
+	}
+	return out, nil
+}
+
+type namedRemat struct {
+	name  string
+	remat train.Remat
 }
 
 // DeepMLPCase is the step (plain SGD) of an MLP of `layers` dense layers of
@@ -32,14 +59,25 @@ func DeepMLPCase(layers, width, batch int) (GradCase, error) {
 	for i := range sizes {
 		sizes[i] = int64(width)
 	}
-	model := train.MLP(fmt.Sprintf("mlp%d", layers), hlo.F32, int64(batch), sizes...)
-	step, err := train.Build(model, train.SGD{LR: 0.01})
+	name := fmt.Sprintf("mlp%d", layers)
+	step, err := train.Build(train.MLP(name, hlo.F32, int64(batch), sizes...), train.SGD{LR: 0.01})
+	if err != nil {
+		return GradCase{}, err
+	}
+	segment := max(int(math.Round(math.Sqrt(float64(layers)))), 1)
+	ckpt, err := checkpointedSteps([]namedRemat{
+		{fmt.Sprintf("regions of %d layers, nothing_saveable", segment), train.Remat{Every: segment, Policy: hlo.NothingSaveable()}},
+		{"each layer a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
+	}, func(r train.Remat) train.Model {
+		return train.CheckpointedMLP(name, hlo.F32, int64(batch), r, sizes...)
+	})
 	if err != nil {
 		return GradCase{}, err
 	}
 	return GradCase{
-		Name: fmt.Sprintf("%d-layer MLP step, width %d, batch %d", layers, width, batch),
-		Step: step,
+		Checkpointed: ckpt,
+		Name:         fmt.Sprintf("%d-layer MLP step, width %d, batch %d", layers, width, batch),
+		Step:         step,
 		Inputs: func() []*hlo.Literal {
 			x, labels := train.Blobs(1, hlo.F32, int64(batch), int64(width), int64(width), 0.5)
 			return append(step.Init(2), x, labels)
@@ -50,11 +88,24 @@ func DeepMLPCase(layers, width, batch int) (GradCase, error) {
 // TransformerCase is the step (plain SGD) of train.TransformerLM with c.Blocks
 // blocks, on one-hot sequences.
 func TransformerCase(c train.LMConfig) (GradCase, error) {
-	step, err := train.Build(train.TransformerLM(fmt.Sprintf("lm%d", c.Blocks), hlo.F32, c), train.SGD{LR: 0.01})
+	name := fmt.Sprintf("lm%d", c.Blocks)
+	step, err := train.Build(train.TransformerLM(name, hlo.F32, c), train.SGD{LR: 0.01})
+	if err != nil {
+		return GradCase{}, err
+	}
+	ckpt, err := checkpointedSteps([]namedRemat{
+		{"each block a region, nothing_saveable", train.Remat{Every: 1, Policy: hlo.NothingSaveable()}},
+		{"each block a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
+	}, func(r train.Remat) train.Model {
+		rc := c
+		rc.Remat = r
+		return train.TransformerLM(name, hlo.F32, rc)
+	})
 	if err != nil {
 		return GradCase{}, err
 	}
 	return GradCase{
+		Checkpointed: ckpt,
 		Name: fmt.Sprintf("%d-block transformer LM step, seq %d, dim %d, %d heads, hidden %d, vocab %d, batch %d",
 			max(c.Blocks, 1), c.Seq, c.Dim, c.Heads, c.Hidden, c.Vocab, c.Batch),
 		Step: step,
@@ -88,7 +139,9 @@ type MemoryPoint struct {
 // MemoryCurve is the memory of one step across configurations: no fusion and no
 // buffer reuse, the default passes (the unbudgeted peak), budgets as percentages
 // of that peak, and the smallest budget Compile meets (the floor, found by
-// binary search to within FloorResolution of the unbudgeted peak).
+// binary search to within FloorResolution of the unbudgeted peak); then each
+// checkpointed variant of the step unbudgeted, under the budgets below its own
+// peak, and its floor.
 type MemoryCurve struct {
 	Case       string
 	Unbudgeted int64
@@ -100,65 +153,109 @@ type MemoryCurve struct {
 // unbudgeted peak.
 const FloorResolution = 0.005
 
+// outputCheck says what a timed point's outputs are checked against: cpuref
+// (ref < 0, when asked), or an earlier timed point's outputs (its index among the
+// timed points), bit for bit when exact, else within the program's tolerance.
+type outputCheck struct {
+	ref   int
+	exact bool
+}
+
+// curveBuilder collects a curve's points and the executables of those to time.
+type curveBuilder struct {
+	curve   *MemoryCurve
+	runners []Runner
+	checks  []outputCheck
+	inputs  []*hlo.Literal
+}
+
+func (cb *curveBuilder) add(p MemoryPoint, exe *vkxla.Executable, check outputCheck) {
+	cb.curve.Points = append(cb.curve.Points, p)
+	if exe != nil {
+		cb.runners = append(cb.runners, &exeRunner{name: p.Config, exe: exe, inputs: cb.inputs})
+		cb.checks = append(cb.checks, check)
+	}
+}
+
 // GradMemory compiles c's step in every configuration and, when reps > 0, runs
 // each reps times interleaved: the unbudgeted outputs are checked against cpuref
-// (when checkCPU) and every budgeted run must give the same bits (remat recomputes
-// the same kernels on the same inputs).
+// (when checkCPU), the unfused and the checkpointed steps' against them within the
+// program's tolerance, and every budgeted run must give the bits of its step's
+// unbudgeted run (remat recomputes the same kernels on the same inputs).
 func GradMemory(ctx context.Context, rt *vkxla.Runtime, c GradCase, percents []int, reps int, checkCPU bool) (curve MemoryCurve, err error) {
 	curve.Case = c.Name
 	m := c.Step.Module
-	var runners []Runner
+	cb := &curveBuilder{curve: &curve, inputs: c.Inputs()}
 	defer func() {
-		for _, r := range runners {
+		for _, r := range cb.runners {
 			err = errors.Join(err, r.Close())
 		}
 	}()
-	inputs := c.Inputs()
-	add := func(p MemoryPoint, exe *vkxla.Executable) {
-		curve.Points = append(curve.Points, p)
-		if exe != nil {
-			runners = append(runners, &exeRunner{name: p.Config, exe: exe, inputs: inputs})
-		}
-	}
 	base, err := rt.Compile(ctx, m, vkxla.WithoutCache())
 	if err != nil {
 		return curve, err
 	}
 	curve.Unbudgeted = base.MemoryStats().PeakBytes
-	add(MemoryPoint{Config: "fusion + reuse (default passes, no budget)", Peak: curve.Unbudgeted, Percent: 100}, base)
+	cb.add(MemoryPoint{Config: "fusion + reuse (default passes, no budget)", Peak: curve.Unbudgeted, Percent: 100}, base, outputCheck{ref: -1})
 	plain, err := rt.Compile(ctx, m, vkxla.WithoutCache(), vkxla.WithoutPasses(passes.OptionalNames()...))
 	if err != nil {
 		return curve, err
 	}
 	st := plain.MemoryStats()
-	add(MemoryPoint{Config: "no fusion, no reuse (every buffer its own memory)",
-		Peak: st.ParameterBytes + st.OutputBytes + st.ConstantBytes + st.TemporaryBytes}, plain)
+	cb.add(MemoryPoint{Config: "no fusion, no reuse (every buffer its own memory)",
+		Peak: st.ParameterBytes + st.OutputBytes + st.ConstantBytes + st.TemporaryBytes}, plain, outputCheck{ref: 0})
+	if curve.Floor, err = cb.budgets(ctx, rt, m, "", percents, curve.Unbudgeted, 0); err != nil {
+		return curve, err
+	}
+	for _, v := range c.Checkpointed {
+		exe, err := rt.Compile(ctx, v.Step.Module, vkxla.WithoutCache())
+		if err != nil {
+			return curve, fmt.Errorf("checkpoint: %s: %w", v.Name, err)
+		}
+		peak := exe.MemoryStats().PeakBytes
+		ref := len(cb.runners)
+		prefix := "checkpoint: " + v.Name
+		cb.add(MemoryPoint{Config: prefix, Peak: peak}, exe, outputCheck{ref: 0})
+		if _, err := cb.budgets(ctx, rt, v.Step.Module, prefix+" + ", percents, peak, ref); err != nil {
+			return curve, fmt.Errorf("%s: %w", prefix, err)
+		}
+	}
+	if reps > 0 {
+		err = cb.time(ctx, reps, m, checkCPU)
+	}
+	return curve, err
+}
+
+// budgets adds m's points under each budget (percents of the case's unbudgeted
+// peak) below peak, m's own unbudgeted peak, and its floor, each checked bit for
+// bit against the timed point ref; it returns the floor.
+func (cb *curveBuilder) budgets(ctx context.Context, rt *vkxla.Runtime, m *hlo.Module, prefix string, percents []int, peak int64, ref int) (int64, error) {
+	unbudgeted := cb.curve.Unbudgeted
 	lo := int64(0) // the largest budget known to be refused
 	for _, pct := range percents {
-		budget := curve.Unbudgeted * int64(pct) / 100
+		budget := unbudgeted * int64(pct) / 100
+		if budget >= peak {
+			continue // met without recomputing anything
+		}
 		exe, err := compileBudget(ctx, rt, m, budget)
 		if err != nil {
-			return curve, err
+			return 0, err
 		}
-		p := MemoryPoint{Config: fmt.Sprintf("budget %d%%", pct), Budget: budget, Percent: float64(pct), Refused: exe == nil}
+		p := MemoryPoint{Config: fmt.Sprintf("%sbudget %d%%", prefix, pct), Budget: budget, Percent: float64(pct), Refused: exe == nil}
 		if exe != nil {
 			p.Peak = exe.MemoryStats().PeakBytes
 		} else {
 			lo = max(lo, budget)
 		}
-		add(p, exe)
+		cb.add(p, exe, outputCheck{ref: ref, exact: true})
 	}
-	floor, exe, err := floorBudget(ctx, rt, m, lo, curve.Unbudgeted)
+	floor, exe, err := floorBudget(ctx, rt, m, lo, peak, max(int64(float64(unbudgeted)*FloorResolution), 1))
 	if err != nil {
-		return curve, err
+		return 0, err
 	}
-	curve.Floor = floor
-	add(MemoryPoint{Config: "floor (smallest budget met)", Budget: floor, Peak: exe.MemoryStats().PeakBytes,
-		Percent: 100 * float64(floor) / float64(curve.Unbudgeted)}, exe)
-	if reps > 0 {
-		err = curve.time(ctx, runners, reps, m, inputs, checkCPU)
-	}
-	return curve, err
+	cb.add(MemoryPoint{Config: prefix + "floor (smallest budget met)", Budget: floor, Peak: exe.MemoryStats().PeakBytes,
+		Percent: 100 * float64(floor) / float64(unbudgeted)}, exe, outputCheck{ref: ref, exact: true})
+	return floor, nil
 }
 
 // compileBudget compiles m under budget; nil (and no error) when Compile refuses
@@ -171,11 +268,11 @@ func compileBudget(ctx context.Context, rt *vkxla.Runtime, m *hlo.Module, budget
 	return exe, err
 }
 
-// floorBudget binary-searches the smallest budget in (lo, hi] that Compile meets
-// (hi, the unbudgeted peak, always is) and returns it with its executable.
-func floorBudget(ctx context.Context, rt *vkxla.Runtime, m *hlo.Module, lo, hi int64) (int64, *vkxla.Executable, error) {
+// floorBudget binary-searches, to within step bytes, the smallest budget in
+// (lo, hi] that Compile meets (hi, m's unbudgeted peak, always is) and returns it
+// with its executable.
+func floorBudget(ctx context.Context, rt *vkxla.Runtime, m *hlo.Module, lo, hi, step int64) (int64, *vkxla.Executable, error) {
 	var best *vkxla.Executable
-	step := max(int64(float64(hi)*FloorResolution), 1)
 	for hi-lo > step {
 		mid := lo + (hi-lo)/2
 		exe, err := compileBudget(ctx, rt, m, mid)
@@ -208,57 +305,60 @@ func closeExe(e *vkxla.Executable) error {
 	return e.Close()
 }
 
-// time runs the runners (the compiled points in order, the unbudgeted first),
-// checks their outputs, and fills in the points' times and ratios.
-func (curve *MemoryCurve) time(ctx context.Context, runners []Runner, reps int, m *hlo.Module, inputs []*hlo.Literal, checkCPU bool) error {
-	for _, r := range runners { // a first run, untimed: its pipelines' first use
+// time runs the timed points (the unbudgeted step first), checks their outputs,
+// and fills in the points' times and ratios.
+func (cb *curveBuilder) time(ctx context.Context, reps int, m *hlo.Module, checkCPU bool) error {
+	for _, r := range cb.runners { // a first run, untimed: its pipelines' first use
 		if _, err := r.Run(ctx); err != nil {
 			return fmt.Errorf("%s: %w", r.Name(), err)
 		}
 	}
-	stats, err := Measure(ctx, runners, reps)
+	stats, err := Measure(ctx, cb.runners, reps)
 	if err != nil {
 		return err
 	}
-	if err := checkOutputs(runners, m, inputs, checkCPU); err != nil {
+	if err := cb.checkOutputs(m, checkCPU); err != nil {
 		return err
 	}
 	k := 0
-	for i := range curve.Points {
-		if curve.Points[i].Refused {
+	points := cb.curve.Points
+	for i := range points {
+		if points[i].Refused {
 			continue
 		}
-		curve.Points[i].Time = stats[k].Best()
-		curve.Points[i].Ratio = 1 / RoundRatio(stats[k], stats[0])
-		curve.Points[i].BestRatio = 1 / Speedup(stats[k].Best(), stats[0].Best())
+		points[i].Time = stats[k].Best()
+		points[i].Ratio = 1 / RoundRatio(stats[k], stats[0])
+		points[i].BestRatio = 1 / Speedup(stats[k].Best(), stats[0].Best())
 		k++
 	}
 	return nil
 }
 
-// checkOutputs compares the unbudgeted runner's last outputs with cpuref (when
-// asked), the unfused one's with them within the program's tolerance, and every
-// budgeted one's bit for bit.
-func checkOutputs(runners []Runner, m *hlo.Module, inputs []*hlo.Literal, checkCPU bool) error {
-	base := runners[0].(*exeRunner).outs
+// checkOutputs checks each timed point's last outputs as its outputCheck says.
+func (cb *curveBuilder) checkOutputs(m *hlo.Module, checkCPU bool) error {
 	spec := vkxla.ProgramTolerance(m, hlo.F32)
-	if checkCPU {
-		want, err := cpuref.Eval(m, inputs...)
-		if err != nil {
-			return err
-		}
-		if err := closeAll(base, want.Leaves(), spec); err != nil {
-			return fmt.Errorf("%s: %w", runners[0].Name(), err)
-		}
-	}
-	if err := closeAll(runners[1].(*exeRunner).outs, base, spec); err != nil {
-		return fmt.Errorf("%s: %w", runners[1].Name(), err)
-	}
-	for _, r := range runners[2:] {
-		for i, o := range r.(*exeRunner).outs {
-			if err := hlo.LiteralsEqual(o, base[i]); err != nil {
-				return fmt.Errorf("%s: output %d differs from the unbudgeted run: %w", r.Name(), i, err)
+	outs := func(i int) []*hlo.Literal { return cb.runners[i].(*exeRunner).outs }
+	for i, c := range cb.checks {
+		var err error
+		switch {
+		case c.ref < 0 && !checkCPU:
+		case c.ref < 0:
+			var want *hlo.Literal
+			if want, err = cpuref.Eval(m, cb.inputs...); err == nil {
+				err = closeAll(outs(i), want.Leaves(), spec)
 			}
+		case c.exact:
+			for k, o := range outs(i) {
+				if e := hlo.LiteralsEqual(o, outs(c.ref)[k]); e != nil {
+					err = fmt.Errorf("output %d differs from %s's: %w", k, cb.runners[c.ref].Name(), e)
+					break
+				}
+			}
+		default:
+			err = closeAll(outs(i), outs(c.ref), spec)
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", cb.runners[i].Name(), err)
 		}
 	}
 	return nil

@@ -211,6 +211,10 @@ func (l *lowering) lowerInstruction(b *Block, in *hlo.Instruction, vals map[*hlo
 		return v, nil
 	case hlo.OpGetTupleElement:
 		return ops[0].tupleElement(int(in.Attrs.TupleIndex)), nil
+	case hlo.OpOptBarrier:
+		// The identity: its result is its operand's buffers. The schedule and remat
+		// passes run before the barriers are expanded and model them like this.
+		return ops[0], nil
 	case hlo.OpCall:
 		blk, v, err := l.lowerComputation(in.Called[0], ops)
 		if err != nil {

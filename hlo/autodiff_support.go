@@ -1,6 +1,9 @@
 package hlo
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Reemit adds an instruction like in (its opcode, a copy of its attributes and its
 // called computations) over new operands from this builder, inferring the result
@@ -23,4 +26,33 @@ func (b *Builder) Reemit(in *Instruction, operands []*Instruction) *Instruction 
 		spec.result = func([]Shape) Shape { return declared }
 	}
 	return b.emit(spec)
+}
+
+// Inline adds c's instructions to this builder over args (standing for c's
+// parameters, in order) with Reemit and returns the copy of c's root: a call
+// spliced in place, for transformations that build one flat computation (a
+// training step around its gradient, a checkpointed region's expansion).
+func (b *Builder) Inline(c *Computation, args []*Instruction) *Instruction {
+	if c == nil || len(args) != len(c.Params) {
+		n := -1
+		if c != nil {
+			n = len(c.Params)
+		}
+		return b.fail(OpCall, args, fmt.Errorf("Inline of a computation with %d parameters over %d arguments", n, len(args)))
+	}
+	vals := make(map[*Instruction]*Instruction, len(c.Instructions))
+	for i, p := range c.Params {
+		vals[p] = args[i]
+	}
+	for _, in := range c.Instructions {
+		if in.Op == OpParameter {
+			continue
+		}
+		ops := make([]*Instruction, len(in.Operands))
+		for i, o := range in.Operands {
+			ops[i] = vals[o]
+		}
+		vals[in] = b.Reemit(in, ops)
+	}
+	return vals[c.Root]
 }

@@ -1,8 +1,10 @@
 // Command gradmem measures the device memory of autodiff-produced training steps
 // (hlo/nn/train) as a curve: no fusion and no reuse, the default passes (the
 // unbudgeted peak), memory budgets as percentages of that peak, and the smallest
-// budget Compile meets; with -reps > 0 each configuration is also run and its GPU
-// time reported as a ratio against the unbudgeted step in the same run.
+// budget Compile meets; then the same step with checkpointed regions (each
+// policy the case defines: train.Remat), unbudgeted, under the budgets below its
+// own peak and at its floor. With -reps > 0 each configuration is also run and its
+// GPU time reported as a ratio against the unbudgeted step in the same run.
 //
 //	go run ./bench/cmd/gradmem                                   # the docs/results.md table
 //	go run ./bench/cmd/gradmem -mlp 16,128,4096 -lm '' -reps 0   # peaks only, at the stated size

@@ -17,11 +17,59 @@ func tensor(name string, dt hlo.DType, init Init, dims ...int64) Tensor {
 	return Tensor{Name: name, Shape: hlo.MakeShape(dt, dims...), Init: init}
 }
 
+// Remat makes a model's layers checkpointed regions (jax.checkpoint, see
+// hlo.Builder.Checkpoint): each run of Every consecutive layers (the MLP's dense
+// layers, the transformer's blocks) is one region under Policy, so that the
+// gradient recomputes what Policy does not save. Every = 0 checkpoints nothing.
+type Remat struct {
+	Every  int
+	Policy hlo.CheckpointPolicy
+}
+
+// layers applies n layers to x in groups of r.Every, each group a checkpointed
+// region over x and the group's parameters (all of them inline when r.Every is
+// 0). layer adds layer k (numbered from 0 over all groups) to b, reading its
+// parameters from ps, the group's own.
+func (r Remat) layers(b *hlo.Builder, n int, x nn.X, params func(k int) []nn.X,
+	layer func(b *hlo.Builder, k int, x nn.X, ps []nn.X) nn.X) nn.X {
+	every := r.Every
+	if every <= 0 {
+		every = n
+	}
+	for first := 0; first < n; first += every {
+		last := min(first+every, n)
+		var args []nn.X
+		for k := first; k < last; k++ {
+			args = append(args, params(k)...)
+		}
+		group := func(b *hlo.Builder, a []nn.X) nn.X {
+			x, ps := a[0], a[1:]
+			for k := first; k < last; k++ {
+				np := len(params(k))
+				x, ps = layer(b, k, x, ps[:np]), ps[np:]
+			}
+			return x
+		}
+		if r.Every <= 0 {
+			x = group(b, append([]nn.X{x}, args...))
+		} else {
+			x = b.Checkpoint(r.Policy, group, append([]nn.X{x}, args...)...)
+		}
+	}
+	return x
+}
+
 // MLP is a classifier x [batch, sizes[0]] → logits [batch, sizes[last]] through
 // dense layers with ReLU between them (none after the last), trained with
 // softmax cross-entropy against labels [batch, classes] (one-hot). Parameters:
 // w0, b0, w1, b1, … (kernels [in, out], biases [out]).
 func MLP(name string, dt hlo.DType, batch int64, sizes ...int64) Model {
+	return CheckpointedMLP(name, dt, batch, Remat{}, sizes...)
+}
+
+// CheckpointedMLP is MLP with its dense layers in checkpointed regions of
+// r.Every layers.
+func CheckpointedMLP(name string, dt hlo.DType, batch int64, r Remat, sizes ...int64) Model {
 	m := Model{Name: name, Batch: []Tensor{
 		tensor("x", dt, Init{}, batch, sizes[0]),
 		tensor("labels", dt, Init{}, batch, sizes[len(sizes)-1]),
@@ -32,20 +80,22 @@ func MLP(name string, dt hlo.DType, batch int64, sizes ...int64) Model {
 			tensor(fmt.Sprintf("b%d", i), dt, Init{}, sizes[i+1]))
 	}
 	m.Loss = func(b *hlo.Builder, ps, batch []nn.X) nn.X {
-		return nn.SoftmaxCrossEntropy(b, mlpLogits(b, ps, batch[0]), batch[1])
+		return nn.SoftmaxCrossEntropy(b, mlpLogits(b, ps, batch[0], r), batch[1])
 	}
 	return m
 }
 
 // mlpLogits runs x through the dense layers (pairs of kernel and bias in ps).
-func mlpLogits(b *hlo.Builder, ps []nn.X, x nn.X) nn.X {
-	for i := 0; i < len(ps); i += 2 {
-		x = nn.Dense(b, x, ps[i], ps[i+1])
-		if i+2 < len(ps) {
-			x = nn.ReLU(b, x)
-		}
-	}
-	return x
+func mlpLogits(b *hlo.Builder, ps []nn.X, x nn.X, r Remat) nn.X {
+	n := len(ps) / 2
+	return r.layers(b, n, x, func(k int) []nn.X { return ps[2*k : 2*k+2] },
+		func(b *hlo.Builder, k int, x nn.X, p []nn.X) nn.X {
+			x = nn.Dense(b, x, p[0], p[1])
+			if k+1 < n {
+				x = nn.ReLU(b, x)
+			}
+			return x
+		})
 }
 
 // LMConfig sizes TransformerLM.
@@ -53,6 +103,8 @@ type LMConfig struct {
 	Vocab, Seq, Dim, Heads, Hidden, Batch int64
 	// Blocks is the number of transformer blocks (0 means 1).
 	Blocks int
+	// Remat checkpoints the blocks (the zero value: none).
+	Remat Remat
 }
 
 // TransformerLM is a decoder language model: tokens [batch, seq, vocab]
@@ -63,7 +115,7 @@ type LMConfig struct {
 // cross-entropy against targets [batch, seq, vocab] (one-hot next tokens), the
 // mean over every position. Tokens come one-hot so that the embedding is a dot
 // (its gradient a dot too) rather than a gather. Block k's parameters are named
-// "block<k>.q" and so on.
+// "block<k>.q" and so on. c.Remat puts the blocks in checkpointed regions.
 func TransformerLM(name string, dt hlo.DType, c LMConfig) Model {
 	d, blocks := c.Dim, max(c.Blocks, 1)
 	ones := Init{Const: 1}
@@ -81,14 +133,14 @@ func TransformerLM(name string, dt hlo.DType, c LMConfig) Model {
 		tensor("unembed", dt, glorot(d, c.Vocab), d, c.Vocab))
 	m.Loss = func(b *hlo.Builder, p, batch []nn.X) nn.X {
 		x := b.Add(nn.Dense(b, batch[0], p[0], nil), b.Broadcast(p[1], []int64{c.Batch, c.Seq, d}, []int64{1, 2}))
-		for k := range blocks {
-			q := p[2+k*blockTensors:]
-			x = nn.TransformerBlock(b, x, nn.TransformerParams{
-				LN1Scale: q[0], LN1Bias: q[1],
-				Attention: nn.AttentionParams{Q: q[2], K: q[3], V: q[4], O: q[5]},
-				LN2Scale:  q[6], LN2Bias: q[7], W1: q[8], B1: q[9], W2: q[10], B2: q[11],
-			}, c.Heads, true)
-		}
+		x = c.Remat.layers(b, blocks, x, func(k int) []nn.X { return p[2+k*blockTensors : 2+(k+1)*blockTensors] },
+			func(b *hlo.Builder, _ int, x nn.X, q []nn.X) nn.X {
+				return nn.TransformerBlock(b, x, nn.TransformerParams{
+					LN1Scale: q[0], LN1Bias: q[1],
+					Attention: nn.AttentionParams{Q: q[2], K: q[3], V: q[4], O: q[5]},
+					LN2Scale:  q[6], LN2Bias: q[7], W1: q[8], B1: q[9], W2: q[10], B2: q[11],
+				}, c.Heads, true)
+			})
 		f := p[2+blocks*blockTensors:]
 		logits := nn.Dense(b, nn.LayerNorm(b, x, f[0], f[1], 1e-5), f[2], nil)
 		rows := c.Batch * c.Seq

@@ -114,7 +114,9 @@ func Build(model Model, opt Optimizer) (*Step, error) {
 	state := parameters(b, step.State)
 	t := b.Parameter(hlo.Scalar(dt), "step")
 	batch := parameters(b, model.Batch)
-	out := inline(b, vg.Entry, append(append([]nn.X{}, params...), batch...))
+	// The value-and-grad entry is inlined: the passes see one flat graph (no call
+	// to optimise across).
+	out := b.Inline(vg.Entry, append(append([]nn.X{}, params...), batch...))
 	outs := []nn.X{b.GetTupleElement(out, 0)}
 	var newState []nn.X
 	slots := len(opt.Slots())
@@ -143,25 +145,4 @@ func (s *Step) Donating() *hlo.Module {
 		m.InputOutputAlias[k] = hlo.InputOutputAlias{Output: []int64{int64(k + 1)}, Param: int64(k), Kind: hlo.MustAlias}
 	}
 	return m
-}
-
-// inline adds c's instructions to b over the given arguments (c's parameters)
-// and returns c's root there: the value-and-grad module becomes part of the step,
-// so that the passes see one flat graph (no call to optimise across).
-func inline(b *hlo.Builder, c *hlo.Computation, args []nn.X) nn.X {
-	vals := make(map[*hlo.Instruction]nn.X, len(c.Instructions))
-	for i, p := range c.Params {
-		vals[p] = args[i]
-	}
-	for _, in := range c.Instructions {
-		if in.Op == hlo.OpParameter {
-			continue
-		}
-		ops := make([]nn.X, len(in.Operands))
-		for i, o := range in.Operands {
-			ops[i] = vals[o]
-		}
-		vals[in] = b.Reemit(in, ops)
-	}
-	return vals[c.Root]
 }

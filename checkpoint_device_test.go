@@ -1,0 +1,78 @@
+package vkxla_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/hlo/nn/train"
+)
+
+// TestCheckpointedTrainingStepsOnDevice runs one step of checkpointed training
+// steps (hlo.Builder.Checkpoint regions: their gradients recompute behind
+// opt-barriers) on the GPU against cpuref: an MLP with regions of two layers that
+// save nothing and a transformer LM whose blocks save their dots.
+func TestCheckpointedTrainingStepsOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	x, labels := train.Blobs(1, hlo.F32, 16, 4, 3, 0.5)
+	tokens, targets := train.OneHotSequences(2, hlo.F32, 2, 6, 7)
+	lm := train.LMConfig{Vocab: 7, Seq: 6, Dim: 8, Heads: 2, Hidden: 16, Batch: 2, Blocks: 2,
+		Remat: train.Remat{Every: 1, Policy: hlo.DotsSaveable()}}
+	cases := []struct {
+		model train.Model
+		batch []*hlo.Literal
+	}{
+		{train.CheckpointedMLP("mlp", hlo.F32, 16, train.Remat{Every: 2, Policy: hlo.NothingSaveable()}, 4, 16, 16, 16, 3),
+			[]*hlo.Literal{x, labels}},
+		{train.TransformerLM("lm", hlo.F32, lm), []*hlo.Literal{tokens, targets}},
+	}
+	for _, c := range cases {
+		t.Run(c.model.Name, func(t *testing.T) {
+			step, err := train.Build(c.model, train.SGD{LR: 0.1, Momentum: 0.9})
+			require.NoError(t, err)
+			in := append(step.Init(5), c.batch...)
+			spec := vkxla.ProgramTolerance(step.Module, hlo.F32)
+			checkAgainstCPU(t, rt, step.Module, spec, in...)
+		})
+	}
+}
+
+// TestCheckpointedMLPPeak: the plan of a deep MLP's training step (16 ReLU layers
+// of width 16, batch 256: activations of 16 KiB against 1 KiB of weights per
+// layer) with and without regions of four layers that save nothing. Without, the
+// backward pass starts with every layer's activations live (16 of them, and ReLU's
+// rule reads both its input and its output); with, it holds the four regions'
+// inputs and one region's recomputed activations: the plan needs less than 60%.
+// A budget of 90% of the checkpointed plan is met on top, and that step matches
+// cpuref on the GPU.
+func TestCheckpointedMLPPeak(t *testing.T) {
+	rt := newRuntime(t)
+	sizes := []int64{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16}
+	build := func(r train.Remat) *train.Step {
+		step, err := train.Build(train.CheckpointedMLP("mlp", hlo.F32, 256, r, sizes...), train.SGD{LR: 0.1})
+		require.NoError(t, err)
+		return step
+	}
+	peak := func(step *train.Step, opts ...vkxla.CompileOption) int64 {
+		exe, err := rt.Compile(context.Background(), step.Module, opts...)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, exe.Close()) }()
+		return exe.MemoryStats().PeakBytes
+	}
+	const act = 256 * 16 * 4
+	plain := peak(build(train.Remat{}))
+	step := build(train.Remat{Every: 4, Policy: hlo.NothingSaveable()})
+	ckpt := peak(step)
+	t.Logf("peak %d bytes without checkpointing, %d with (%.0f%%)", plain, ckpt, 100*float64(ckpt)/float64(plain))
+	require.GreaterOrEqual(t, plain, int64(16*act))
+	require.Less(t, ckpt*10, plain*6)
+
+	budget := vkxla.WithMemoryBudget(ckpt * 9 / 10)
+	require.LessOrEqual(t, peak(step, budget), ckpt*9/10)
+	x, labels := train.Blobs(1, hlo.F32, 256, 16, 16, 0.5)
+	checkCompiledAgainstCPU(t, rt, step.Module, []vkxla.CompileOption{budget},
+		vkxla.ProgramTolerance(step.Module, hlo.F32), append(step.Init(5), x, labels)...)
+}
