@@ -82,6 +82,14 @@ func TestGEMM(t *testing.T) {
 		{"transposed", []int64{50, 33}, []int64{41, 50}, &hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{1}}},
 		{"batched", []int64{3, 2, 40, 30}, []int64{3, 2, 30, 50},
 			&hlo.DotDims{LhsBatch: []int64{0, 1}, RhsBatch: []int64{0, 1}, LhsContracting: []int64{3}, RhsContracting: []int64{2}}},
+		// Merged views (gemmView): a dense layer over [batch, seq, features] (lhs
+		// free dims 0 and 1 are M), its weight gradient (contracting dims 0 and 1
+		// are K), free dims after a batch dim, and K read as vec4 where it is minor.
+		{"dense layer", []int64{2, 64, 96}, []int64{96, 80}, &hlo.DotDims{LhsContracting: []int64{2}, RhsContracting: []int64{0}}},
+		{"weight gradient", []int64{2, 64, 96}, []int64{2, 64, 80}, &hlo.DotDims{LhsContracting: []int64{0, 1}, RhsContracting: []int64{0, 1}}},
+		{"batch then merged rows", []int64{4, 2, 16, 64}, []int64{4, 64, 24},
+			&hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{3}, RhsContracting: []int64{1}}},
+		{"contracting minor on both", []int64{6, 8, 4, 16}, []int64{40, 4, 16}, &hlo.DotDims{LhsContracting: []int64{2, 3}, RhsContracting: []int64{1, 2}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -92,6 +100,18 @@ func TestGEMM(t *testing.T) {
 			p := lowerOK(t, b.build(root))
 			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemm")
 		})
+	}
+	// Not mergeable: contracting dims apart, or the rhs's free dims more than one.
+	for _, c := range []struct {
+		l, r []int64
+		dd   *hlo.DotDims
+	}{
+		{[]int64{8, 40, 6}, []int64{8, 6, 36}, &hlo.DotDims{LhsContracting: []int64{0, 2}, RhsContracting: []int64{0, 1}}},
+		{[]int64{40, 64}, []int64{64, 6, 8}, &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}},
+	} {
+		b := newCB(t, "not_gemm")
+		x, y := b.param(s(hlo.F32, c.l...)), b.param(s(hlo.F32, c.r...))
+		require.False(t, useGEMM(b.op(hlo.OpDot, hlo.Attributes{Dot: c.dd}, nil, x, y), LavapipeTarget()), "%v·%v", c.l, c.r)
 	}
 	for _, dt := range []hlo.DType{hlo.F16, hlo.BF16} {
 		b := newCB(t, "gemm_"+dt.String())

@@ -43,14 +43,23 @@ func gemmBlock(t Target) (rm, rn int64) {
 	return 16, 8
 }
 
-// gemmShape is a dot's GEMM view.
+// gemmShape is a dot's GEMM view: each operand seen as if reshaped so that the
+// lhs's free dims form one dim (M) and each side's contracting dims one dim (K),
+// as XLA's DotDimensionMerger does: a dense layer over [batch, seq, features]
+// (free dims 2) and its weight gradient (contracting dims 2) are GEMMs. Merged
+// dims must be adjacent and in order, so that the view is the operand's own
+// row-major memory; batch dims and the rhs's one free dim stay as they are.
 type gemmShape struct {
-	dot, lhs, rhs      *hlo.Instruction
-	d                  *hlo.DotDims
-	lFree, rFree       int64 // the single free dim of each operand
-	m, n, k            int64
-	batch              []int64 // batch sizes
-	lhsBatch, rhsBatch []int64
+	dot, lhs, rhs *hlo.Instruction
+	d             *hlo.DotDims // in the merged views: one contracting dim a side
+	lFree, rFree  int64        // the free dim of each merged view
+	lhsDims       []int64      // the merged views' dims
+	rhsDims       []int64
+	lhsGroups     [][]int64 // the operand dims of each merged dim, in order
+	rhsGroups     [][]int64
+	m, n, k       int64
+	batch         []int64 // batch sizes
+	rowDims       []int64 // the lhs's free dims' sizes: a row of C's multi-index
 }
 
 func gemmView(root *hlo.Instruction) (gemmShape, bool) {
@@ -62,20 +71,97 @@ func gemmView(root *hlo.Instruction) (gemmShape, bool) {
 	}
 	l, r := root.Operands[0], root.Operands[1]
 	d := root.Attrs.Dot
-	if d == nil || len(d.LhsContracting) != 1 {
+	if d == nil || len(d.LhsContracting) == 0 {
 		return gemmShape{}, false
 	}
 	lf := hlo.Complement(l.Shape.Rank(), d.LhsBatch, d.LhsContracting)
 	rf := hlo.Complement(r.Shape.Rank(), d.RhsBatch, d.RhsContracting)
-	if len(lf) != 1 || len(rf) != 1 {
+	if len(lf) == 0 || len(rf) != 1 {
 		return gemmShape{}, false
 	}
-	gs := gemmShape{dot: root, lhs: l, rhs: r, d: d, lFree: lf[0], rFree: rf[0],
-		m: l.Shape.Dims[lf[0]], n: r.Shape.Dims[rf[0]], k: l.Shape.Dims[d.LhsContracting[0]]}
+	lv, lok := mergeDims(l.Shape.Dims, d.LhsBatch, lf, d.LhsContracting)
+	rv, rok := mergeDims(r.Shape.Dims, d.RhsBatch, rf, d.RhsContracting)
+	if !lok || !rok {
+		return gemmShape{}, false
+	}
+	gs := gemmShape{dot: root, lhs: l, rhs: r, lFree: lv.free, rFree: rv.free,
+		d:       &hlo.DotDims{LhsBatch: lv.batch, RhsBatch: rv.batch, LhsContracting: []int64{lv.contracting}, RhsContracting: []int64{rv.contracting}},
+		lhsDims: lv.dims, rhsDims: rv.dims, lhsGroups: lv.groups, rhsGroups: rv.groups,
+		m: lv.dims[lv.free], n: rv.dims[rv.free], k: lv.dims[lv.contracting]}
+	for _, f := range lf {
+		gs.rowDims = append(gs.rowDims, l.Shape.Dims[f])
+	}
 	for _, b := range d.LhsBatch {
 		gs.batch = append(gs.batch, l.Shape.Dims[b])
 	}
 	return gs, true
+}
+
+// mergedView is an operand seen with its free dims merged into one and its
+// contracting dims into one: dims, the operand dims of each, and where the batch,
+// free and contracting dims are.
+type mergedView struct {
+	dims              []int64
+	groups            [][]int64
+	batch             []int64
+	free, contracting int64
+}
+
+// mergeDims merges free and contracting (each adjacent and ascending, else !ok).
+func mergeDims(dims, batch, free, contracting []int64) (mergedView, bool) {
+	adjacent := func(g []int64) bool {
+		for i := range g {
+			if g[i] != g[0]+int64(i) {
+				return false
+			}
+		}
+		return true
+	}
+	if !adjacent(free) || !adjacent(contracting) {
+		return mergedView{}, false
+	}
+	v := mergedView{batch: make([]int64, len(batch))}
+	for d := int64(0); d < int64(len(dims)); d++ {
+		group := []int64{d}
+		switch {
+		case d == free[0]:
+			group, v.free = free, int64(len(v.dims))
+		case d == contracting[0]:
+			group, v.contracting = contracting, int64(len(v.dims))
+		case slices.Contains(free, d) || slices.Contains(contracting, d):
+			continue
+		default:
+			v.batch[slices.Index(batch, d)] = int64(len(v.dims))
+		}
+		size := int64(1)
+		for _, g := range group {
+			size *= dims[g]
+		}
+		v.dims = append(v.dims, size)
+		v.groups = append(v.groups, group)
+	}
+	return v, true
+}
+
+// operandIndex is the operand's multi-index of a merged view's index: merged dims
+// delinearised over the dims they stand for.
+func operandIndex(k *kernel, x *hlo.Instruction, groups [][]int64, idx []spirv.ID) []spirv.ID {
+	if len(groups) == x.Shape.Rank() {
+		return idx
+	}
+	out := make([]spirv.ID, x.Shape.Rank())
+	for p, g := range groups {
+		if len(g) == 1 {
+			out[g[0]] = idx[p]
+			continue
+		}
+		sizes := make([]int64, len(g))
+		for i, d := range g {
+			sizes[i] = x.Shape.Dims[d]
+		}
+		copy(out[g[0]:], k.delinearize(idx[p], sizes))
+	}
+	return out
 }
 
 func useGEMM(root *hlo.Instruction, t Target) bool {
@@ -98,7 +184,7 @@ func (l *lowering) lowerGEMM() error {
 		}
 		o := gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase, vec4: gs.n%4 == 0}
 		if gs.dot != l.c.Root {
-			o.epilogue, o.batch = gs.dot, batch
+			o.epilogue, o.batch, o.rowDims = gs.dot, batch, gs.rowDims
 		}
 		l.gemmStore(t, acc, o)
 	})
@@ -270,7 +356,7 @@ func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, co
 
 // lhsIndex and rhsIndex place batch, free and contracting indices in operand order.
 func (gs gemmShape) lhsIndex(batch []spirv.ID, row, kv spirv.ID) []spirv.ID {
-	idx := make([]spirv.ID, gs.lhs.Shape.Rank())
+	idx := make([]spirv.ID, len(gs.lhsDims))
 	for i, d := range gs.d.LhsBatch {
 		idx[d] = batch[i]
 	}
@@ -280,7 +366,7 @@ func (gs gemmShape) lhsIndex(batch []spirv.ID, row, kv spirv.ID) []spirv.ID {
 }
 
 func (gs gemmShape) rhsIndex(batch []spirv.ID, kv, col spirv.ID) []spirv.ID {
-	idx := make([]spirv.ID, gs.rhs.Shape.Rank())
+	idx := make([]spirv.ID, len(gs.rhsDims))
 	for i, d := range gs.d.RhsBatch {
 		idx[d] = batch[i]
 	}
@@ -304,6 +390,7 @@ type gemmOut struct {
 	// with the block's batch indices; nil: C is stored as it is.
 	epilogue *hlo.Instruction
 	batch    []spirv.ID
+	rowDims  []int64 // the sizes of the dims a row stands for, when more than one
 }
 
 // gemmStore is the GEMM's output stage: it writes the block's elements that lie
@@ -324,7 +411,12 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 	storeRow := func(i int64, row spirv.ID, accAt func(q int64) spirv.ID) {
 		f.If(f.Less(row, k.ic(o.m)), func() {
 			rowBase := o.rowBase(i, row)
-			rowIdx := append(slices.Clone(o.batch), row)
+			rowIdx := slices.Clone(o.batch)
+			if len(o.rowDims) > 1 { // the lhs's free dims, merged into rows
+				rowIdx = append(rowIdx, k.delinearize(row, o.rowDims)...)
+			} else {
+				rowIdx = append(rowIdx, row)
+			}
 			for q := range t.rn / 4 {
 				v := accAt(q)
 				var lanes [4]spirv.ID
@@ -409,15 +501,15 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 	ld.aCol = func(kv spirv.ID) []spirv.ID {
 		a := make([]spirv.ID, len(rows))
 		for i, r := range rows {
-			a[i] = g.emit(gs.lhs, gs.lhsIndex(batch, r, kv))
+			a[i] = g.emit(gs.lhs, operandIndex(k, gs.lhs, gs.lhsGroups, gs.lhsIndex(batch, r, kv)))
 		}
 		return a
 	}
-	if v, ok := l.vec4View(k, gs.lhs, gs.lFree, gs.m); ok && len(rows)%4 == 0 {
+	if v, ok := l.mergedVec4View(k, gs.lhs, gs.lhsDims, gs.lFree); ok && len(rows)%4 == 0 {
 		ld.aQuad = l.gemmAColumnQuads(k, gs, v, batch, rows)
-	} else if v, ok := l.vec4View(k, gs.lhs, gs.d.LhsContracting[0], gs.k); ok {
+	} else if v, ok := l.mergedVec4View(k, gs.lhs, gs.lhsDims, gs.d.LhsContracting[0]); ok {
 		// The vec4 index of A[row, 4kk] is row's base (in vec4 units) + kk.
-		dims4 := quarterMinor(gs.lhs.Shape.Dims)
+		dims4 := quarterMinor(gs.lhsDims)
 		bases := make([]spirv.ID, len(rows))
 		for i, r := range rows {
 			bases[i] = k.linearize(gs.lhsIndex(batch, r, k.ic(0)), dims4)
@@ -426,8 +518,8 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 	} else {
 		ld.aQuad = quadsFromCols(k, ld.aCol)
 	}
-	if v, ok := l.vec4View(k, gs.rhs, gs.d.RhsContracting[0], gs.k); ok {
-		dims4 := quarterMinor(gs.rhs.Shape.Dims)
+	if v, ok := l.mergedVec4View(k, gs.rhs, gs.rhsDims, gs.d.RhsContracting[0]); ok {
+		dims4 := quarterMinor(gs.rhsDims)
 		bases := make([]spirv.ID, rn)
 		for j := range bases {
 			col := k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
@@ -435,9 +527,9 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		}
 		ld.bQuad = vec4ColumnQuads(k, v, bases)
 	}
-	if v, ok := l.vec4View(k, gs.rhs, gs.rFree, gs.n); ok {
+	if v, ok := l.mergedVec4View(k, gs.rhs, gs.rhsDims, gs.rFree); ok {
 		// The vec4 index of B[kv, 4c] is kv's row base (in vec4 units) + c.
-		dims4 := quarterMinor(gs.rhs.Shape.Dims)
+		dims4 := quarterMinor(gs.rhsDims)
 		cs := columnQuads(k, col0, rn, gs.n)
 		ld.bRow = func(kv spirv.ID) []spirv.ID {
 			return vec4Row(k, v, k.linearize(gs.rhsIndex(batch, kv, k.ic(0)), dims4), cs)
@@ -445,7 +537,7 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 		return ld
 	}
 	ld.bRow = rowFromElems(k, col0, rn, gs.n, func(kv, col spirv.ID) spirv.ID {
-		return g.emit(gs.rhs, gs.rhsIndex(batch, kv, col))
+		return g.emit(gs.rhs, operandIndex(k, gs.rhs, gs.rhsGroups, gs.rhsIndex(batch, kv, col)))
 	})
 	return ld
 }
@@ -538,7 +630,7 @@ func rowFromElems(k *kernel, col0 spirv.ID, rn, n int64, elem func(kv, col spirv
 // the block's rows start at a multiple of RM, a multiple of 4).
 func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, batch, rows []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
 	f := k.f
-	dims4 := quarterMinor(gs.lhs.Shape.Dims)
+	dims4 := quarterMinor(gs.lhsDims)
 	strideK := product(dims4[gs.d.LhsContracting[0]+1:]) // vec4 units per step of k
 	first := f.SDiv(rows[0], k.ic(4))
 	bases := make([]spirv.ID, len(rows)/4)
@@ -609,6 +701,15 @@ func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spi
 		return spirv.Buffer{}, false
 	}
 	return k.vec4Input(int(x.Attrs.ParameterNumber), dt), true
+}
+
+// mergedVec4View is vec4View for dim of a merged view (dims): its last dim is the
+// operand's minor dims, contiguous in memory.
+func (l *lowering) mergedVec4View(k *kernel, x *hlo.Instruction, dims []int64, dim int64) (spirv.Buffer, bool) {
+	if dim != int64(len(dims)-1) {
+		return spirv.Buffer{}, false
+	}
+	return l.vec4View(k, x, int64(x.Shape.Rank()-1), dims[dim])
 }
 
 // vec4Input is the vec4 alias of input n's binding (holding dt), declared once
