@@ -48,11 +48,7 @@ func main() {
 }
 
 func run(reps int, only string, targets, full bool, plot, commit string, validation bool) error {
-	filter, err := regexp.Compile(only)
-	if err != nil {
-		return fmt.Errorf("-only: %w", err)
-	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	filter, rt, err := bench.Open(only, validation)
 	if err != nil {
 		return err
 	}
@@ -138,11 +134,7 @@ func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, r
 
 // profileRun prints each program's top kernels by GPU time in one run.
 func profileRun(n int, only string, validation bool) error {
-	filter, err := regexp.Compile(only)
-	if err != nil {
-		return fmt.Errorf("-only: %w", err)
-	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	filter, rt, err := bench.Open(only, validation)
 	if err != nil {
 		return err
 	}

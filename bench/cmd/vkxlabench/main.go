@@ -12,13 +12,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/bench"
 )
 
@@ -88,11 +86,7 @@ func ints(flagName, list string) ([]int, error) {
 }
 
 func run(ws []bench.Workload, reps int, only string, validation bool) error {
-	filter, err := regexp.Compile(only)
-	if err != nil {
-		return fmt.Errorf("-only: %w", err)
-	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(validation))
+	filter, rt, err := bench.Open(only, validation)
 	if err != nil {
 		return err
 	}
