@@ -266,3 +266,52 @@ ENTRY e {
 	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
 	require.Contains(t, err.Error(), fmt.Sprintf(`"x" of 2400000000 bytes is larger than the device's largest allocation (maxMemoryAllocationSize %d bytes)`, limit))
 }
+
+// TestBigDonated: a donated device tensor of 2.1× the binding limit, aliased to the
+// output, is bound in place on both paths — its pool memory split across bindings
+// or reached by its device address, as the arena's own ranges are (donate.go's
+// placedRange) — and the output, which took its memory over, is x + y.
+func TestBigDonated(t *testing.T) {
+	n := int64(bigBytes / 4)
+	m := parseBig(t, `HloModule big_donate, input_output_alias={ {}: (0, {}, must-alias) }
+ENTRY e {
+  x = s32[%d] parameter(0)
+  y = s32[%d] parameter(1)
+  ROOT z = s32[%d] add(x, y)
+}`, n, n, n)
+	x, y := smallInts(hlo.MakeShape(hlo.S32, n), 1), smallInts(hlo.MakeShape(hlo.S32, n), 2)
+	xs, _ := hlo.Values[int32](x)
+	ys, _ := hlo.Values[int32](y)
+	want := make([]int32, n)
+	for i := range want {
+		want[i] = xs[i] + ys[i]
+	}
+	rt := newRuntime(t)
+	for _, path := range bigPaths {
+		t.Run(path.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), bigDeadline)
+			defer cancel()
+			exe, err := rt.Compile(ctx, m, append([]vkxla.CompileOption{vkxla.WithoutCache()}, path.opts...)...)
+			require.NoError(t, err, "compile")
+			defer func() { require.NoError(t, exe.Close()) }()
+			require.Zero(t, exe.MemoryStats().ParameterBytes-n*4, "y alone is the arena's parameter: x is donated")
+			dx, err := rt.Upload(ctx, x)
+			require.NoError(t, err)
+			inUse := rt.MemoryStats().Tensors.BytesInUse
+			outs, err := exe.RunOnDevice(ctx, dx, y)
+			require.NoError(t, err, "run")
+			require.Equal(t, inUse, rt.MemoryStats().Tensors.BytesInUse, "the output took x's memory over")
+			_, err = dx.ToHost(ctx)
+			require.ErrorIs(t, err, vkxla.ErrClosed, "x was donated")
+			got, err := outs[0].ToHost(ctx)
+			require.NoError(t, err)
+			require.NoError(t, outs[0].Close())
+			gs, _ := hlo.Values[int32](got)
+			for i := range want {
+				if gs[i] != want[i] {
+					t.Fatalf("element %d = %d, want %d", i, gs[i], want[i])
+				}
+			}
+		})
+	}
+}
