@@ -224,6 +224,8 @@ func isFusibleProducer(in *hlo.Instruction) bool {
 		return ok
 	case hlo.OpDot:
 		return true // as an epilogue's producer only (fusion_epilogue.go)
+	case hlo.OpConvolution:
+		return convEpilogueCandidate(in) // likewise
 	case hlo.OpConstant:
 		lit := in.Attrs.Literal
 		return lit != nil && (lit.Shape().NumElements() <= maxFusedConstant || lit.IsUniform())
@@ -283,7 +285,7 @@ func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruc
 		switch {
 		case p.Op == hlo.OpReduce && !f.canFuseRow(p, consumer, k):
 			return notFused
-		case p.Op == hlo.OpDot && !f.canFuseDot(p, consumer, k):
+		case isContraction(p) && !f.canFuseDot(p, consumer, k):
 			return notFused
 		}
 		return asProducer
@@ -509,13 +511,14 @@ func (k *fusedKernel) bodyInOrder() []*hlo.Instruction {
 	return out
 }
 
-// fusionKind is kInput for a reduction root, kOutput for a dot with its epilogue,
+// fusionKind is kInput for a reduction root, kOutput for a dot or convolution with
+// its epilogue,
 // kLoop otherwise.
 func fusionKind(fc *hlo.Computation) hlo.FusionKind {
 	switch {
 	case fc.Root.Op == hlo.OpReduce:
 		return hlo.FusionInput
-	case slices.ContainsFunc(fc.Instructions, func(in *hlo.Instruction) bool { return in.Op == hlo.OpDot }):
+	case slices.ContainsFunc(fc.Instructions, isContraction):
 		return hlo.FusionOutput
 	}
 	return hlo.FusionLoop

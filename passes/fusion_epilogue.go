@@ -6,7 +6,8 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// Dot epilogues (XLA's kOutput fusion): a dot joins the elementwise kernel that
+// Dot and convolution epilogues (XLA's kOutput fusion): a dot, or a float
+// convolution without groups (convEpilogueCandidate), joins the elementwise kernel that
 // reads its product at each element's own index — a bias add, a scale, an
 // activation (relu, clamp, gelu, tanh, logistic), a residual add, a convert — so
 // that the code generator's GEMM applies them in its output stage and the product
@@ -29,11 +30,45 @@ func (f *fuser) canFuseDot(p, consumer *hlo.Instruction, k *fusedKernel) bool {
 	if k == nil { // the consumer, the kernel's root-to-be, is p's only reader
 		return elementwiseOf(consumer, p)
 	}
-	if !k.fc.Root.Shape.IsArray() || !k.fc.Root.Shape.SameDims(p.Shape) || k.holds(hlo.OpDot, hlo.OpReduce) {
+	if !k.fc.Root.Shape.IsArray() || !k.fc.Root.Shape.SameDims(p.Shape) || k.holds(hlo.OpDot, hlo.OpConvolution, hlo.OpReduce) {
 		return false
 	}
 	return readAtOwnIndex(k.fc.Params[slices.Index(k.fusion.Operands, p)], kernelReaders(k), p.Shape)
 }
+
+// isContraction: a dot, or a convolution (an epilogue's producer).
+func isContraction(in *hlo.Instruction) bool { return in.Op == hlo.OpDot || in.Op == hlo.OpConvolution }
+
+// convEpilogueCandidate: a convolution that code generation lowers as an implicit
+// GEMM when large enough (a float one without feature or batch groups), whose
+// output stage takes the epilogue; depthwise and grouped ones keep their own
+// kernels, so they are never fused. Its terms per output element are bounded too
+// (a layer's forward and input gradient, not a filter gradient, which sums over
+// the batch's pixels): a fused convolution too small for the implicit GEMM is
+// computed element by element, which must stay within the device's loop bound
+// that the split strategies of long contractions exist for.
+func convEpilogueCandidate(in *hlo.Instruction) bool {
+	cd := in.Attrs.Conv
+	if cd == nil || max(in.Attrs.FeatureGroupCount, 1) != 1 || max(in.Attrs.BatchGroupCount, 1) != 1 {
+		return false
+	}
+	terms := in.Operands[1].Shape.Dims[cd.KernelInput]
+	for _, d := range cd.KernelSpatial {
+		terms *= in.Operands[1].Shape.Dims[d]
+	}
+	if terms > maxEpilogueConvTerms {
+		return false
+	}
+	for _, x := range []*hlo.Instruction{in, in.Operands[0], in.Operands[1]} {
+		if dt := x.Shape.DType; dt != hlo.F32 && dt != hlo.F16 && dt != hlo.BF16 {
+			return false
+		}
+	}
+	return true
+}
+
+// maxEpilogueConvTerms bounds a fused convolution's terms per output element.
+const maxEpilogueConvTerms = 1 << 14
 
 // holds says whether k's body has an instruction of one of the opcodes.
 func (k *fusedKernel) holds(ops ...hlo.Opcode) bool {
@@ -68,5 +103,5 @@ func readByDot(k *fusedKernel, p *hlo.Instruction) bool {
 		return false
 	}
 	j := slices.Index(k.fusion.Operands, p)
-	return j >= 0 && slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return s.in.Op == hlo.OpDot })
+	return j >= 0 && slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return isContraction(s.in) })
 }

@@ -38,7 +38,7 @@ func (f *fuser) canFuseAsOutput(p, consumer *hlo.Instruction, k *fusedKernel) bo
 	root := consumer
 	if k != nil {
 		root = k.fc.Root
-		if len(k.outputs)+2 > maxFusionOutputs || k.holds(hlo.OpDot, hlo.OpReduce) {
+		if len(k.outputs)+2 > maxFusionOutputs || k.holds(hlo.OpDot, hlo.OpConvolution, hlo.OpReduce) {
 			return false
 		}
 	}

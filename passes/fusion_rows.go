@@ -49,7 +49,7 @@ func (f *fuser) canFuseRow(p, consumer *hlo.Instruction, k *fusedKernel) bool {
 	work := rowLength(out, rows) + rowLength(p.Operands[0].Shape, rows)
 	var body []*hlo.Instruction
 	if k != nil {
-		if k.holds(hlo.OpDot) {
+		if k.holds(hlo.OpDot, hlo.OpConvolution) {
 			return false
 		}
 		body = k.body

@@ -51,7 +51,7 @@ type convGEMM struct {
 // convGEMMView is the implicit-GEMM view of a float convolution without batch
 // groups.
 func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
-	if in.Op != hlo.OpConvolution || in.Attrs.Conv == nil || max(in.Attrs.BatchGroupCount, 1) != 1 {
+	if in == nil || in.Op != hlo.OpConvolution || in.Attrs.Conv == nil || max(in.Attrs.BatchGroupCount, 1) != 1 {
 		return convGEMM{}, false
 	}
 	for _, x := range []*hlo.Instruction{in, in.Operands[0], in.Operands[1]} {
@@ -149,7 +149,8 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // convGEMMFacts: one kernel, or a scratch buffer of partial sums, the partial
 // GEMM writing it and the sum pass reading it into the output.
 func (l *lowering) convGEMMFacts() {
-	cg, _ := convGEMMView(l.c.Root)
+	cg, _ := convGEMMView(gemmConv(l.c))
+	l.p.InPlace = l.epilogueInPlace(cg.in)
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
 		l.dispatchFact("conv_gemm", l.outputArgs())
@@ -162,7 +163,8 @@ func (l *lowering) convGEMMFacts() {
 }
 
 func (l *lowering) lowerConvGEMM() error {
-	cg, _ := convGEMMView(l.c.Root)
+	cg, _ := convGEMMView(gemmConv(l.c))
+	l.p.InPlace = l.epilogueInPlace(cg.in)
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
 		return l.convGEMMKernel(cg, l.outputDest(), 1)
@@ -179,7 +181,7 @@ func (l *lowering) lowerConvGEMM() error {
 // over each of parts tap ranges into dest's partial sums, C of part p and group
 // g at batch p·groups + g, (M, N) row-major.
 func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error {
-	out := l.c.Root.Shape.Dims
+	out := cg.in.Shape.Dims
 	colStride := product(out[cg.cd.OutputFeature+1:])
 	name := "conv_gemm"
 	if parts > 1 {
@@ -199,8 +201,14 @@ func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error
 			rowBase := func(i int64, _ spirv.ID) spirv.ID {
 				return k.linearize(cg.outputIndex(k, out, rows[i], f.IMul(group, k.ic(cg.n))), out)
 			}
-			l.gemmStore(t, acc, gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase,
-				vec4: colStride == 1 && cg.n%4 == 0})
+			o := gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase, vec4: colStride == 1 && cg.n%4 == 0}
+			if cg.in != l.c.Root { // an epilogue reads the output element's index, stored one by one
+				o.epilogue, o.vec4 = cg.in, false
+				o.index = func(i int64, col spirv.ID) []spirv.ID {
+					return cg.outputIndex(k, out, rows[i], f.IAdd(f.IMul(group, k.ic(cg.n)), col))
+				}
+			}
+			l.gemmStore(t, acc, o)
 			return
 		}
 		group = f.SRem(t.b, k.ic(cg.groups))
@@ -237,8 +245,9 @@ func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
 	f := k.f
 	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, spirv.ReadOnly)
 	out := l.bindOutputs(k)[0]
-	dt := l.p.Outputs[0].DType
-	dims := l.c.Root.Shape.Dims
+	g := l.kernelGen(k)
+	dt, cdt := l.p.Outputs[0].DType, cg.in.Shape.DType // stored; the convolution's
+	dims := cg.in.Shape.Dims
 	total := cg.groups * cg.m * cg.n
 	groups := k.gridStride(total, func(e spirv.ID) {
 		acc := k.variable(k.m.TypeF32(), k.m.F32(0), "conv_sum")
@@ -247,8 +256,11 @@ func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
 		})
 		c := k.delinearize(e, []int64{cg.groups, cg.m, cg.n}) // group, row, col
 		feature := f.IAdd(f.IMul(c[0], k.ic(cg.n)), c[2])
-		at := k.linearize(cg.outputIndex(k, dims, cg.splitRow(k, c[1]), feature), dims)
-		k.store(out, at, k.round(k.sumFromZero(f.Load(acc), dt), dt), dt)
+		idx := cg.outputIndex(k, dims, cg.splitRow(k, c[1]), feature)
+		at := k.linearize(idx, dims)
+		g.scoped(func() { // through the epilogue, if the kernel has one
+			k.store(out, at, l.gemmEpilogue(g, cg.in, idx, k.round(k.sumFromZero(f.Load(acc), cdt), cdt)), dt)
+		})
 	})
 	return l.add(k, groups)
 }

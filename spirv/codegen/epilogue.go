@@ -22,14 +22,21 @@ import (
 // computation whose root is an epilogue of it (every instruction between them
 // elementwise with the dot's dims, so each element of the product is read at its
 // own index only); nil otherwise.
-func gemmDot(c *hlo.Computation) *hlo.Instruction {
+func gemmDot(c *hlo.Computation) *hlo.Instruction { return epilogueRoot(c, hlo.OpDot) }
+
+// gemmConv is gemmDot for a convolution lowered as an implicit GEMM.
+func gemmConv(c *hlo.Computation) *hlo.Instruction { return epilogueRoot(c, hlo.OpConvolution) }
+
+// epilogueRoot returns the root if it is an op, else the one op of c that the root
+// is an epilogue of, or nil.
+func epilogueRoot(c *hlo.Computation, op hlo.Opcode) *hlo.Instruction {
 	root := c.Root
-	if root.Op == hlo.OpDot || !root.Shape.IsArray() {
+	if root.Op == op || !root.Shape.IsArray() {
 		return root
 	}
 	var dot *hlo.Instruction
 	for _, in := range c.Instructions {
-		if in.Op == hlo.OpDot {
+		if in.Op == op {
 			if dot != nil {
 				return nil
 			}

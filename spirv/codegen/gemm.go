@@ -391,6 +391,10 @@ type gemmOut struct {
 	epilogue *hlo.Instruction
 	batch    []spirv.ID
 	rowDims  []int64 // the sizes of the dims a row stands for, when more than one
+	// index, when set, is the epilogue's multi-index of block row i and column col
+	// (a convolution's output): the rows are then stored unrolled, not in a loop,
+	// since rowBase needs i.
+	index func(i int64, col spirv.ID) []spirv.ID
 }
 
 // gemmStore is the GEMM's output stage: it writes the block's elements that lie
@@ -450,14 +454,18 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 							return
 						}
 						t.g.scoped(func() {
-							k.store(t.out, at, l.gemmEpilogue(t.g, o.epilogue, append(slices.Clone(rowIdx), col), v), dt)
+							idx := append(slices.Clone(rowIdx), col)
+							if o.index != nil {
+								idx = o.index(i, col)
+							}
+							k.store(t.out, at, l.gemmEpilogue(t.g, o.epilogue, idx, v), dt)
 						})
 					}, nil)
 				}
 			}
 		}, nil)
 	}
-	if o.epilogue == nil {
+	if o.epilogue == nil || o.index != nil {
 		for i := range t.rm {
 			storeRow(i, f.IAdd(t.row0, k.ic(i)), func(q int64) spirv.ID { return f.Load(acc.acc[i*t.rn/4+q]) })
 		}

@@ -214,7 +214,7 @@ func (l *lowering) strategy() strategy {
 		return byGEMM
 	case useDepthwise(root, l.t):
 		return byDepthwise
-	case useConvGEMM(root, l.t):
+	case useConvGEMM(gemmConv(l.c), l.t):
 		return byConvGEMM
 	case useSplitConv(root, l.t):
 		return bySplitConv

@@ -1,0 +1,121 @@
+package vkxla_test
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// TestConvEpilogueFusion runs convolution epilogues (docs/passes.md, "Dot and
+// convolution epilogues") fused into the implicit GEMM's output stage and unfused,
+// against cpuref: bias + ReLU6 over NHWC 3×3 and bf16 1×1 convolutions (TF's
+// MobileNet export), a residual add over an NCHW output (scalar stores), the split
+// over taps (the epilogue in the sum pass), a convolution too small for the GEMM
+// (elemental), and a separable block, whose depthwise convolution keeps its own
+// kernel: three kernels (issue 12's MobileNet block, 2–3).
+func TestConvEpilogueFusion(t *testing.T) {
+	rt := newRuntime(t)
+	cases := []struct {
+		name, text string
+		kernels    int
+	}{
+		{"3x3 NHWC + bias + relu6", `HloModule conv_relu6
+ENTRY main {
+  x = f32[1,12,12,32]{3,2,1,0} parameter(0)
+  w = f32[3,3,32,48]{3,2,1,0} parameter(1)
+  b = f32[48]{0} parameter(2)
+  c = f32[1,12,12,48]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[1,12,12,48]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[1,12,12,48]{3,2,1,0} add(c, bb)
+  lo = f32[] constant(0)
+  hi = f32[] constant(6)
+  ROOT r = f32[1,12,12,48]{3,2,1,0} clamp(lo, a, hi)
+}`, 1},
+		{"bf16 1x1 + bias + relu6", `HloModule pointwise_bf16
+ENTRY main {
+  x = bf16[1,10,10,64]{3,2,1,0} parameter(0)
+  w = bf16[1,1,64,64]{3,2,1,0} parameter(1)
+  b = bf16[64]{0} parameter(2)
+  c = bf16[1,10,10,64]{3,2,1,0} convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f
+  bb = bf16[1,10,10,64]{3,2,1,0} broadcast(b), dimensions={3}
+  a = bf16[1,10,10,64]{3,2,1,0} add(c, bb)
+  lo = bf16[] constant(0)
+  hi = bf16[] constant(6)
+  ROOT r = bf16[1,10,10,64]{3,2,1,0} clamp(lo, a, hi)
+}`, 1},
+		{"NCHW + residual", `HloModule nchw_residual
+ENTRY main {
+  x = f32[2,16,10,10]{3,2,1,0} parameter(0)
+  w = f32[24,16,3,3]{3,2,1,0} parameter(1)
+  res = f32[2,24,10,10]{3,2,1,0} parameter(2)
+  c = f32[2,24,10,10]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  ROOT a = f32[2,24,10,10]{3,2,1,0} add(c, res)
+}`, 1},
+		{"split over taps + bias + tanh", `HloModule split_taps
+ENTRY main {
+  x = f32[1,12,12,16]{3,2,1,0} parameter(0)
+  w = f32[9,9,16,8]{3,2,1,0} parameter(1)
+  b = f32[8]{0} parameter(2)
+  c = f32[1,4,4,8]{3,2,1,0} convolution(x, w), window={size=9x9}, dim_labels=b01f_01io->b01f
+  bb = f32[1,4,4,8]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[1,4,4,8]{3,2,1,0} add(c, bb)
+  ROOT t = f32[1,4,4,8]{3,2,1,0} tanh(a)
+}`, 2},
+		{"small conv (elemental) + bias + relu", `HloModule small
+ENTRY main {
+  x = f32[1,4,4,3]{3,2,1,0} parameter(0)
+  w = f32[3,3,3,2]{3,2,1,0} parameter(1)
+  b = f32[2]{0} parameter(2)
+  c = f32[1,4,4,2]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+  bb = f32[1,4,4,2]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[1,4,4,2]{3,2,1,0} add(c, bb)
+  zero = f32[] constant(0)
+  z = f32[1,4,4,2]{3,2,1,0} broadcast(zero), dimensions={}
+  ROOT r = f32[1,4,4,2]{3,2,1,0} maximum(a, z)
+}`, 1},
+		{"separable block (depthwise apart)", `HloModule separable
+ENTRY main {
+  x = f32[1,16,16,32]{3,2,1,0} parameter(0)
+  dw = f32[3,3,1,32]{3,2,1,0} parameter(1)
+  db = f32[32]{0} parameter(2)
+  pw = f32[1,1,32,64]{3,2,1,0} parameter(3)
+  pb = f32[64]{0} parameter(4)
+  lo = f32[] constant(0)
+  hi = f32[] constant(6)
+  d = f32[1,16,16,32]{3,2,1,0} convolution(x, dw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=32
+  dbb = f32[1,16,16,32]{3,2,1,0} broadcast(db), dimensions={3}
+  da = f32[1,16,16,32]{3,2,1,0} add(d, dbb)
+  dr = f32[1,16,16,32]{3,2,1,0} clamp(lo, da, hi)
+  p = f32[1,16,16,64]{3,2,1,0} convolution(dr, pw), window={size=1x1}, dim_labels=b01f_01io->b01f
+  pbb = f32[1,16,16,64]{3,2,1,0} broadcast(pb), dimensions={3}
+  pa = f32[1,16,16,64]{3,2,1,0} add(p, pbb)
+  ROOT pr = f32[1,16,16,64]{3,2,1,0} clamp(lo, pa, hi)
+}`, 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := hlo.ParseModule(c.text)
+			require.NoError(t, err)
+			inputs := randomInputs(rand.New(rand.NewPCG(4, 2)), m)
+			want, err := cpuref.Eval(m, inputs...)
+			require.NoError(t, err)
+			spec := vkxla.ProgramTolerance(m, m.Entry.Root.Shape.DType)
+			for _, fused := range []bool{true, false} {
+				var opts []vkxla.CompileOption
+				if !fused {
+					opts = append(opts, vkxla.WithoutPasses("fusion"))
+				}
+				got, kernels := runCounting(t, rt, m, opts, inputs)
+				require.NoError(t, spec.Check(got[0], want.Leaves()[0]), "fused=%v (tolerance %+v)", fused, spec)
+				if fused {
+					require.Equal(t, c.kernels, kernels, "dispatches fused")
+				}
+			}
+		})
+	}
+}
