@@ -24,17 +24,19 @@ const SuiteGemm = 1024
 // outputs are checked against cpuref when full is set (minutes for the larger
 // programs), else for being finite (the small sizes are checked against cpuref by
 // CheckModel).
-func ModelVariant(p ModelProgram, full bool) Variant {
-	return checkedExecutable("vkxla", func() (*hlo.Module, []*hlo.Literal, error) { return p.Build(false) }, full)
+// Compile options (passes switched off, say) apply to it.
+func ModelVariant(p ModelProgram, full bool, opts ...vkxla.CompileOption) Variant {
+	return checkedExecutable("vkxla", func() (*hlo.Module, []*hlo.Literal, error) { return p.Build(false) }, full, opts...)
 }
 
 // checkedExecutable compiles the module build returns and runs it on the inputs
 // build returns with it; the first run's outputs are checked against cpuref when
 // cpu is set, else for being finite.
-func checkedExecutable(name string, build func() (*hlo.Module, []*hlo.Literal, error), cpu bool) Variant {
+func checkedExecutable(name string, build func() (*hlo.Module, []*hlo.Literal, error), cpu bool, opts ...vkxla.CompileOption) Variant {
 	var mod *hlo.Module
 	var ins []*hlo.Literal
-	return Executable(name, func() (m *hlo.Module, err error) {
+	withOpts := func(*vkxla.Runtime, *hlo.Module) ([]vkxla.CompileOption, error) { return opts, nil }
+	return ExecutableWith(name, withOpts, func() (m *hlo.Module, err error) {
 		mod, ins, err = build()
 		return mod, err
 	}, func() []*hlo.Literal { return ins }, func(in, out []*hlo.Literal) error {
@@ -45,14 +47,15 @@ func checkedExecutable(name string, build func() (*hlo.Module, []*hlo.Literal, e
 	})
 }
 
-// ModelPair is the program against the same run's sgemm SuiteGemm³.
-func ModelPair(p ModelProgram, full bool) (Pair, error) {
+// ModelPair is the program against the same run's sgemm SuiteGemm³; opts apply to
+// the program (the suite with and without its simplification passes, say).
+func ModelPair(p ModelProgram, full bool, opts ...vkxla.CompileOption) (Pair, error) {
 	m, _, err := p.Build(false)
 	if err != nil {
 		return Pair{}, fmt.Errorf("%s: %w", p.Name, err)
 	}
 	n := SuiteGemm
-	return Pair{Name: p.Name, Unit: "GFLOP/s", Program: ModelVariant(p, full), ProgramWork: FLOPs(m),
+	return Pair{Name: p.Name, Unit: "GFLOP/s", Program: ModelVariant(p, full, opts...), ProgramWork: FLOPs(m),
 		Reference: GemmExecutable(fmt.Sprintf("sgemm %d³", n), n, n, n), ReferenceWork: 2 * float64(n) * float64(n) * float64(n)}, nil
 }
 

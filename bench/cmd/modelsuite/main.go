@@ -18,6 +18,7 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/vkxla/vkxla"
@@ -32,6 +33,7 @@ func main() {
 	plot := flag.String("plot", "", "write the suite's bar chart (SVG) to this file")
 	commit := flag.String("commit", "", "the commit measured, for the plot's title")
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer")
+	without := flag.String("without", "", "compile the programs without these passes (comma-separated, e.g. simplify,cse), the sgemm with all")
 	profile := flag.Int("profile", 0, "instead of timing, print each program's N kernels of most GPU time (one run)")
 	flag.Parse()
 	if *profile > 0 {
@@ -41,13 +43,17 @@ func main() {
 		}
 		return
 	}
-	if err := run(*reps, *only, *targets, *full, *plot, *commit, *validation); err != nil {
+	var opts []vkxla.CompileOption
+	if *without != "" {
+		opts = append(opts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
+	}
+	if err := run(*reps, *only, *targets, *full, *plot, *commit, *validation, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "modelsuite:", err)
 		os.Exit(1)
 	}
 }
 
-func run(reps int, only string, targets, full bool, plot, commit string, validation bool) error {
+func run(reps int, only string, targets, full bool, plot, commit string, validation bool, opts []vkxla.CompileOption) error {
 	filter, rt, err := bench.Open(only, validation)
 	if err != nil {
 		return err
@@ -66,7 +72,7 @@ func run(reps int, only string, targets, full bool, plot, commit string, validat
 		if err := bench.CheckModel(ctx, rt, p); err != nil {
 			return err
 		}
-		pair, err := bench.ModelPair(p, full)
+		pair, err := bench.ModelPair(p, full, opts...)
 		if err != nil {
 			return err
 		}
