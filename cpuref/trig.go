@@ -98,32 +98,23 @@ func twoProd(a, b float64) dd {
 
 func (a dd) neg() dd { return dd{-a.hi, -a.lo} }
 
-// ddPio2 is π/2 as four doubles, 212 bits, and piBig π to 1424 bits, from bigref's
-// Gauss–Legendre π.
-var ddPio2, piBig = func() ([]float64, *big.Float) {
-	pi := bigref.Pi(1424)
-	rest := new(big.Float).SetPrec(1424).Quo(pi, big.NewFloat(2))
+// ddPio2 is π/2 as four doubles, 212 bits, from bigref's Gauss–Legendre π.
+var ddPio2 = func() []float64 {
+	rest := new(big.Float).SetPrec(256).Quo(bigref.Pi(256), big.NewFloat(2))
 	var parts []float64
 	for range 4 {
 		p, _ := rest.Float64()
 		parts = append(parts, p)
 		rest.Sub(rest, new(big.Float).SetFloat64(p))
 	}
-	return parts, pi
+	return parts
 }()
 
-// reduceBig reduces a large x exactly: q = round(x/(π/2)) and r = x − q·π/2 at
-// x's exponent + 320 bits, r then rounded to a double-double.
+// reduceBig reduces a large x exactly (bigref.ReduceHalfPi) and rounds the
+// remainder to a double-double.
 func reduceBig(x float64) (dd, int64) {
-	_, e := math.Frexp(x)
-	prec := uint(e) + 320
-	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
-	pio2 := nf().Quo(piBig, nf().SetInt64(2))
-	X := nf().SetFloat64(x)
-	qf := nf().Quo(X, pio2)
-	qi, _ := nf().Add(qf, nf().SetFloat64(math.Copysign(0.5, x))).Int(nil) // rounds half away
-	r := nf().Sub(X, nf().Mul(nf().SetInt(qi), pio2))
+	r, q := bigref.ReduceHalfPi(x)
 	hi, _ := r.Float64()
-	lo, _ := r.Sub(r, nf().SetFloat64(hi)).Float64()
-	return dd{hi, lo}, new(big.Int).And(qi, big.NewInt(3)).Int64()
+	lo, _ := new(big.Float).SetPrec(r.Prec()).Sub(r, new(big.Float).SetFloat64(hi)).Float64()
+	return dd{hi, lo}, q
 }

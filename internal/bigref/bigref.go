@@ -33,23 +33,11 @@ func Pi(prec uint) *big.Float {
 // ties: x is reduced modulo π/2 exactly (π to x's exponent plus 256 bits), and the
 // series are summed on the remainder at 256 bits.
 func SinCos(x float64) (sin, cos float64) {
-	_, e := math.Frexp(x)
-	prec := uint(max(e, 0)) + 320
-	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
-	pio2 := nf().Quo(pi(), nf().SetInt64(2))
-	X := nf().SetFloat64(x)
-	qf := nf().Quo(X, pio2)
-	// q = round(x/(π/2)); the remainder r = x − q·π/2 lies in [−π/4, π/4].
-	qf.Add(qf, nf().SetFloat64(0.5))
-	q, _ := qf.Int(nil)
-	if qf.Sign() < 0 && !qf.IsInt() {
-		q.Sub(q, big.NewInt(1)) // floor for negatives
-	}
-	r := nf().Sub(X, nf().Mul(nf().SetInt(q), pio2))
+	r, quadrant := ReduceHalfPi(x)
 	const sp = 320
 	r.SetPrec(sp)
 	s, c := taylor(r, sp)
-	switch new(big.Int).And(q, big.NewInt(3)).Int64() {
+	switch quadrant {
 	case 1:
 		s, c = c, s.Neg(s)
 	case 2:
@@ -60,6 +48,25 @@ func SinCos(x float64) (sin, cos float64) {
 	sin, _ = s.Float64()
 	cos, _ = c.Float64()
 	return sin, cos
+}
+
+// ReduceHalfPi reduces a finite x exactly: x = q·π/2 + r with q = round(x/(π/2))
+// (ties up), so that r, returned at x's exponent + 320 bits, lies in [−π/4, π/4];
+// quadrant is q mod 4.
+func ReduceHalfPi(x float64) (r *big.Float, quadrant int64) {
+	_, e := math.Frexp(x)
+	prec := uint(max(e, 0)) + 320
+	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	pio2 := nf().Quo(pi(), nf().SetInt64(2))
+	X := nf().SetFloat64(x)
+	qf := nf().Quo(X, pio2)
+	qf.Add(qf, nf().SetFloat64(0.5))
+	q, _ := qf.Int(nil)
+	if qf.Sign() < 0 && !qf.IsInt() {
+		q.Sub(q, big.NewInt(1)) // floor for negatives
+	}
+	r = nf().Sub(X, nf().Mul(nf().SetInt(q), pio2))
+	return r, new(big.Int).And(q, big.NewInt(3)).Int64()
 }
 
 // pi is π to enough bits for SinCos of any float64, computed once.
