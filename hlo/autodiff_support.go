@@ -40,6 +40,16 @@ func (b *Builder) Inline(c *Computation, args []*Instruction) *Instruction {
 		}
 		return b.fail(OpCall, args, fmt.Errorf("Inline of a computation with %d parameters over %d arguments", n, len(args)))
 	}
+	root, _ := b.inlineWith(c, args, func(in *Instruction, ops []*Instruction) (*Instruction, error) {
+		return b.Reemit(in, ops), nil
+	})
+	return root
+}
+
+// inlineWith walks c's instructions in order over args (standing for c's
+// parameters), each copied by emit from its operands' copies, and returns the copy
+// of c's root, or emit's first error.
+func (b *Builder) inlineWith(c *Computation, args []*Instruction, emit func(in *Instruction, ops []*Instruction) (*Instruction, error)) (*Instruction, error) {
 	vals := make(map[*Instruction]*Instruction, len(c.Instructions))
 	for i, p := range c.Params {
 		vals[p] = args[i]
@@ -52,7 +62,11 @@ func (b *Builder) Inline(c *Computation, args []*Instruction) *Instruction {
 		for i, o := range in.Operands {
 			ops[i] = vals[o]
 		}
-		vals[in] = b.Reemit(in, ops)
+		v, err := emit(in, ops)
+		if err != nil {
+			return nil, err
+		}
+		vals[in] = v
 	}
-	return vals[c.Root]
+	return vals[c.Root], nil
 }

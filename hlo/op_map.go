@@ -77,33 +77,24 @@ func (b *Builder) Map(f *Computation, xs ...*Instruction) *Instruction {
 func decomposeMap(in *Instruction) (*Computation, error) {
 	b, args := operandParams(in)
 	f, dims := in.Called[0], in.Shape.Dims
-	vals := make(map[*Instruction]*Instruction, len(f.Instructions))
-	for i, p := range f.Params {
-		vals[p] = args[i]
-	}
-	for _, x := range f.Instructions {
-		if x.Op == OpParameter {
-			continue
-		}
-		ops := make([]*Instruction, len(x.Operands))
-		for i, o := range x.Operands {
-			ops[i] = vals[o]
-		}
+	root, err := b.inlineWith(f, args, func(x *Instruction, ops []*Instruction) (*Instruction, error) {
 		switch {
 		case x.Op == OpConstant:
-			vals[x] = b.BroadcastScalar(b.Constant(x.Attrs.Literal), dims...)
+			return b.BroadcastScalar(b.Constant(x.Attrs.Literal), dims...), nil
 		case x.Op == OpConvert:
-			vals[x] = b.Convert(ops[0], x.Shape.DType)
+			return b.Convert(ops[0], x.Shape.DType), nil
 		case x.Op == OpBitcastConvert:
-			vals[x] = b.BitcastConvert(ops[0], x.Shape.DType)
+			return b.BitcastConvert(ops[0], x.Shape.DType), nil
 		case mapsElementwise(x.Op):
-			vals[x] = b.Reemit(x, ops)
-		default:
-			return nil, fmt.Errorf("%s %s: to_apply %s holds %s %s, which is not elementwise; only elementwise "+
-				"ops and constants can be mapped", in.Op, in.Name, f.Name, x.Op, x.Name)
+			return b.Reemit(x, ops), nil
 		}
+		return nil, fmt.Errorf("%s %s: to_apply %s holds %s %s, which is not elementwise; only elementwise "+
+			"ops and constants can be mapped", in.Op, in.Name, f.Name, x.Op, x.Name)
+	})
+	if err != nil {
+		return nil, err
 	}
-	c, err := b.BuildComputation(vals[f.Root])
+	c, err := b.BuildComputation(root)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", in.Op, in.Name, err)
 	}

@@ -278,14 +278,14 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 // fuseKind says how p may join consumer's kernel (k, if it has one yet): as a
 // producer, as an extra output (fusion_multi.go), or not at all.
 func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) fuseAs {
-	if readByDot(k, p) {
+	if readByContraction(k, p) {
 		return notFused
 	}
 	if f.canFuse(p, operands, k) {
 		switch {
 		case p.Op == hlo.OpReduce && !f.canFuseRow(p, consumer, k):
 			return notFused
-		case isContraction(p) && !f.canFuseDot(p, consumer, k):
+		case isContraction(p) && !f.canFuseContraction(p, consumer, k):
 			return notFused
 		}
 		return asProducer

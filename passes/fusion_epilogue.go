@@ -21,9 +21,9 @@ import (
 //   - the dot keeps plain operands: no producer is fused into the dot's operands,
 //     which its GEMM reads best as vec4 loads from memory (canFuseIntoKernel).
 
-// canFuseDot says whether the dot p may join the kernel of consumer (k, if it has
-// one yet) by the rules above.
-func (f *fuser) canFuseDot(p, consumer *hlo.Instruction, k *fusedKernel) bool {
+// canFuseContraction says whether the dot or convolution p may join the kernel of
+// consumer (k, if it has one yet) by the rules above.
+func (f *fuser) canFuseContraction(p, consumer *hlo.Instruction, k *fusedKernel) bool {
 	if f.users[p.ID].all != 1 || !p.Shape.IsArray() {
 		return false
 	}
@@ -96,9 +96,9 @@ func readAtOwnIndex(v *hlo.Instruction, readers map[*hlo.Instruction][]*hlo.Inst
 	return true
 }
 
-// readByDot says whether a dot in k reads p (a fusion operand of k): fusing p would
-// hand the dot a computed operand.
-func readByDot(k *fusedKernel, p *hlo.Instruction) bool {
+// readByContraction says whether a dot or convolution in k reads p (a fusion
+// operand of k): fusing p would hand it a computed operand.
+func readByContraction(k *fusedKernel, p *hlo.Instruction) bool {
 	if k == nil {
 		return false
 	}

@@ -59,7 +59,15 @@ type gemmShape struct {
 	rhsGroups     [][]int64
 	m, n, k       int64
 	batch         []int64 // batch sizes
-	rowDims       []int64 // the lhs's free dims' sizes: a row of C's multi-index
+}
+
+// rowDims are the sizes of the lhs's free dims, which a row of C stands for.
+func (gs gemmShape) rowDims() []int64 {
+	var dims []int64
+	for _, d := range gs.lhsGroups[gs.lFree] {
+		dims = append(dims, gs.lhs.Shape.Dims[d])
+	}
+	return dims
 }
 
 func gemmView(root *hlo.Instruction) (gemmShape, bool) {
@@ -88,9 +96,6 @@ func gemmView(root *hlo.Instruction) (gemmShape, bool) {
 		d:       &hlo.DotDims{LhsBatch: lv.batch, RhsBatch: rv.batch, LhsContracting: []int64{lv.contracting}, RhsContracting: []int64{rv.contracting}},
 		lhsDims: lv.dims, rhsDims: rv.dims, lhsGroups: lv.groups, rhsGroups: rv.groups,
 		m: lv.dims[lv.free], n: rv.dims[rv.free], k: lv.dims[lv.contracting]}
-	for _, f := range lf {
-		gs.rowDims = append(gs.rowDims, l.Shape.Dims[f])
-	}
 	for _, b := range d.LhsBatch {
 		gs.batch = append(gs.batch, l.Shape.Dims[b])
 	}
@@ -184,7 +189,7 @@ func (l *lowering) lowerGEMM() error {
 		}
 		o := gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase, vec4: gs.n%4 == 0}
 		if gs.dot != l.c.Root {
-			o.epilogue, o.batch, o.rowDims = gs.dot, batch, gs.rowDims
+			o.epilogue, o.batch, o.rowDims = gs.dot, batch, gs.rowDims()
 		}
 		l.gemmStore(t, acc, o)
 	})

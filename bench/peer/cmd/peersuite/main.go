@@ -16,7 +16,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"runtime"
 	"time"
 
@@ -58,11 +57,7 @@ type row struct {
 }
 
 func run(reps int, only string) error {
-	filter, err := regexp.Compile(only)
-	if err != nil {
-		return fmt.Errorf("-only: %w", err)
-	}
-	rt, err := vkxla.NewRuntime(vkxla.WithValidation(false))
+	filter, rt, err := bench.Open(only, false)
 	if err != nil {
 		return err
 	}
