@@ -56,3 +56,39 @@ func TestSVG(t *testing.T) {
 		}
 	}
 }
+
+// TestReadmePlot: the README's memory timeline (docs/img/memory-attention.svg) is
+// the plot of testdata/programs/attention.hlo as the planner draws it today for
+// lavapipe, what `vkxla compile -plot` writes; go test -update redraws it.
+func TestReadmePlot(t *testing.T) {
+	const (
+		program = "../testdata/programs/attention.hlo"
+		plot    = "../docs/img/memory-attention.svg"
+	)
+	src, err := os.ReadFile(program)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hlo.ParseModule(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := plan.Build(m, testTarget(t), plan.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.SVG()
+	if *update {
+		if err := os.WriteFile(plot, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s is not the plot of %s today (go test ./plan -update redraws it); got:\n%s", plot, program, got)
+	}
+}
