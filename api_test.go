@@ -264,7 +264,7 @@ func TestProfileAndDump(t *testing.T) {
 		assert.Equal(t, 1, p.Kernels[0].Dispatches)
 	}
 	fusion := fmt.Sprintf("01-%02d-fusion.hlo", slices.Index(passes.Names(), "fusion"))
-	for _, name := range []string{"00-input.hlo", fusion, "05-kernels.hlo", "10-plan.txt"} {
+	for _, name := range []string{"00-input.hlo", fusion, "05-kernels.hlo", "10-plan.txt", "11-memory.svg"} {
 		_, err := os.Stat(filepath.Join(dir, "axpy", name))
 		assert.NoError(t, err)
 	}
