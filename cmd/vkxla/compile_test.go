@@ -21,6 +21,10 @@ import (
 // device), a plot and a dump.
 func TestCompileWithoutDevice(t *testing.T) {
 	t.Setenv("VK_ICD_FILENAMES", "/nonexistent.json") // no Vulkan driver could be found
+	if rt, err := vkxla.NewRuntime(); err == nil {
+		rt.Close()
+		t.Fatal("a Vulkan device opened with VK_ICD_FILENAMES pointing nowhere: the test would not show that compile needs none")
+	}
 	dir := t.TempDir()
 	plot := filepath.Join(dir, "m.svg")
 	for _, target := range []string{"lavapipe", "../../targets/lavapipe.json"} {
