@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,4 +86,32 @@ func TestCompileErrors(t *testing.T) {
 	err = run([]string{"compile"}, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "compile takes one file.hlo")
+}
+
+// TestCompileFromVulkaninfoOutput: the whole file `vulkaninfo --json` writes for
+// this machine's device (not the cut profile targets/lavapipe.json) is a -target;
+// on lavapipe it plans exactly what the built-in lavapipe profile plans.
+func TestCompileFromVulkaninfoOutput(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("vulkaninfo", "--json")
+	cmd.Dir = dir // it writes VP_VULKANINFO_<device>_<driver>.json here
+	out, err := cmd.CombinedOutput()
+	files, _ := filepath.Glob(filepath.Join(dir, "VP_VULKANINFO_*.json"))
+	if err != nil || len(files) != 1 {
+		msg := fmt.Sprintf("vulkaninfo --json wrote %d profiles (%v): %s", len(files), err, out)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("no Vulkan device or vulkan-tools (CI=true makes this a failure): %s", msg)
+		}
+		t.Skipf("no Vulkan device or vulkan-tools (install vulkan-tools and mesa-vulkan-drivers): %s", msg)
+	}
+	t.Setenv("VK_ICD_FILENAMES", "/nonexistent.json")
+	const program = "../../testdata/programs/attention.hlo"
+	var fromFile, builtin bytes.Buffer
+	require.NoError(t, run([]string{"compile", "-target", files[0], program}, &fromFile))
+	assert.Contains(t, fromFile.String(), "kernels: ")
+	if !strings.Contains(fromFile.String(), "(driver llvmpipe,") {
+		return // another device: it plans, but not as the lavapipe profile
+	}
+	require.NoError(t, run([]string{"compile", "-target", "lavapipe", program}, &builtin))
+	assert.Equal(t, builtin.String(), fromFile.String())
 }
