@@ -3,9 +3,9 @@ package plan
 import (
 	"fmt"
 	"html"
+	"strings"
 
 	"github.com/vkxla/vkxla/heapsim"
-	"strings"
 )
 
 // SVG draws the plan's memory timeline: the live bytes at every step (one bar
