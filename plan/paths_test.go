@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -56,4 +57,37 @@ ENTRY e {
 			}
 		}
 	}
+}
+
+// TestFusionCountsSplitBindings: without buffer device addresses every 192 MiB
+// operand of a 16-term sum is split across two 128 MiB bindings. Counted as one
+// binding each, the sixteen fit the fused-parameter bound (28) and fuse into one
+// kernel of 34 bindings, which code generation refuses on a device of 32; counted
+// as they are bound, the sum fuses into kernels that each fit.
+func TestFusionCountsSplitBindings(t *testing.T) {
+	const terms = 16
+	b := hlo.NewBuilder("wide_sum")
+	shape := hlo.MakeShape(hlo.F32, 48, 1048576)
+	sum := b.Parameter(shape, "x0")
+	for i := 1; i < terms; i++ {
+		sum = b.Add(sum, b.Parameter(shape, fmt.Sprintf("x%d", i)))
+	}
+	m, err := b.Build(sum)
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	d.BufferDeviceAddress = false
+	target := d.Plan()
+	require.Equal(t, 32, target.Codegen.MaxStorageBuffers)
+	p, err := plan.Build(m, target, plan.Options{})
+	require.NoError(t, err)
+	kernels := 0
+	for _, st := range p.Main.Steps {
+		if st.Kind != plan.StepDispatch {
+			continue
+		}
+		kernels++
+		require.LessOrEqual(t, st.Kernel.Kernel.Bindings, 32, st.Name)
+	}
+	require.Greater(t, kernels, 1, "the sum cannot be one kernel")
 }

@@ -110,7 +110,7 @@ func (k *kernel) declare(name string, dt hlo.DType, access spirv.Access, bytes i
 		k.slots++
 		return k.f.AddressedBuffer(name, k.addressTable(), uint32(slot), elem), ArgBinding{Path: path, Slot: slot}
 	case PathSplit:
-		pieces := int((bytes + chunk - 1) / chunk)
+		pieces := k.t.Bindings(bytes)
 		k.bindings += pieces
 		k.splits = true
 		return k.m.SplitStorageBuffer(name, 0, uint32(first), pieces, chunk/int64(dt.Size()), elem, access),
