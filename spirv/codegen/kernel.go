@@ -185,6 +185,18 @@ func (k *kernel) declareFloatControls() {
 // ic is an index-typed constant.
 func (k *kernel) ic(v int64) spirv.ID { return k.m.ConstInt(k.idxT, v) }
 
+// constIndex is the value of an index id that is a constant (k.ic).
+func (k *kernel) constIndex(id spirv.ID) (int64, bool) {
+	v, ok := k.m.ConstValue(id)
+	if !ok || k.m.TypeOf(id) != k.idxT {
+		return 0, false
+	}
+	if k.m.Width(k.idxT) == 32 {
+		return int64(int32(v)), true
+	}
+	return int64(v), true
+}
+
 // u32 is a u32 constant.
 func (k *kernel) u32(v uint32) spirv.ID { return k.m.U32(v) }
 
