@@ -38,10 +38,10 @@ import (
 //   - within one kernel a value is copied once: a fused producer that reads a value
 //     already fused into the kernel reads that copy.
 //   - the computation's root is never fused away: its value must be materialised.
-//   - a fused computation's parameters take at most Config.MaxFusionParams
-//     bindings (Config.Bindings: a tensor split across bindings takes one per
-//     piece), and it has at most Config.MaxFusedInstructions instructions
-//     besides them.
+//   - a fused computation's parameters and extra outputs take at most
+//     Config.MaxFusionParams bindings (Config.Bindings: a tensor split across
+//     bindings takes one per piece), and it has at most
+//     Config.MaxFusedInstructions instructions besides its parameters.
 //
 // The pass takes time linear in the computation's size (times the parameter
 // bound): every fusion step touches only the producer, its operands and the
@@ -293,7 +293,7 @@ func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruc
 		}
 		return asProducer
 	}
-	if p != f.c.Root && isFusibleProducer(p) && f.bindingsAfter(operands, p, k) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
+	if p != f.c.Root && isFusibleProducer(p) && f.bindingsAfter(operands, p, k)+f.paramBindings(p) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
 		return asOutput
 	}
 	return notFused
@@ -308,11 +308,17 @@ const (
 	asOutput // a producer the root tuple also returns: an extra output
 )
 
-// bindingsAfter counts the bindings of the parameters a consumer's fused
-// computation (k, if it has one yet) would have with p fused in: p's parameter
-// goes, p's operands come in unless already there as parameters or fused copies.
+// bindingsAfter counts the bindings a consumer's fused computation (k, if it has
+// one yet) would have with p fused in, its root output aside: its parameters' (p's
+// parameter goes, p's operands come in unless already there as parameters or
+// fused copies) and its extra outputs' (fusion_multi.go).
 func (f *fuser) bindingsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction, k *fusedKernel) int {
 	n := 0
+	if k != nil {
+		for _, o := range k.outputs {
+			n += f.paramBindings(o.outer)
+		}
+	}
 	for x := range operands {
 		if x != p {
 			n += f.paramBindings(x)
@@ -326,9 +332,9 @@ func (f *fuser) bindingsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruc
 	return n
 }
 
-// paramBindings is how many bindings a kernel parameter holding x takes: at least
-// one, so that MaxFusionParams bounds the parameters of a kernel that reaches
-// them by address too.
+// paramBindings is how many bindings a kernel parameter (or extra output) holding
+// x takes: at least one, so that MaxFusionParams bounds the parameters of a kernel
+// that reaches them by address too.
 func (f *fuser) paramBindings(x *hlo.Instruction) int {
 	if f.bindings == nil {
 		return 1

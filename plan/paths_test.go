@@ -91,3 +91,35 @@ func TestFusionCountsSplitBindings(t *testing.T) {
 	}
 	require.Greater(t, kernels, 1, "the sum cannot be one kernel")
 }
+
+// TestFusionCountsExtraOutputs: a chain of 27 adds over 28 f32[4] parameters that
+// returns its last eight sums. Counting only parameters, fusion made one kernel of
+// the 28 parameters and the eight sums as outputs (extra outputs of a multi-output
+// kernel): 36 bindings, refused on lavapipe's 32. Counted with its extra outputs,
+// the chain is kernels that fit.
+func TestFusionCountsExtraOutputs(t *testing.T) {
+	const params, returned = 28, 8
+	b := hlo.NewBuilder("many_outputs")
+	shape := hlo.MakeShape(hlo.F32, 4)
+	sum := b.Parameter(shape, "p0")
+	var outs []*hlo.Instruction
+	for i := 1; i < params; i++ {
+		sum = b.Add(sum, b.Parameter(shape, fmt.Sprintf("p%d", i)))
+		if i >= params-returned {
+			outs = append(outs, sum)
+		}
+	}
+	m, err := b.Build(b.Tuple(outs...))
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	target := d.Plan()
+	require.Equal(t, params, target.MaxFusionParams)
+	p, err := plan.Build(m, target, plan.Options{})
+	require.NoError(t, err)
+	for _, st := range p.Main.Steps {
+		if st.Kind == plan.StepDispatch {
+			require.LessOrEqual(t, st.Kernel.Kernel.Bindings, 32, st.Name)
+		}
+	}
+}
