@@ -315,3 +315,47 @@ ENTRY e {
 		})
 	}
 }
+
+// TestAddressTableMemory: the address tables count in the runtime's memory. An
+// add of two s32 tensors one vec4 past the binding limit reaches its three
+// arguments by address: one table of 3 × 8 = 24 bytes, in a buffer aligned to 16
+// (lavapipe's minStorageBufferOffsetAlignment and vkxla's floor), so 32 bytes while
+// the executable lives, none on the split path. Borrowing x records at the first
+// run, for x's memory, a second table of the same size.
+func TestAddressTableMemory(t *testing.T) {
+	n := int64(bindingLimit/4 + 4)
+	m := parseBig(t, `HloModule tables
+ENTRY e {
+  x = s32[%[1]d] parameter(0)
+  y = s32[%[1]d] parameter(1)
+  ROOT z = s32[%[1]d] add(x, y)
+}`, n)
+	rt := newRuntime(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		path  []vkxla.CompileOption
+		bytes int64
+	}{{nil, 32}, {[]vkxla.CompileOption{vkxla.WithSplitBindings()}, 0}} {
+		exe, err := rt.Compile(ctx, m, append([]vkxla.CompileOption{vkxla.WithoutCache()}, tc.path...)...)
+		require.NoError(t, err)
+		st := rt.MemoryStats()
+		require.Equal(t, tc.bytes, st.AddressTableBytes, st.String())
+		require.Equal(t, exe.MemoryStats().PeakBytes+tc.bytes+st.Tensors.BytesReserved, st.TotalBytes(), st.String())
+		require.NoError(t, exe.Close())
+		require.Zero(t, rt.MemoryStats().AddressTableBytes, "freed with the executable")
+	}
+
+	exe, err := rt.Compile(ctx, m, vkxla.WithoutCache(), vkxla.WithBorrowedInputs(0))
+	require.NoError(t, err)
+	require.Zero(t, rt.MemoryStats().AddressTableBytes, "recorded at the first run, for x's memory")
+	x, y := smallInts(hlo.MakeShape(hlo.S32, n), 1), smallInts(hlo.MakeShape(hlo.S32, n), 2)
+	dx, err := rt.Upload(ctx, x)
+	require.NoError(t, err)
+	outs, err := exe.RunOnDevice(ctx, dx, y)
+	require.NoError(t, err)
+	require.Equal(t, int64(32), rt.MemoryStats().AddressTableBytes)
+	require.NoError(t, outs[0].Close())
+	require.NoError(t, exe.Close())
+	require.NoError(t, dx.Close())
+	require.Zero(t, rt.MemoryStats().AddressTableBytes)
+}

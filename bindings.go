@@ -81,6 +81,7 @@ func (r *recorder) addressTables(steps []plan.Step) ([]device.BufferRange, error
 		return nil, fmt.Errorf("address tables: %w", err)
 	}
 	r.tables = append(r.tables, buf)
+	r.tableBytes.Add(buf.Size())
 	for i, t := range tables {
 		if t == nil {
 			continue

@@ -256,7 +256,7 @@ func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
 			return fmt.Errorf("constant upload: %w", err)
 		}
 	}
-	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed, segments: map[*plan.Block][]segment{}}
+	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed, tableBytes: &c.rt.tableBytes, segments: map[*plan.Block][]segment{}}
 	if err := c.rec.createKernels(p.Kernels()); err != nil {
 		return err
 	}

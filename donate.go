@@ -273,7 +273,7 @@ func (c *compiled) recordingFor(b *binding) (*recorder, error) {
 			return r.rec, nil
 		}
 	}
-	rec := &recorder{dev: c.rt.dev, arena: c.arena, kernels: c.rec.kernels, timed: c.rec.timed,
+	rec := &recorder{dev: c.rt.dev, arena: c.arena, kernels: c.rec.kernels, timed: c.rec.timed, tableBytes: c.rec.tableBytes,
 		segments: map[*plan.Block][]segment{}, bound: &slotBinding{pool: c.rt.pool, slotOf: c.slotOf, ranges: slices.Clone(b.ranges)}}
 	if err := rec.recordBlock(c.main, false); err != nil {
 		return nil, errors.Join(err, rec.closeRecording())
@@ -328,6 +328,7 @@ func (r *recorder) closeRecording() error {
 		errs = append(errs, cb.Close())
 	}
 	for _, b := range r.tables {
+		r.tableBytes.Add(-b.Size())
 		errs = append(errs, b.Close())
 	}
 	r.cbs, r.tables = nil, nil

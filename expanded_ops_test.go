@@ -80,7 +80,9 @@ func batchNormCase(t testing.TB, g *gen, op hlo.Opcode, dt hlo.DType, dims []int
 
 // rngBitGeneratorCases: every algorithm, state shape and output type the device
 // has, over shapes that exercise Threefry's split rule and partly used Philox
-// blocks; the bits must be equal.
+// blocks, and shapes whose minor extent is a multiple of 4 (kernels of four
+// elements per invocation, where one Philox block serves a group: 4, 8 and 12
+// per row); the bits must be equal.
 func rngBitGeneratorCases(t testing.TB, g *gen) []opCase {
 	var out []opCase
 	if !slices.Contains(g.dtypes, hlo.U64) {
@@ -92,7 +94,7 @@ func rngBitGeneratorCases(t testing.TB, g *gen) []opCase {
 				continue
 			}
 			for _, dt := range hlo.RngOutputTypes {
-				for _, dims := range [][]int64{{}, {7}, {3, 5}, {2, 3, 129}} {
+				for _, dims := range [][]int64{{}, {7}, {3, 5}, {2, 3, 129}, {5, 4}, {3, 8}, {2, 12}} {
 					cb := newCase(g, "rng")
 					state := make([]uint64, n)
 					for i := range state {

@@ -3,6 +3,7 @@ package vkxla
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
@@ -28,7 +29,10 @@ type recorder struct {
 	kernels map[*plan.KernelRef]*device.Kernel
 	cbs     []*device.CommandBuffer
 	tables  []*device.Buffer // the address tables' buffers (bindings.go)
-	timed   bool
+	// tableBytes counts the tables' bytes while they are held (the runtime's
+	// Runtime.tableBytes, for MemoryStats).
+	tableBytes *atomic.Int64
+	timed      bool
 	// segments are each block's recorded command buffers and control steps.
 	segments map[*plan.Block][]segment
 	// bound maps the plan's slots to the run's memory (donate.go); nil: none.
@@ -135,18 +139,12 @@ func (r *recorder) command(st plan.Step, table device.BufferRange) (device.Comma
 	return device.Command{Kernel: r.kernels[st.Kernel], Bindings: bindings, Push: st.Push, Groups: st.Groups}, nil
 }
 
-// close frees the command buffers and kernels.
+// close frees the command buffers, address tables and kernels.
 func (r *recorder) close() error {
-	var errs []error
-	for _, cb := range r.cbs {
-		errs = append(errs, cb.Close())
-	}
+	errs := []error{r.closeRecording()}
 	for _, k := range r.kernels {
 		errs = append(errs, k.Close())
 	}
-	for _, b := range r.tables {
-		errs = append(errs, b.Close())
-	}
-	r.cbs, r.kernels, r.tables = nil, nil, nil
+	r.kernels = nil
 	return errors.Join(errs...)
 }

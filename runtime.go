@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/device"
@@ -25,6 +26,9 @@ type Runtime struct {
 	mu     sync.Mutex
 	closed bool
 	live   map[*compiled]struct{} // every compiled state not yet released
+	// tableBytes is the device memory of every recording's address tables
+	// (bindings.go), which the executables' plans leave out.
+	tableBytes atomic.Int64
 	// busy counts the calls in flight that use the runtime's device state
 	// (compiles, runs, transfers, tensor frees). Close waits for them after
 	// refusing new ones, so it never frees what a call is using; compiles see the

@@ -38,8 +38,10 @@ import (
 //   - within one kernel a value is copied once: a fused producer that reads a value
 //     already fused into the kernel reads that copy.
 //   - the computation's root is never fused away: its value must be materialised.
-//   - a fused computation has at most Config.MaxFusionParams parameters and
-//     Config.MaxFusedInstructions instructions besides them.
+//   - a fused computation's parameters and extra outputs take at most
+//     Config.MaxFusionParams bindings (Config.Bindings: a tensor split across
+//     bindings takes one per piece), and it has at most
+//     Config.MaxFusedInstructions instructions besides its parameters.
 //
 // The pass takes time linear in the computation's size (times the parameter
 // bound): every fusion step touches only the producer, its operands and the
@@ -88,6 +90,7 @@ func sequentialComputations(m *hlo.Module) []*hlo.Computation {
 type fuser struct {
 	m         *hlo.Module
 	maxParams int
+	bindings  func(bytes int64) int
 	maxInstrs int
 	names     *nameSet
 	changed   bool
@@ -106,7 +109,7 @@ type fuser struct {
 type userCount struct{ all, nonConsumers int }
 
 func newFuser(m *hlo.Module, cfg Config) *fuser {
-	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, maxInstrs: cfg.MaxFusedInstructions, names: moduleNames(m)}
+	f := &fuser{m: m, maxParams: cfg.MaxFusionParams, bindings: cfg.Bindings, maxInstrs: cfg.MaxFusedInstructions, names: moduleNames(m)}
 	if f.maxParams <= 0 {
 		f.maxParams = DefaultMaxFusionParams
 	}
@@ -265,7 +268,7 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 	if p == f.c.Root || !isFusibleProducer(p) {
 		return false
 	}
-	if paramsAfter(operands, p, k) > f.maxParams {
+	if f.bindingsAfter(operands, p, k) > f.maxParams {
 		return false
 	}
 	users := f.users[p.ID]
@@ -290,7 +293,7 @@ func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruc
 		}
 		return asProducer
 	}
-	if p != f.c.Root && isFusibleProducer(p) && paramsAfter(operands, p, k) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
+	if p != f.c.Root && isFusibleProducer(p) && f.bindingsAfter(operands, p, k)+f.paramBindings(p) <= f.maxParams && f.canFuseAsOutput(p, consumer, k) {
 		return asOutput
 	}
 	return notFused
@@ -305,17 +308,38 @@ const (
 	asOutput // a producer the root tuple also returns: an extra output
 )
 
-// paramsAfter counts the parameters a consumer's fused computation (k, if it has
-// one yet) would have with p fused in: p's parameter goes, p's operands come in
-// unless already there as parameters or fused copies.
-func paramsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction, k *fusedKernel) int {
-	n := len(operands) - 1
+// bindingsAfter counts the bindings a consumer's fused computation (k, if it has
+// one yet) would have with p fused in, its root output aside: its parameters' (p's
+// parameter goes, p's operands come in unless already there as parameters or
+// fused copies) and its extra outputs' (fusion_multi.go).
+func (f *fuser) bindingsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruction, k *fusedKernel) int {
+	n := 0
+	if k != nil {
+		for _, o := range k.outputs {
+			n += f.paramBindings(o.outer)
+		}
+	}
+	for x := range operands {
+		if x != p {
+			n += f.paramBindings(x)
+		}
+	}
 	for _, x := range distinct(p.Operands) {
 		if !operands[x] && (k == nil || k.clones[x] == nil) {
-			n++
+			n += f.paramBindings(x)
 		}
 	}
 	return n
+}
+
+// paramBindings is how many bindings a kernel parameter (or extra output) holding
+// x takes: at least one, so that MaxFusionParams bounds the parameters of a kernel
+// that reaches them by address too.
+func (f *fuser) paramBindings(x *hlo.Instruction) int {
+	if f.bindings == nil {
+		return 1
+	}
+	return max(1, f.bindings(x.Shape.ByteSize()))
 }
 
 // fusedKernel is a fusion instruction and its computation while producers are

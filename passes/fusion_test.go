@@ -8,7 +8,16 @@ import (
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/internal/randgraph"
+	"github.com/vkxla/vkxla/spirv/codegen"
 )
+
+// splitOnlyTarget is lavapipe's 128 MiB bindings without buffer device
+// addresses: a larger tensor is split across bindings.
+func splitOnlyTarget() codegen.Target {
+	t := codegen.LavapipeTarget()
+	t.BufferDeviceAddress = false
+	return t
+}
 
 const scalarAdd = `%add (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
@@ -290,6 +299,32 @@ ENTRY %wide (x: f32[4], y: f32[4], z: f32[4]) -> f32[4] {
   %z = f32[4]{0} parameter(2)
   %a = f32[4]{0} add(f32[4]{0} %x, f32[4]{0} %y)
   ROOT %b = f32[4]{0} multiply(f32[4]{0} %a, f32[4]{0} %z)
+}
+`,
+		},
+		{
+			// 192 MiB operands split across 128 MiB bindings take two each: the
+			// three parameters of x+y*z would be six bindings, over the bound of 4
+			// that they meet counted one each.
+			name: "split operands count one binding per piece",
+			cfg:  Config{MaxFusionParams: 4, Bindings: splitOnlyTarget().Bindings},
+			before: `HloModule wide_big
+ENTRY %wide_big (x: f32[48,1048576], y: f32[48,1048576], z: f32[48,1048576]) -> f32[48,1048576] {
+  %x = f32[48,1048576] parameter(0)
+  %y = f32[48,1048576] parameter(1)
+  %z = f32[48,1048576] parameter(2)
+  %a = f32[48,1048576] add(%x, %y)
+  ROOT %b = f32[48,1048576] multiply(%a, %z)
+}
+`,
+			after: `HloModule wide_big, entry_computation_layout={(f32[48,1048576]{1,0}, f32[48,1048576]{1,0}, f32[48,1048576]{1,0})->f32[48,1048576]{1,0}}
+
+ENTRY %wide_big (x: f32[48,1048576], y: f32[48,1048576], z: f32[48,1048576]) -> f32[48,1048576] {
+  %x = f32[48,1048576]{1,0} parameter(0)
+  %y = f32[48,1048576]{1,0} parameter(1)
+  %z = f32[48,1048576]{1,0} parameter(2)
+  %a = f32[48,1048576]{1,0} add(f32[48,1048576]{1,0} %x, f32[48,1048576]{1,0} %y)
+  ROOT %b = f32[48,1048576]{1,0} multiply(f32[48,1048576]{1,0} %a, f32[48,1048576]{1,0} %z)
 }
 `,
 		},

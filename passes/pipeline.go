@@ -67,6 +67,11 @@ type Config struct {
 	// MaxFusionParams bounds the parameters of one fused computation (the kernel's
 	// storage-buffer bindings, outputs aside); 0 means DefaultMaxFusionParams.
 	MaxFusionParams int
+	// Bindings says how many storage-buffer bindings a kernel takes for an
+	// argument of so many bytes (codegen.Target.Bindings: one per piece of a
+	// tensor split across bindings); fusion counts parameters by it, each at least
+	// one, against MaxFusionParams. nil: one each.
+	Bindings func(bytes int64) int
 	// MaxFusedInstructions bounds the instructions of one fused computation,
 	// parameters aside; 0 means DefaultMaxFusedInstructions.
 	MaxFusedInstructions int

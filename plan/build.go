@@ -100,7 +100,7 @@ func (p *Plan) Lowered() string { return p.lowered }
 func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 	memo := codegen.NewMemo(t.Codegen)
 	opt := m.Clone()
-	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, MemoryBudget: o.MemoryBudget,
+	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, Bindings: t.Codegen.Bindings, MemoryBudget: o.MemoryBudget,
 		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits, Donate: o.Donate, Borrow: o.Borrow}}
 	if err := passes.Run(opt, pc); err != nil {
 		return nil, err

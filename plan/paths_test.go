@@ -1,6 +1,7 @@
 package plan_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,71 @@ ENTRY e {
 				require.Equal(t, r.Addressed, lay.Path == codegen.PathAddress, "%s arg %d", st.Name, i)
 				require.Equal(t, r.Split, lay.Path == codegen.PathSplit, "%s arg %d", st.Name, i)
 			}
+		}
+	}
+}
+
+// TestFusionCountsSplitBindings: without buffer device addresses every 192 MiB
+// operand of a 16-term sum is split across two 128 MiB bindings. Counted as one
+// binding each, the sixteen fit the fused-parameter bound (28) and fuse into one
+// kernel of 34 bindings, which code generation refuses on a device of 32; counted
+// as they are bound, the sum fuses into kernels that each fit.
+func TestFusionCountsSplitBindings(t *testing.T) {
+	const terms = 16
+	b := hlo.NewBuilder("wide_sum")
+	shape := hlo.MakeShape(hlo.F32, 48, 1048576)
+	sum := b.Parameter(shape, "x0")
+	for i := 1; i < terms; i++ {
+		sum = b.Add(sum, b.Parameter(shape, fmt.Sprintf("x%d", i)))
+	}
+	m, err := b.Build(sum)
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	d.BufferDeviceAddress = false
+	target := d.Plan()
+	require.Equal(t, 32, target.Codegen.MaxStorageBuffers)
+	p, err := plan.Build(m, target, plan.Options{})
+	require.NoError(t, err)
+	kernels := 0
+	for _, st := range p.Main.Steps {
+		if st.Kind != plan.StepDispatch {
+			continue
+		}
+		kernels++
+		require.LessOrEqual(t, st.Kernel.Kernel.Bindings, 32, st.Name)
+	}
+	require.Greater(t, kernels, 1, "the sum cannot be one kernel")
+}
+
+// TestFusionCountsExtraOutputs: a chain of 27 adds over 28 f32[4] parameters that
+// returns its last eight sums. Counting only parameters, fusion made one kernel of
+// the 28 parameters and the eight sums as outputs (extra outputs of a multi-output
+// kernel): 36 bindings, refused on lavapipe's 32. Counted with its extra outputs,
+// the chain is kernels that fit.
+func TestFusionCountsExtraOutputs(t *testing.T) {
+	const params, returned = 28, 8
+	b := hlo.NewBuilder("many_outputs")
+	shape := hlo.MakeShape(hlo.F32, 4)
+	sum := b.Parameter(shape, "p0")
+	var outs []*hlo.Instruction
+	for i := 1; i < params; i++ {
+		sum = b.Add(sum, b.Parameter(shape, fmt.Sprintf("p%d", i)))
+		if i >= params-returned {
+			outs = append(outs, sum)
+		}
+	}
+	m, err := b.Build(b.Tuple(outs...))
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	target := d.Plan()
+	require.Equal(t, params, target.MaxFusionParams)
+	p, err := plan.Build(m, target, plan.Options{})
+	require.NoError(t, err)
+	for _, st := range p.Main.Steps {
+		if st.Kind == plan.StepDispatch {
+			require.LessOrEqual(t, st.Kernel.Kernel.Bindings, 32, st.Name)
 		}
 	}
 }

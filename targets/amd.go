@@ -10,7 +10,8 @@ import _ "embed"
 // from 32 to 64 (RDNA's wave32 and wave64), arithmetic in compute, 64 KiB of
 // shared memory, 1024 invocations (1024³), 4 GiB − 1 per storage binding, 4-byte
 // storage-buffer offsets (raised to alloc.MinAlignment), blocks of 4 GiB − 4,
-// every arithmetic and storage type. No fact here is unpublished.
+// every arithmetic and storage type, and bufferDeviceAddress
+// (VkPhysicalDeviceVulkan12Features). No fact here is unpublished.
 //
 //go:embed amd.json
 var amdRX5700XT []byte

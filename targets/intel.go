@@ -10,7 +10,8 @@ import _ "embed"
 // from 8 to 32 (SIMD8/16/32), arithmetic in compute, 48 KiB of shared memory,
 // 1024 invocations (1024³), 4 GiB − 1 per storage binding, 4-byte storage-buffer
 // offsets (raised to alloc.MinAlignment), blocks of 35.2 GiB, and no shaderFloat64
-// (f64 kernels are refused for this target). No fact here is unpublished.
+// (f64 kernels are refused for this target), and bufferDeviceAddress
+// (VkPhysicalDeviceVulkan12Features). No fact here is unpublished.
 //
 //go:embed intel.json
 var intelArcA770 []byte

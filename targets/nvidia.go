@@ -10,7 +10,9 @@ import _ "embed"
 // compute), 48 KiB of shared memory, 1024 invocations (1024×1024×64), 4 GiB − 1
 // per storage binding, 16-byte storage-buffer offsets, maxMemoryAllocationSize
 // reported as 2^63 − 1 (the driver sets no bound below the heap's), every
-// arithmetic and storage type. No fact here is unpublished; no family-specific
+// arithmetic and storage type, and bufferDeviceAddress
+// (VkPhysicalDeviceVulkan12Features), so tensors beyond one binding are reached
+// by address. No fact here is unpublished; no family-specific
 // fact (like lavapipe's loop limiter) is known, so none applies.
 //
 //go:embed nvidia.json

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/vkxla/vkxla/alloc"
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
 	"github.com/vkxla/vkxla/spirv/codegen"
 )
 
@@ -82,14 +84,52 @@ func TestPublishedProfiles(t *testing.T) {
 		}
 		got := [...]any{d.SubgroupSize, d.MinSubgroupSize, d.MaxSubgroupSize, d.MaxSharedMemory, d.MaxWorkgroupSize,
 			d.Limits().MaxBlockSize, d.Limits().Alignment, d.Float64, d.SubgroupArithmetic, d.Driver,
-			d.MaxWorkgroupInvocations, d.MaxStorageBufferRange, d.Float16 && d.Int8 && d.Int16 && d.Int64 && d.StorageBuffer8Bit && d.StorageBuffer16Bit}
+			d.MaxWorkgroupInvocations, d.MaxStorageBufferRange, d.Float16 && d.Int8 && d.Int16 && d.Int64 && d.StorageBuffer8Bit && d.StorageBuffer16Bit,
+			d.BufferDeviceAddress}
 		want := [...]any{tc.sg, tc.sgMin, tc.sgMax, tc.shared, tc.wgSize, tc.block, tc.align, tc.float64, tc.arithmetic, tc.driver,
-			uint32(1024), int64(1<<32 - 1), true}
+			uint32(1024), int64(1<<32 - 1), true, true}
 		if got != want {
 			t.Errorf("%s:\n got %v\nwant %v", tc.name, got, want)
 		}
 		if d.Codegen().MaxLoopIterations != 0 || d.MaxFusionParams() != 64 {
 			t.Errorf("%s: loop limit %d, fusion params %d; want none, 64", tc.name, d.Codegen().MaxLoopIterations, d.MaxFusionParams())
+		}
+	}
+}
+
+// TestVendorProfilesAddressBigTensors: the vendor profiles state
+// bufferDeviceAddress, so a plan for them reaches a 5 GiB tensor (beyond their
+// 4 GiB − 1 bindings) by address, never split. The RX 5700 XT's blocks of 4 GiB − 4
+// hold no tensor beyond one binding, so it has no such plan.
+func TestVendorProfilesAddressBigTensors(t *testing.T) {
+	m, err := hlo.ParseModule(`HloModule big
+ENTRY e {
+  x = f32[5,268435456] parameter(0)
+  ROOT y = f32[5,268435456] negate(x)
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"nvidia-rtx2070", "intel-arc-a770"} {
+		d, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := plan.Build(m, d.Plan(), plan.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		big := 0
+		for _, r := range p.Arena().Ranges {
+			if r.Size > d.MaxStorageBufferRange {
+				big++
+				if !r.Addressed || r.Split {
+					t.Errorf("%s: %v is not reached by address", name, r)
+				}
+			}
+		}
+		if big != 2 {
+			t.Errorf("%s: %d buffers beyond one binding, want 2 (x and y)", name, big)
 		}
 	}
 }

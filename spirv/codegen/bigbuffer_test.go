@@ -114,3 +114,17 @@ func TestPath(t *testing.T) {
 	target.MaxStorageBufferRange = 0 // no limit known
 	require.Equal(t, PathBinding, target.Path(3<<30))
 }
+
+// TestBindings: one binding up to the range, one per 128 MiB piece when split
+// (24 pieces for 3 GiB, 2 for one byte over), none when reached by address.
+func TestBindings(t *testing.T) {
+	target := LavapipeTarget()
+	require.Equal(t, 1, target.Bindings(4))
+	require.Equal(t, 1, target.Bindings(128<<20))
+	require.Equal(t, 0, target.Bindings(128<<20+1))
+	target.BufferDeviceAddress = false
+	require.Equal(t, 2, target.Bindings(128<<20+1))
+	require.Equal(t, 24, target.Bindings(3<<30))
+	target.MaxStorageBufferRange = 100 // below the split granule: the kernel is refused, counted whole
+	require.Equal(t, 1, target.Bindings(1000))
+}

@@ -114,14 +114,19 @@ func (g *gen) define(in *hlo.Instruction, idx []spirv.ID, vals []spirv.ID) {
 // memo returns the value cached under key in the visible scopes, or makes it with
 // mk and caches it in the innermost one.
 func (g *gen) memo(key string, mk func() spirv.ID) spirv.ID {
+	return g.memoN(key, func() []spirv.ID { return []spirv.ID{mk()} })[0]
+}
+
+// memoN is memo for a list of values.
+func (g *gen) memoN(key string, mk func() []spirv.ID) []spirv.ID {
 	for s := len(g.scopes) - 1; s >= 0; s-- {
 		if vs, ok := g.scopes[s][key]; ok {
-			return vs[0]
+			return vs
 		}
 	}
-	v := mk()
-	g.scopes[len(g.scopes)-1][key] = []spirv.ID{v}
-	return v
+	vs := mk()
+	g.scopes[len(g.scopes)-1][key] = vs
+	return vs
 }
 
 // placeholder returns zero values of the right count after an error, so that

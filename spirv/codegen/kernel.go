@@ -110,7 +110,7 @@ func (k *kernel) declare(name string, dt hlo.DType, access spirv.Access, bytes i
 		k.slots++
 		return k.f.AddressedBuffer(name, k.addressTable(), uint32(slot), elem), ArgBinding{Path: path, Slot: slot}
 	case PathSplit:
-		pieces := int((bytes + chunk - 1) / chunk)
+		pieces := k.t.Bindings(bytes)
 		k.bindings += pieces
 		k.splits = true
 		return k.m.SplitStorageBuffer(name, 0, uint32(first), pieces, chunk/int64(dt.Size()), elem, access),
@@ -184,6 +184,18 @@ func (k *kernel) declareFloatControls() {
 
 // ic is an index-typed constant.
 func (k *kernel) ic(v int64) spirv.ID { return k.m.ConstInt(k.idxT, v) }
+
+// constIndex is the value of an index id that is a constant (k.ic).
+func (k *kernel) constIndex(id spirv.ID) (int64, bool) {
+	v, ok := k.m.ConstValue(id)
+	if !ok || k.m.TypeOf(id) != k.idxT {
+		return 0, false
+	}
+	if k.m.Width(k.idxT) == 32 {
+		return int64(int32(v)), true
+	}
+	return int64(v), true
+}
 
 // u32 is a u32 constant.
 func (k *kernel) u32(v uint32) spirv.ID { return k.m.U32(v) }

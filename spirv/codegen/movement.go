@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"slices"
+
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
 )
@@ -36,6 +38,11 @@ func emitReshape(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		return g.emit(x, src)
 	}
 	lin := g.k.linearize(idx, in.Shape.Dims)
+	if ln, ok := g.k.lanes[lin]; ok {
+		if src, ok := g.laneIndex(ln, lin, x.Shape.Dims); ok {
+			return g.emit(x, src)
+		}
+	}
 	return g.emit(x, g.k.delinearize(lin, x.Shape.Dims))
 }
 
@@ -108,6 +115,9 @@ func emitReverse(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 // index, through a chain of branches (the last operand needs no test).
 func emitConcatenate(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	dim := in.Attrs.Dimensions[0]
+	if at, ok := g.k.constIndex(idx[dim]); ok {
+		return emitConcatenateAt(g, in, idx, at)
+	}
 	t := g.k.regType(in.Shape.DType)
 	var from func(i int, offset int64) spirv.ID
 	from = func(i int, offset int64) spirv.ID {
@@ -129,6 +139,22 @@ func emitConcatenate(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		return g.ifValue(t, g.k.f.Less(idx[dim], g.k.ic(end)), at, func() spirv.ID { return from(i+1, end) })
 	}
 	return from(0, 0)
+}
+
+// emitConcatenateAt reads the operand that holds index at (a constant) of the
+// concatenated dimension, with no branch.
+func emitConcatenateAt(g *gen, in *hlo.Instruction, idx []spirv.ID, at int64) spirv.ID {
+	dim := in.Attrs.Dimensions[0]
+	for _, x := range in.Operands {
+		if at < x.Shape.Dims[dim] {
+			src := slices.Clone(idx)
+			src[dim] = g.k.ic(at)
+			return g.emit(x, src)
+		}
+		at -= x.Shape.Dims[dim]
+	}
+	g.fail(in, "internal: index %d beyond the concatenated dimension", at)
+	return 0
 }
 
 // emitPad: output position p of a dimension is operand element (p-low)/(interior+1)

@@ -170,6 +170,22 @@ func (t Target) Path(bytes int64) Path {
 	return PathSplit
 }
 
+// Bindings is how many descriptor bindings kernels on t take for a buffer of the
+// given size, by its Path: one, one per piece of SplitBytes, or none (an address
+// reaches it, through the kernel's one address table). Fusion bounds a kernel's
+// bindings with it (passes.Config.Bindings).
+func (t Target) Bindings(bytes int64) int {
+	switch t.Path(bytes) {
+	case PathAddress:
+		return 0
+	case PathSplit:
+		if chunk := t.SplitBytes(); chunk > 0 {
+			return int((bytes + chunk - 1) / chunk)
+		}
+	}
+	return 1
+}
+
 // Dispatch is one kernel launch: binding i is bound to Args[i]; Groups is the grid.
 // Dispatches of a program run in order, with a full barrier between consecutive ones.
 type Dispatch struct {

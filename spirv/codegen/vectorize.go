@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -61,6 +62,47 @@ func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType) (spirv.ID, b
 	return k.f.CompositeExtract(vec, ln.u), true
 }
 
+// laneIndex is the multi-index in dims of element lin = 4·group + u of a vec4
+// group (ln), made so that the group's lanes share every index id they can: the
+// leading dimensions' ids are made once per group (once per pair of lanes when the
+// minor extent is 2), and the minor index is the constant u when the minor extent
+// is 4. Lanes that read one element of an operand then read it at the same ids,
+// and the emitter's cache computes it once: rng-bit-generator's Philox words,
+// interleaved through a concatenation of [blocks, 4] (or [blocks, 2] of u64),
+// cost one block per group instead of one per lane, and a concatenation read at a
+// constant index takes its operand without branching (emitConcatenate). ok is
+// false when the minor extent is neither a multiple of 4 nor 2.
+func (g *gen) laneIndex(ln lane, lin spirv.ID, dims []int64) (idx []spirv.ID, ok bool) {
+	k, f := g.k, g.k.f
+	r := len(dims) - 1
+	if r < 0 {
+		return nil, false
+	}
+	if r == 0 {
+		return []spirv.ID{lin}, dims[0]%4 == 0
+	}
+	var row, minor spirv.ID // the linear index over dims[:r], and the minor index
+	switch m := dims[r]; {
+	case m == 4:
+		row, minor = ln.group, k.ic(int64(ln.u))
+	case m%4 == 0:
+		per := k.ic(m / 4) // groups per row
+		row = g.memo(fmt.Sprint("lane row ", ln.group, m), func() spirv.ID { return f.SDiv(ln.group, per) })
+		first := g.memo(fmt.Sprint("lane col ", ln.group, m), func() spirv.ID { return f.IMul(f.SRem(ln.group, per), k.ic(4)) })
+		minor = f.IAdd(first, k.ic(int64(ln.u)))
+	case m == 2:
+		half := int64(ln.u / 2)
+		row = g.memo(fmt.Sprint("lane pair ", ln.group, half), func() spirv.ID { return f.IAdd(f.IMul(ln.group, k.ic(2)), k.ic(half)) })
+		minor = k.ic(int64(ln.u % 2))
+	default:
+		return nil, false
+	}
+	lead := g.memoN(fmt.Sprint("lane lead ", row, dims[:r]), func() []spirv.ID { return k.delinearize(row, dims[:r]) })
+	idx = append(slices.Clone(lead), minor)
+	k.linear[fmt.Sprint(idx, dims)] = lin
+	return idx, true
+}
+
 // elementalVec4 emits the output loop over vec4 groups and returns the grid.
 func (l *lowering) elementalVec4(k *kernel, g *gen, outs []spirv.Buffer, dims []int64) [3]uint32 {
 	f := k.f
@@ -71,18 +113,15 @@ func (l *lowering) elementalVec4(k *kernel, g *gen, outs []spirv.Buffer, dims []
 			outVec[j] = k.view(len(l.p.Inputs)+j, fmt.Sprintf("out%d_vec4", j), k.vec4Type(s.DType))
 		}
 	}
-	r := len(dims) - 1
 	return k.gridStride(groups, func(q spirv.ID) {
 		g.scoped(func() {
 			base := f.IMul(q, k.ic(4))
-			idx0 := k.delinearize(base, dims)
 			vals := make([][]spirv.ID, len(outs)) // per output, the four values
 			for u := range int64(4) {
 				lin := f.IAdd(base, k.ic(u))
-				idx := append([]spirv.ID{}, idx0...)
-				idx[r] = f.IAdd(idx0[r], k.ic(u))
-				k.linear[fmt.Sprint(idx, dims)] = lin
-				k.lanes[lin] = lane{group: q, u: uint32(u)}
+				ln := lane{group: q, u: uint32(u)}
+				k.lanes[lin] = ln
+				idx, _ := g.laneIndex(ln, lin, dims) // the minor extent is a multiple of 4
 				for j, v := range g.emitN(l.c.Root, idx) {
 					if outVec[j].Var == 0 {
 						k.store(outs[j], lin, v, l.p.Outputs[j].DType)
