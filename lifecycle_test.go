@@ -145,12 +145,21 @@ func TestNilArgumentsAreInvalid(t *testing.T) {
 		"zero executable Close":      (&vkxla.Executable{}).Close,
 		"zero executable Profile":    func() error { _, err := (&vkxla.Executable{}).Profile(); return err },
 		"nil executable RunOnDevice": func() error { _, err := (*vkxla.Executable)(nil).RunOnDevice(ctx); return err },
+		"Compile(nil ctx)":           func() error { _, err := rt.Compile(nilCtx, axpyModule(t, 4)); return err },
+		"Compile(nil module)":        func() error { _, err := rt.Compile(ctx, nil); return err },
 	} {
 		require.NotPanics(t, func() { err = call() }, name)
 		require.ErrorIs(t, err, vkxla.ErrInvalidArgument, name)
 	}
 	assert.Equal(t, hlo.Shape{}, zero.Shape())
 	assert.Equal(t, hlo.Shape{}, nilTensor.Shape())
+
+	// A module made by hand with a nil operand is the verifier's to refuse.
+	m := negateModule(t, 4)
+	m.Entry.Root.Operands[0] = nil
+	require.NotPanics(t, func() { _, err = rt.Compile(ctx, m) })
+	require.ErrorIs(t, err, hlo.ErrVerify)
+	assert.Contains(t, err.Error(), "operand 0 is nil")
 }
 
 // TestClosedErrorsAreErrClosed: whatever layer notices the closed runtime (the
