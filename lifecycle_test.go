@@ -308,6 +308,20 @@ func TestCompileChecksDeviceMemory(t *testing.T) {
 	assert.Equal(t, 1, rt.MemoryStats().Executables)
 }
 
+// TestCompileRefusesOverflowingShapes: f32[2^31,2^31,4] has 2^64 elements, which
+// wrapped to 0 bytes, and a module made by hand with it compiled and "ran"
+// returning nothing; Compile refuses it (the verifier), before any allocation.
+func TestCompileRefusesOverflowingShapes(t *testing.T) {
+	rt := newRuntime(t)
+	x := &hlo.Instruction{Name: "x", Op: hlo.OpParameter, Shape: hlo.MakeShape(hlo.F32, 1<<31, 1<<31, 4)}
+	c := &hlo.Computation{Name: "huge", Params: []*hlo.Instruction{x}, Instructions: []*hlo.Instruction{x}, Root: x}
+	m := &hlo.Module{Name: "huge", Entry: c, Computations: []*hlo.Computation{c}}
+	_, err := rt.Compile(context.Background(), m)
+	require.ErrorIs(t, err, hlo.ErrShapeTooLarge)
+	require.ErrorIs(t, err, hlo.ErrVerify)
+	assert.Zero(t, rt.Device().LiveObjects())
+}
+
 // chunk is the f32 element count of wideOutputs' arrays: 128 MiB, lavapipe's
 // binding limit.
 const chunk = 32 << 20
