@@ -1,11 +1,12 @@
 package vkxla_test
 
 // The IEEE edge sweep: every float elementwise op (and convert between every pair
-// of float types) in every float dtype the device computes, at NaN, ±0, ±inf, subnormals, the extremes and huge arguments, GPU
-// against cpuref within the tolerance table (vkxla.Tolerance). f16 and bf16 are
-// swept exhaustively (all 65536 encodings); f32 and f64 at the edges plus values
-// spread evenly over the exponent range. TestIEEEDefinitions then pins a few
-// results to the ops' definitions (math/big references), not to cpuref.
+// of float types) in every float dtype the device computes, at NaN, ±0, ±inf,
+// subnormals, the extremes and huge arguments, GPU against cpuref within the
+// tolerance table (vkxla.Tolerance). f16 and bf16 are swept exhaustively (all
+// 65536 encodings); f32 and f64 at the edges plus values spread evenly over the
+// exponent range. TestIEEEDefinitions then pins a few results to the ops'
+// definitions (math/big references), not to cpuref.
 
 import (
 	"context"
