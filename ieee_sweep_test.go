@@ -1,11 +1,12 @@
 package vkxla_test
 
-// The IEEE edge sweep: every float elementwise op in every float dtype the device
-// computes, at NaN, ±0, ±inf, subnormals, the extremes and huge arguments, GPU
-// against cpuref within the tolerance table (vkxla.Tolerance). f16 and bf16 are
-// swept exhaustively (all 65536 encodings); f32 and f64 at the edges plus values
-// spread evenly over the exponent range. TestIEEEDefinitions then pins a few
-// results to the ops' definitions (math/big references), not to cpuref.
+// The IEEE edge sweep: every float elementwise op (and convert between every pair
+// of float types) in every float dtype the device computes, at NaN, ±0, ±inf,
+// subnormals, the extremes and huge arguments, GPU against cpuref within the
+// tolerance table (vkxla.Tolerance). f16 and bf16 are swept exhaustively (all
+// 65536 encodings); f32 and f64 at the edges plus values spread evenly over the
+// exponent range. TestIEEEDefinitions then pins a few results to the ops'
+// definitions (math/big references), not to cpuref.
 
 import (
 	"context"
@@ -145,7 +146,7 @@ func TestIEEESweepUnary(t *testing.T) {
 	for _, dt := range floatDTypes(t, rt) {
 		in := sweepInputs(dt)
 		for _, op := range hlo.AllOpcodes() {
-			if op.Info().Kind != hlo.KindUnary || !op.Info().Types.Allows(dt) || op == hlo.OpIsFinite {
+			if op.Info().Kind != hlo.KindUnary || !op.Info().Types.Allows(dt) {
 				continue
 			}
 			cases = append(cases, sweepCase{op, []*hlo.Literal{in}})
@@ -153,10 +154,6 @@ func TestIEEESweepUnary(t *testing.T) {
 	}
 	runSweepCases(t, rt, cases)
 }
-
-// binarySweepOps are the float binary ops with edge behaviour of their own.
-var binarySweepOps = []hlo.Opcode{hlo.OpRemainder, hlo.OpPower, hlo.OpAtan2, hlo.OpDivide,
-	hlo.OpMaximum, hlo.OpMinimum, hlo.OpAdd, hlo.OpMultiply}
 
 func TestIEEESweepBinary(t *testing.T) {
 	rt := newRuntime(t)
@@ -170,11 +167,42 @@ func TestIEEESweepBinary(t *testing.T) {
 			}
 		}
 		x, y := specialLiteral(dt, xs), specialLiteral(dt, ys)
-		for _, op := range binarySweepOps {
-			cases = append(cases, sweepCase{op, []*hlo.Literal{x, y}})
+		for _, op := range hlo.AllOpcodes() {
+			if op.Info().Kind == hlo.KindBinary && op.Info().Types.Allows(dt) {
+				cases = append(cases, sweepCase{op, []*hlo.Literal{x, y}})
+			}
 		}
 	}
 	runSweepCases(t, rt, cases)
+}
+
+// TestIEEESweepConvert converts the sweep's inputs between every pair of float
+// types: NaN, ±0, ±inf, subnormals (which the narrower type may round to zero or
+// to its own subnormals) and values past the narrower type's range (which round
+// to ±inf). Convert is exact: bit for bit against cpuref.
+func TestIEEESweepConvert(t *testing.T) {
+	rt := newRuntime(t)
+	dts := floatDTypes(t, rt)
+	for _, from := range dts {
+		in := sweepInputs(from)
+		for _, to := range dts {
+			if to == from {
+				continue
+			}
+			t.Run(fmt.Sprintf("%v-to-%v", from, to), func(t *testing.T) {
+				b := hlo.NewBuilder("convert")
+				m := mustBuild(t, b, b.Convert(b.Parameter(in.Shape(), "x"), to))
+				want, err := cpuref.Eval(m, in)
+				require.NoError(t, err, "cpuref")
+				exe, err := rt.Compile(context.Background(), m)
+				require.NoError(t, err, "compile")
+				defer func() { require.NoError(t, exe.Close()) }()
+				got, err := exe.Run(context.Background(), in)
+				require.NoError(t, err, "run")
+				require.NoError(t, vkxla.Tolerance(hlo.OpConvert, to).Check(got[0], want))
+			})
+		}
+	}
 }
 
 // exactFmod is fmod(x, y) of finite floats, y != 0, in exact integer arithmetic.

@@ -3,10 +3,13 @@ package vkxla_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -145,12 +148,21 @@ func TestNilArgumentsAreInvalid(t *testing.T) {
 		"zero executable Close":      (&vkxla.Executable{}).Close,
 		"zero executable Profile":    func() error { _, err := (&vkxla.Executable{}).Profile(); return err },
 		"nil executable RunOnDevice": func() error { _, err := (*vkxla.Executable)(nil).RunOnDevice(ctx); return err },
+		"Compile(nil ctx)":           func() error { _, err := rt.Compile(nilCtx, axpyModule(t, 4)); return err },
+		"Compile(nil module)":        func() error { _, err := rt.Compile(ctx, nil); return err },
 	} {
 		require.NotPanics(t, func() { err = call() }, name)
 		require.ErrorIs(t, err, vkxla.ErrInvalidArgument, name)
 	}
 	assert.Equal(t, hlo.Shape{}, zero.Shape())
 	assert.Equal(t, hlo.Shape{}, nilTensor.Shape())
+
+	// A module made by hand with a nil operand is the verifier's to refuse.
+	m := negateModule(t, 4)
+	m.Entry.Root.Operands[0] = nil
+	require.NotPanics(t, func() { _, err = rt.Compile(ctx, m) })
+	require.ErrorIs(t, err, hlo.ErrVerify)
+	assert.Contains(t, err.Error(), "operand 0 is nil")
 }
 
 // TestClosedErrorsAreErrClosed: whatever layer notices the closed runtime (the
@@ -269,16 +281,7 @@ func TestCompileChecksDeviceMemory(t *testing.T) {
 	for _, h := range caps.MemoryHeaps {
 		heap += h.Size
 	}
-	const chunk = 32 << 20 // f32 elements: 128 MiB, lavapipe's binding limit
-	outputs := func(k int) *hlo.Module {
-		b := hlo.NewBuilder("wide")
-		x := b.Parameter(f32(chunk), "x")
-		var outs []*hlo.Instruction
-		for i := range k {
-			outs = append(outs, b.Add(x, b.BroadcastScalar(b.ScalarConstant(hlo.F32, float64(i)), chunk)))
-		}
-		return mustBuild(t, b, b.Tuple(outs...))
-	}
+	outputs := func(k int) *hlo.Module { return wideOutputs(t, k) }
 	k := int(heap/(4*chunk)) + 2
 	_, err := rt.Compile(context.Background(), outputs(k))
 	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
@@ -303,6 +306,63 @@ func TestCompileChecksDeviceMemory(t *testing.T) {
 	require.NoError(t, exe.Close())
 	assert.Equal(t, 1, rt.CacheStats().Entries, "the unheld entry was dropped")
 	assert.Equal(t, 1, rt.MemoryStats().Executables)
+}
+
+// TestCompileRefusesOverflowingShapes: f32[2^31,2^31,4] has 2^64 elements, which
+// wrapped to 0 bytes, and a module made by hand with it compiled and "ran"
+// returning nothing; Compile refuses it (the verifier), before any allocation.
+func TestCompileRefusesOverflowingShapes(t *testing.T) {
+	rt := newRuntime(t)
+	x := &hlo.Instruction{Name: "x", Op: hlo.OpParameter, Shape: hlo.MakeShape(hlo.F32, 1<<31, 1<<31, 4)}
+	c := &hlo.Computation{Name: "huge", Params: []*hlo.Instruction{x}, Instructions: []*hlo.Instruction{x}, Root: x}
+	m := &hlo.Module{Name: "huge", Entry: c, Computations: []*hlo.Computation{c}}
+	_, err := rt.Compile(context.Background(), m)
+	require.ErrorIs(t, err, hlo.ErrShapeTooLarge)
+	require.ErrorIs(t, err, hlo.ErrVerify)
+	assert.Zero(t, rt.Device().LiveObjects())
+}
+
+// chunk is the f32 element count of wideOutputs' arrays: 128 MiB, lavapipe's
+// binding limit.
+const chunk = 32 << 20
+
+// wideOutputs is a module of k outputs x + i over x of f32[chunk]: its plan holds
+// k arrays of 128 MiB at once (one output takes the parameter's place).
+func wideOutputs(t testing.TB, k int) *hlo.Module {
+	b := hlo.NewBuilder("wide")
+	x := b.Parameter(f32(chunk), "x")
+	var outs []*hlo.Instruction
+	for i := range k {
+		outs = append(outs, b.Add(x, b.BroadcastScalar(b.ScalarConstant(hlo.F32, float64(i)), chunk)))
+	}
+	return mustBuild(t, b, b.Tuple(outs...))
+}
+
+// TestCompileCountsTheTensorPool: the device tensors the runtime holds count against
+// a plan as its executables do. The plan fits the empty device, but not beside a
+// tensor of one chunk; the error names the pool's bytes as held by the runtime.
+func TestCompileCountsTheTensorPool(t *testing.T) {
+	rt := newRuntime(t)
+	var heap int64
+	for _, h := range rt.Device().Caps().MemoryHeaps {
+		heap += h.Size
+	}
+	x, err := rt.Upload(context.Background(), hlo.NewLiteral(f32(chunk)))
+	require.NoError(t, err)
+	defer x.Close()
+	held := rt.MemoryStats().TotalBytes()
+	require.GreaterOrEqual(t, held, int64(4*chunk), "the pool holds the tensor")
+
+	k := int(heap / (4 * chunk)) // the whole heap
+	_, err = rt.Compile(context.Background(), wideOutputs(t, k))
+	require.ErrorIs(t, err, device.ErrOutOfDeviceMemory)
+	assert.Contains(t, err.Error(), fmt.Sprintf("%d of them held by the runtime (executables and tensors)", held))
+	m := regexp.MustCompile(`the plan needs (\d+) bytes`).FindStringSubmatch(err.Error())
+	require.NotNil(t, m, "%v", err)
+	need, err := strconv.ParseInt(m[1], 10, 64)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, need, heap, "the plan alone fits the device")
+	assert.Zero(t, rt.MemoryStats().Executables)
 }
 
 // liveBaseline is the Vulkan objects a runtime holds with no executable: its tensor

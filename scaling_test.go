@@ -27,9 +27,17 @@ func TestLongChainSplitsIntoKernels(t *testing.T) {
 	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Close()) }()
+	kernels := 0
+	for _, in := range exe.OptimizedModule().Entry.Instructions {
+		if in.Op == hlo.OpFusion {
+			kernels++
+		}
+	}
+	require.Equal(t, 3, kernels, "fused kernels of the optimized module")
 	_, err = exe.Run(context.Background(), x, y)
 	require.NoError(t, err)
 	if !rt.Device().Caps().TimestampsSupported {
+		t.Log("the device has no timestamps: dispatches not counted")
 		return
 	}
 	p, err := exe.Profile()
