@@ -1,0 +1,338 @@
+package passes
+
+import (
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// SiblingFusion is XLA's multi-output sibling fusion: two loop kernels that read
+// the same array and do not depend on each other become one kernel writing both
+// kernels' outputs, so that the shared array is read once (each invocation loads
+// it once for every output at that index) and one dispatch is saved. A backward
+// pass reads each activation from several gradient kernels, and an optimizer step
+// reads each gradient from several updates; after producer-consumer fusion
+// (Fusion) those readers are separate kernels.
+//
+// A loop kernel here is an elementwise op or a kLoop fusion that the code generator
+// lowers element by element (elementwise and data-movement ops only; no reduction,
+// contraction, scatter or dynamic-update-slice, which have strategies of their
+// own), with one array output or a tuple of same-dims outputs (fusion_multi.go).
+// The merged kernel is a fusion whose computation returns the tuple of both
+// kernels' outputs; each old instruction becomes a get-tuple-element of it, so its
+// users are unchanged. Rules:
+//   - same iteration space: every output of both kernels has the same dims (the
+//     elemental kernel writes all its outputs at one index);
+//   - the shared operand is an array of more than one element (sharing a scalar
+//     saves nothing);
+//   - no cycle: neither kernel reads the other, and every operand of both comes
+//     before every user of either in the computation's order, so the merged
+//     kernel has a place — which also means neither reaches the other through
+//     other instructions (such a path would put an operand of the later kernel
+//     after a user of the earlier). The merged kernel takes the place of the
+//     first user, so nothing is computed earlier than before;
+//   - bounded size: the merged kernel has at most Config.MaxFusedInstructions
+//     instructions, maxFusionOutputs outputs, Config.MaxFusionParams parameters and
+//     no more bindings (parameters and outputs) than a single-output kernel at that
+//     bound;
+//   - nothing is duplicated: each kernel's body moves into the merged one once;
+//   - memory: the merged kernel keeps both outputs live from the same point; if
+//     the memory model (heapsim, with Config.Memory: what schedule and remat use)
+//     says the module's peak grows by more than 1/maxSiblingPeakGrowth, the pass
+//     leaves the module as it was.
+func SiblingFusion(m *hlo.Module, cfg Config) (bool, error) {
+	orig := m.Clone()
+	peak, measured := modelPeak(m, cfg.Memory)
+	s := newSiblingFuser(m, cfg)
+	changed := false
+	for _, c := range sequentialComputations(m) {
+		for s.fuseOnePair(c) {
+			changed = true
+		}
+	}
+	if changed && measured {
+		if after, ok := modelPeak(m, cfg.Memory); !ok || after > peak+peak/maxSiblingPeakGrowth {
+			*m = *orig
+			return false, nil
+		}
+	}
+	return changed, nil
+}
+
+// maxSiblingPeakGrowth: the module's modelled peak may grow by at most
+// 1/maxSiblingPeakGrowth of itself through sibling fusion.
+const maxSiblingPeakGrowth = 16
+
+// siblingFuser holds the state of one SiblingFusion run.
+type siblingFuser struct {
+	m         *hlo.Module
+	maxParams int
+	maxInstrs int
+	names     *nameSet
+	// callers counts the fusion instructions calling each computation: a kernel
+	// whose computation another fusion also calls cannot give its body away.
+	callers map[*hlo.Computation]int
+	// rejected holds pairs found not to qualify: merging only adds paths and grows
+	// kernels, so a pair that fails once fails for the rest of the run.
+	rejected map[[2]*hlo.Instruction]bool
+}
+
+func newSiblingFuser(m *hlo.Module, cfg Config) *siblingFuser {
+	f := newFuser(m, cfg)
+	s := &siblingFuser{m: m, maxParams: f.maxParams, maxInstrs: f.maxInstrs, names: f.names,
+		callers: map[*hlo.Computation]int{}, rejected: map[[2]*hlo.Instruction]bool{}}
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			if in.Op == hlo.OpFusion {
+				s.callers[in.Called[0]]++
+			}
+		}
+	}
+	return s
+}
+
+// loopKernel is a kernel of the computation that may take part in a merge.
+type loopKernel struct {
+	in *hlo.Instruction
+	// outputs are the kernel's output shapes; gtes, for a tuple-shaped kernel, the
+	// get-tuple-elements that read them (its only users).
+	outputs []hlo.Shape
+	gtes    []*hlo.Instruction
+	// size is the kernel's instructions besides parameters (and its root tuple).
+	size int
+	// first is the position of the first instruction that reads its outputs.
+	first int
+}
+
+// fuseOnePair merges the first pair of sibling loop kernels of c that qualifies,
+// and reports whether it found one.
+func (s *siblingFuser) fuseOnePair(c *hlo.Computation) bool {
+	c.Renumber()
+	users := c.Users()
+	for _, x := range c.Instructions {
+		if !x.Shape.IsArray() || x.Shape.NumElements() <= 1 {
+			continue
+		}
+		var sibs []loopKernel
+		for _, u := range users[x.ID] {
+			if k, ok := s.loopKernelOf(c, u, users); ok {
+				sibs = append(sibs, k)
+			}
+		}
+		slices.SortFunc(sibs, func(a, b loopKernel) int { return a.in.ID - b.in.ID })
+		for i := range sibs {
+			for j := i + 1; j < len(sibs); j++ {
+				if s.canMerge(sibs[i], sibs[j]) {
+					s.merge(c, sibs[i], sibs[j])
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// loopKernelOf describes in as a loop kernel, if it is one.
+func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, users [][]*hlo.Instruction) (loopKernel, bool) {
+	k := loopKernel{in: in, first: len(c.Instructions)}
+	if in == c.Root || !in.SideEffectFree() {
+		return k, false
+	}
+	switch {
+	case in.Op == hlo.OpFusion:
+		fc := in.Called[0]
+		if s.callers[fc] != 1 || in.Attrs.FusionKind != hlo.FusionLoop || fc.Root.Op == hlo.OpParameter {
+			return k, false
+		}
+		for _, x := range fc.Instructions {
+			if x.Op != hlo.OpParameter && !(x == fc.Root && x.Op == hlo.OpTuple) {
+				if !isLoopKernelOp(x) {
+					return k, false
+				}
+				k.size++
+			}
+		}
+	case isElementwiseOp(in) && in.Shape.IsArray():
+		k.size = 1
+	default:
+		return k, false
+	}
+	readers := users[in.ID]
+	if in.Shape.IsTuple() {
+		k.gtes = readers
+		readers = nil
+		for _, g := range k.gtes {
+			if g.Op != hlo.OpGetTupleElement || g == c.Root {
+				return k, false
+			}
+			readers = append(readers, users[g.ID]...)
+		}
+		k.outputs = in.Shape.Elems
+	} else {
+		k.outputs = []hlo.Shape{in.Shape}
+	}
+	if len(readers) == 0 {
+		return k, false // dead code (DCE's)
+	}
+	for _, u := range readers {
+		k.first = min(k.first, u.ID)
+	}
+	for _, o := range k.outputs {
+		if !o.IsArray() || !o.SameDims(k.outputs[0]) {
+			return k, false
+		}
+	}
+	return k, true
+}
+
+// isLoopKernelOp: x may be part of a kernel lowered element by element.
+func isLoopKernelOp(x *hlo.Instruction) bool {
+	if !x.SideEffectFree() || !x.Shape.IsArray() {
+		return false
+	}
+	switch x.Info().Kind {
+	case hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise:
+		return true
+	case hlo.KindMovement:
+		return x.Op != hlo.OpScatter && x.Op != hlo.OpDynamicUpdateSlice
+	}
+	return x.Op == hlo.OpConstant || x.Op == hlo.OpIota
+}
+
+// canMerge says whether the loop kernels a and b (a first) may become one, by the
+// rules above.
+func (s *siblingFuser) canMerge(a, b loopKernel) bool {
+	key := [2]*hlo.Instruction{a.in, b.in}
+	if s.rejected[key] {
+		return false
+	}
+	ok := a.outputs[0].SameDims(b.outputs[0]) && a.size+b.size <= s.maxInstrs &&
+		len(a.outputs)+len(b.outputs) <= maxFusionOutputs && s.fitsBindings(a, b) && hasPlace(a, b)
+	if !ok {
+		s.rejected[key] = true
+	}
+	return ok
+}
+
+// fitsBindings: the merged kernel's parameters (distinct operands) and bindings
+// stay within the bounds.
+func (s *siblingFuser) fitsBindings(a, b loopKernel) bool {
+	params := len(distinct(append(slices.Clone(a.in.Operands), b.in.Operands...)))
+	return params <= s.maxParams && params+len(a.outputs)+len(b.outputs) <= s.maxParams+1
+}
+
+// hasPlace: every operand of a and b comes before every reader of either, and
+// neither reads the other (so no path joins them).
+func hasPlace(a, b loopKernel) bool {
+	if slices.Contains(b.in.Operands, a.in) || slices.ContainsFunc(b.in.Operands, func(x *hlo.Instruction) bool {
+		return slices.Contains(a.gtes, x)
+	}) {
+		return false
+	}
+	last := -1
+	for _, x := range append(slices.Clone(a.in.Operands), b.in.Operands...) {
+		last = max(last, x.ID)
+	}
+	return last < min(a.first, b.first)
+}
+
+// merge makes a and b one kernel placed before the first reader of either.
+func (s *siblingFuser) merge(c *hlo.Computation, a, b loopKernel) {
+	fc := &hlo.Computation{Name: s.names.fresh("fused_siblings_" + a.in.Name)}
+	fusion := &hlo.Instruction{Name: s.names.fresh("siblings_" + a.in.Name), Op: hlo.OpFusion,
+		Called: []*hlo.Computation{fc}}
+	fusion.Attrs.FusionKind = hlo.FusionLoop
+	params := map[*hlo.Instruction]*hlo.Instruction{}
+	for _, x := range c.Instructions { // parameters in the outer order
+		if slices.Contains(a.in.Operands, x) || slices.Contains(b.in.Operands, x) {
+			p := &hlo.Instruction{Name: s.names.fresh("param_" + x.Name), Op: hlo.OpParameter,
+				Shape: x.Shape.Clone(), Attrs: hlo.Attributes{ParameterNumber: int64(len(fc.Params))}}
+			params[x] = p
+			fc.Params = append(fc.Params, p)
+			fusion.Operands = append(fusion.Operands, x)
+		}
+	}
+	bodyA, rootsA := s.moveBody(a.in, params)
+	bodyB, rootsB := s.moveBody(b.in, params)
+	roots := append(rootsA, rootsB...)
+	shapes := make([]hlo.Shape, len(roots))
+	for i, r := range roots {
+		shapes[i] = r.Shape.Clone()
+	}
+	fusion.Shape = hlo.MakeTuple(shapes...)
+	fc.Root = &hlo.Instruction{Name: s.names.fresh("tuple"), Op: hlo.OpTuple, Shape: fusion.Shape.Clone(), Operands: roots}
+	fc.Instructions = append(append(append(slices.Clone(fc.Params), bodyA...), bodyB...), fc.Root)
+	mergeEqualInstructions(fc) // a producer both kernels copied is computed once
+	fc.Renumber()
+	s.m.Computations = slices.Insert(s.m.Computations, slices.Index(s.m.Computations, c), fc)
+	s.callers[fc] = 1
+	placed := append([]*hlo.Instruction{fusion}, s.readOutputs(a, fusion, 0)...)
+	placed = append(placed, s.readOutputs(b, fusion, len(rootsA))...)
+	at := c.Instructions[min(a.first, b.first)]
+	var gone []*hlo.Instruction // tuple-shaped kernels, read now through the fusion
+	for _, k := range []loopKernel{a, b} {
+		if k.gtes != nil {
+			gone = append(gone, k.in)
+		}
+	}
+	kept := slices.DeleteFunc(slices.Clone(c.Instructions), func(x *hlo.Instruction) bool {
+		return slices.Contains(placed, x) || slices.Contains(gone, x)
+	})
+	i := slices.Index(kept, at)
+	c.Instructions = slices.Insert(kept, i, placed...)
+	c.Renumber()
+}
+
+// moveBody moves kernel in's computation (or a copy of in itself, if unfused) into
+// a merged kernel whose parameter for each outer value params gives, returning
+// the body and the values it outputs. A fused computation moved out is removed
+// from the module: its fusion becomes a get-tuple-element (readOutputs).
+func (s *siblingFuser) moveBody(in *hlo.Instruction, params map[*hlo.Instruction]*hlo.Instruction) (body, roots []*hlo.Instruction) {
+	if in.Op != hlo.OpFusion {
+		clone := &hlo.Instruction{Name: s.names.fresh(in.Name), Op: in.Op, Shape: in.Shape.Clone(),
+			Attrs: in.Attrs.Clone(), Called: in.Called}
+		for _, x := range in.Operands {
+			clone.Operands = append(clone.Operands, params[x])
+		}
+		return []*hlo.Instruction{clone}, []*hlo.Instruction{clone}
+	}
+	fc := in.Called[0]
+	for _, x := range fc.Instructions {
+		if x.Op == hlo.OpParameter {
+			continue
+		}
+		for j, op := range x.Operands {
+			if op.Op == hlo.OpParameter {
+				x.Operands[j] = params[in.Operands[op.Attrs.ParameterNumber]]
+			}
+		}
+		if x == fc.Root && x.Op == hlo.OpTuple {
+			roots = x.Operands
+			continue
+		}
+		body = append(body, x)
+	}
+	if roots == nil {
+		roots = []*hlo.Instruction{fc.Root}
+	}
+	s.m.Computations = slices.DeleteFunc(s.m.Computations, func(x *hlo.Computation) bool { return x == fc })
+	return body, roots
+}
+
+// readOutputs makes the readers of kernel k's outputs read them from the merged
+// fusion, whose outputs from offset on are k's, and returns the
+// get-tuple-elements to place right after the fusion: k itself turned into one
+// in place (keeping its name and users), or its own get-tuple-elements.
+func (s *siblingFuser) readOutputs(k loopKernel, fusion *hlo.Instruction, offset int) []*hlo.Instruction {
+	if k.gtes == nil {
+		*k.in = hlo.Instruction{Name: k.in.Name, Op: hlo.OpGetTupleElement, Shape: k.outputs[0].Clone(),
+			Operands: []*hlo.Instruction{fusion}, ID: k.in.ID}
+		k.in.Attrs.TupleIndex = int64(offset)
+		return []*hlo.Instruction{k.in}
+	}
+	for _, g := range k.gtes {
+		g.Operands[0] = fusion
+		g.Attrs.TupleIndex += int64(offset)
+	}
+	return slices.Clone(k.gtes)
+}
