@@ -98,6 +98,9 @@ type loopKernel struct {
 	// get-tuple-elements that read them (its only users).
 	outputs []hlo.Shape
 	gtes    []*hlo.Instruction
+	// reduce is the kernel's root reduction (in its computation, or the kernel
+	// itself if unfused), nil for an elementwise kernel.
+	reduce *hlo.Instruction
 	// size is the kernel's instructions besides parameters (and its root tuple).
 	size int
 	// first is the position of the first instruction that reads its outputs.
@@ -110,8 +113,8 @@ func (s *siblingFuser) fuseOnePair(c *hlo.Computation) bool {
 	c.Renumber()
 	users := c.Users()
 	for _, x := range c.Instructions {
-		if !x.Shape.IsArray() || x.Shape.NumElements() <= 1 {
-			continue
+		if !x.Shape.IsArray() || x.Op == hlo.OpConstant || x.Op == hlo.OpIota {
+			continue // what a kernel holds or computes itself is not shared
 		}
 		var sibs []loopKernel
 		for _, u := range users[x.ID] {
@@ -141,12 +144,15 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 	switch {
 	case in.Op == hlo.OpFusion:
 		fc := in.Called[0]
-		if s.callers[fc] != 1 || in.Attrs.FusionKind != hlo.FusionLoop || fc.Root.Op == hlo.OpParameter {
+		if s.callers[fc] != 1 || fc.Root.Op == hlo.OpParameter {
 			return k, false
+		}
+		if fc.Root.Op == hlo.OpReduce {
+			k.reduce = fc.Root
 		}
 		for _, x := range fc.Instructions {
 			if x.Op != hlo.OpParameter && !(x == fc.Root && x.Op == hlo.OpTuple) {
-				if !isLoopKernelOp(x) {
+				if x != k.reduce && !isLoopKernelOp(x) {
 					return k, false
 				}
 				k.size++
@@ -154,6 +160,8 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 		}
 	case isElementwiseOp(in) && in.Shape.IsArray():
 		k.size = 1
+	case in.Op == hlo.OpReduce:
+		k.reduce, k.size = in, 1
 	default:
 		return k, false
 	}
@@ -182,7 +190,22 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 			return k, false
 		}
 	}
-	return k, true
+	return k, k.reduce == nil || reducedExtent(k.reduce) < maxSiblingReduceExtent
+}
+
+// maxSiblingReduceExtent bounds the elements folded into each output of a merged
+// reduction: from codegen's tree threshold on, a reduction of one value takes the
+// workgroup tree with subgroup arithmetic, which a reduction of several values
+// (the merged one) does not get.
+const maxSiblingReduceExtent = 1024
+
+// reducedExtent is the number of elements folded into each output of a reduce.
+func reducedExtent(r *hlo.Instruction) int64 {
+	n := int64(1)
+	for _, d := range r.Attrs.Dimensions {
+		n *= r.Operands[0].Shape.Dims[d]
+	}
+	return n
 }
 
 // isLoopKernelOp: x may be part of a kernel lowered element by element.
@@ -206,12 +229,21 @@ func (s *siblingFuser) canMerge(a, b loopKernel) bool {
 	if s.rejected[key] {
 		return false
 	}
-	ok := a.outputs[0].SameDims(b.outputs[0]) && a.size+b.size <= s.maxInstrs &&
+	ok := a.outputs[0].SameDims(b.outputs[0]) && sameReduction(a.reduce, b.reduce) && a.size+b.size <= s.maxInstrs &&
 		len(a.outputs)+len(b.outputs) <= maxFusionOutputs && s.fitsBindings(a, b) && hasPlace(a, b)
 	if !ok {
 		s.rejected[key] = true
 	}
 	return ok
+}
+
+// sameReduction: both kernels are elementwise, or both reduce inputs of the
+// same dims over the same dimensions (then one loop folds both).
+func sameReduction(a, b *hlo.Instruction) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Operands[0].Shape.SameDims(b.Operands[0].Shape) && slices.Equal(a.Attrs.Dimensions, b.Attrs.Dimensions)
 }
 
 // fitsBindings: the merged kernel's parameters (distinct operands) and bindings
@@ -254,20 +286,24 @@ func (s *siblingFuser) merge(c *hlo.Computation, a, b loopKernel) {
 	}
 	bodyA, rootsA := s.moveBody(a.in, params)
 	bodyB, rootsB := s.moveBody(b.in, params)
-	roots := append(rootsA, rootsB...)
-	shapes := make([]hlo.Shape, len(roots))
-	for i, r := range roots {
-		shapes[i] = r.Shape.Clone()
+	fusion.Shape = hlo.MakeTuple(slices.Concat(a.outputs, b.outputs)...)
+	body := slices.Concat(bodyA, bodyB)
+	if a.reduce != nil {
+		ra, rb := rootsA[0], rootsB[0]
+		fc.Root = s.mergedReduce(ra, rb, fusion.Shape.Clone())
+		fusion.Attrs.FusionKind = hlo.FusionInput
+		body = slices.DeleteFunc(body, func(x *hlo.Instruction) bool { return x == ra || x == rb })
+	} else {
+		fc.Root = &hlo.Instruction{Name: s.names.fresh("tuple"), Op: hlo.OpTuple, Shape: fusion.Shape.Clone(),
+			Operands: slices.Concat(rootsA, rootsB)}
 	}
-	fusion.Shape = hlo.MakeTuple(shapes...)
-	fc.Root = &hlo.Instruction{Name: s.names.fresh("tuple"), Op: hlo.OpTuple, Shape: fusion.Shape.Clone(), Operands: roots}
-	fc.Instructions = append(append(append(slices.Clone(fc.Params), bodyA...), bodyB...), fc.Root)
+	fc.Instructions = slices.Concat(fc.Params, body, []*hlo.Instruction{fc.Root})
 	mergeEqualInstructions(fc) // a producer both kernels copied is computed once
 	fc.Renumber()
 	s.m.Computations = slices.Insert(s.m.Computations, slices.Index(s.m.Computations, c), fc)
 	s.callers[fc] = 1
 	placed := append([]*hlo.Instruction{fusion}, s.readOutputs(a, fusion, 0)...)
-	placed = append(placed, s.readOutputs(b, fusion, len(rootsA))...)
+	placed = append(placed, s.readOutputs(b, fusion, len(a.outputs))...)
 	at := c.Instructions[min(a.first, b.first)]
 	var gone []*hlo.Instruction // tuple-shaped kernels, read now through the fusion
 	for _, k := range []loopKernel{a, b} {
@@ -281,6 +317,54 @@ func (s *siblingFuser) merge(c *hlo.Computation, a, b loopKernel) {
 	i := slices.Index(kept, at)
 	c.Instructions = slices.Insert(kept, i, placed...)
 	c.Renumber()
+}
+
+// mergedReduce is one reduction folding the inputs of both ra and rb (each
+// reducing one value or several) over their common dimensions: its operands are
+// all their inputs, then all their init values, and its reducer computes both
+// reducers side by side.
+func (s *siblingFuser) mergedReduce(ra, rb *hlo.Instruction, shape hlo.Shape) *hlo.Instruction {
+	na, nb := len(ra.Operands)/2, len(rb.Operands)/2
+	reducer := s.combinedReducer(ra.Called[0], na, rb.Called[0], nb)
+	r := &hlo.Instruction{Name: s.names.fresh(ra.Name), Op: hlo.OpReduce, Shape: shape,
+		Operands: slices.Concat(ra.Operands[:na], rb.Operands[:nb], ra.Operands[na:], rb.Operands[nb:]),
+		Attrs:    ra.Attrs.Clone(), Called: []*hlo.Computation{reducer}}
+	s.m.Computations = slices.Insert(s.m.Computations, 0, reducer)
+	return r
+}
+
+// combinedReducer computes reducer r1 (of n1 values) and r2 (of n2) side by side:
+// (acc1…, acc2…, x1…, x2…) → (r1(acc1…, x1…)…, r2(acc2…, x2…)…), as a
+// reduction of n1+n2 values needs.
+func (s *siblingFuser) combinedReducer(r1 *hlo.Computation, n1 int, r2 *hlo.Computation, n2 int) *hlo.Computation {
+	c1, c2 := hlo.CloneComputation(r1, s.names.fresh), hlo.CloneComputation(r2, s.names.fresh)
+	out := &hlo.Computation{Name: s.names.fresh("siblings_" + r1.Name)}
+	out.Params = slices.Concat(c1.Params[:n1], c2.Params[:n2], c1.Params[n1:], c2.Params[n2:])
+	for i, p := range out.Params {
+		p.Attrs.ParameterNumber = int64(i)
+	}
+	var roots []*hlo.Instruction
+	out.Instructions = slices.Clone(out.Params)
+	for _, c := range []*hlo.Computation{c1, c2} {
+		for _, x := range c.Instructions {
+			if x.Op != hlo.OpParameter && !(x == c.Root && x.Op == hlo.OpTuple) {
+				out.Instructions = append(out.Instructions, x)
+			}
+		}
+		if c.Root.Op == hlo.OpTuple {
+			roots = append(roots, c.Root.Operands...)
+		} else {
+			roots = append(roots, c.Root)
+		}
+	}
+	shapes := make([]hlo.Shape, len(roots))
+	for i, r := range roots {
+		shapes[i] = r.Shape.Clone()
+	}
+	out.Root = &hlo.Instruction{Name: s.names.fresh("tuple"), Op: hlo.OpTuple, Shape: hlo.MakeTuple(shapes...), Operands: roots}
+	out.Instructions = append(out.Instructions, out.Root)
+	out.Renumber()
+	return out
 }
 
 // moveBody moves kernel in's computation (or a copy of in itself, if unfused) into
