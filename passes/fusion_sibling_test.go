@@ -208,5 +208,150 @@ ENTRY %memory (x: f32[4,8], y: f32[4,8], z: f32[4,8]) -> (f32[4,8], f32[4,8]) {
 }
 `,
 		},
+		{
+			name: "two column reductions of one input (a layer norm's bias and scale gradients) become one reduction of two values",
+			before: `HloModule grads
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %grads (dy: f32[16,8], xhat: f32[16,8], w: f32[64,64]) -> (f32[8], f32[8], f32[64,64]) {
+  %dy = f32[16,8] parameter(0)
+  %xhat = f32[16,8] parameter(1)
+  %w = f32[64,64] parameter(2)
+  %zero = f32[] constant(0)
+  %dbias = f32[8] reduce(%dy, %zero), dimensions={0}, to_apply=%add
+  %p = f32[16,8] multiply(%dy, %xhat)
+  %dscale = f32[8] reduce(%p, %zero), dimensions={0}, to_apply=%add
+  %wn = f32[64,64] negate(%w)
+  ROOT %out = (f32[8], f32[8], f32[64,64]) tuple(%dbias, %dscale, %wn)
+}
+`,
+			after: `HloModule grads, entry_computation_layout={(f32[16,8]{1,0}, f32[16,8]{1,0}, f32[64,64]{1,0})->(f32[8]{0}, f32[8]{0}, f32[64,64]{1,0})}
+
+%siblings_add (a.1: f32[], a.2: f32[], b.1: f32[], b.2: f32[]) -> (f32[], f32[]) {
+  %a.1 = f32[] parameter(0)
+  %a.2 = f32[] parameter(1)
+  %b.1 = f32[] parameter(2)
+  %b.2 = f32[] parameter(3)
+  %s.1 = f32[] add(f32[] %a.1, f32[] %b.1)
+  %s.2 = f32[] add(f32[] %a.2, f32[] %b.2)
+  ROOT %tuple = (f32[], f32[]) tuple(f32[] %s.1, f32[] %s.2)
+}
+
+%fused_siblings_dbias (param_dy.2: f32[16,8], param_xhat.1: f32[16,8]) -> (f32[8], f32[8]) {
+  %param_dy.2 = f32[16,8]{1,0} parameter(0)
+  %param_xhat.1 = f32[16,8]{1,0} parameter(1)
+  %zero.2 = f32[] constant(0)
+  %p.1 = f32[16,8]{1,0} multiply(f32[16,8]{1,0} %param_dy.2, f32[16,8]{1,0} %param_xhat.1)
+  ROOT %dbias.1.1 = (f32[8]{0}, f32[8]{0}) reduce(f32[16,8]{1,0} %param_dy.2, f32[16,8]{1,0} %p.1, f32[] %zero.2, f32[] %zero.2), dimensions={0}, to_apply=%siblings_add
+}
+
+ENTRY %grads (dy: f32[16,8], xhat: f32[16,8], w: f32[64,64]) -> (f32[8], f32[8], f32[64,64]) {
+  %dy = f32[16,8]{1,0} parameter(0)
+  %xhat = f32[16,8]{1,0} parameter(1)
+  %w = f32[64,64]{1,0} parameter(2)
+  %siblings_dbias = (f32[8]{0}, f32[8]{0}) fusion(f32[16,8]{1,0} %dy, f32[16,8]{1,0} %xhat), kind=kInput, calls=%fused_siblings_dbias
+  %wn = f32[64,64]{1,0} negate(f32[64,64]{1,0} %w)
+  %dbias = f32[8]{0} get-tuple-element((f32[8]{0}, f32[8]{0}) %siblings_dbias), index=0
+  %dscale = f32[8]{0} get-tuple-element((f32[8]{0}, f32[8]{0}) %siblings_dbias), index=1
+  ROOT %out = (f32[8]{0}, f32[8]{0}, f32[64,64]{1,0}) tuple(f32[8]{0} %dbias, f32[8]{0} %dscale, f32[64,64]{1,0} %wn)
+}
+`,
+		},
+		{
+			name: "kernels that read the same scalar merge too: the bias corrections β1^t and β2^t of Adam",
+			before: `HloModule powers
+ENTRY %powers (step: f32[], w: f32[64,64]) -> (f32[], f32[], f32[64,64]) {
+  %step = f32[] parameter(0)
+  %w = f32[64,64] parameter(1)
+  %b1 = f32[] constant(0.9)
+  %b2 = f32[] constant(0.999)
+  %p1 = f32[] power(%b1, %step)
+  %p2 = f32[] power(%b2, %step)
+  %wn = f32[64,64] negate(%w)
+  ROOT %out = (f32[], f32[], f32[64,64]) tuple(%p1, %p2, %wn)
+}
+`,
+			after: `HloModule powers, entry_computation_layout={(f32[], f32[64,64]{1,0})->(f32[], f32[], f32[64,64]{1,0})}
+
+%fused_siblings_p1 (param_step.2: f32[]) -> (f32[], f32[]) {
+  %param_step.2 = f32[] parameter(0)
+  %b1.1 = f32[] constant(0.9)
+  %p1.1 = f32[] power(f32[] %b1.1, f32[] %param_step.2)
+  %b2.1 = f32[] constant(0.999)
+  %p2.1 = f32[] power(f32[] %b2.1, f32[] %param_step.2)
+  ROOT %tuple = (f32[], f32[]) tuple(f32[] %p1.1, f32[] %p2.1)
+}
+
+ENTRY %powers (step: f32[], w: f32[64,64]) -> (f32[], f32[], f32[64,64]) {
+  %step = f32[] parameter(0)
+  %w = f32[64,64]{1,0} parameter(1)
+  %wn = f32[64,64]{1,0} negate(f32[64,64]{1,0} %w)
+  %siblings_p1 = (f32[], f32[]) fusion(f32[] %step), kind=kLoop, calls=%fused_siblings_p1
+  %p1 = f32[] get-tuple-element((f32[], f32[]) %siblings_p1), index=0
+  %p2 = f32[] get-tuple-element((f32[], f32[]) %siblings_p1), index=1
+  ROOT %out = (f32[], f32[], f32[64,64]{1,0}) tuple(f32[] %p1, f32[] %p2, f32[64,64]{1,0} %wn)
+}
+`,
+		},
+		{
+			name: "reductions long enough for the workgroup tree keep one kernel each (its subgroup path folds one value)",
+			before: `HloModule bigred
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %bigred (dy: f32[2048,2], xhat: f32[2048,2], w: f32[256,256]) -> (f32[2], f32[2], f32[256,256]) {
+  %dy = f32[2048,2] parameter(0)
+  %xhat = f32[2048,2] parameter(1)
+  %w = f32[256,256] parameter(2)
+  %zero = f32[] constant(0)
+  %dbias = f32[2] reduce(%dy, %zero), dimensions={0}, to_apply=%add
+  %p = f32[2048,2] multiply(%dy, %xhat)
+  %dscale = f32[2] reduce(%p, %zero), dimensions={0}, to_apply=%add
+  %wn = f32[256,256] negate(%w)
+  ROOT %out = (f32[2], f32[2], f32[256,256]) tuple(%dbias, %dscale, %wn)
+}
+`,
+			after: `HloModule bigred, entry_computation_layout={(f32[2048,2]{1,0}, f32[2048,2]{1,0}, f32[256,256]{1,0})->(f32[2]{0}, f32[2]{0}, f32[256,256]{1,0})}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+%fused_dscale (param_dy: f32[2048,2], param_xhat: f32[2048,2]) -> f32[2] {
+  %param_dy = f32[2048,2]{1,0} parameter(0)
+  %param_xhat = f32[2048,2]{1,0} parameter(1)
+  %zero.1 = f32[] constant(0)
+  %p.1 = f32[2048,2]{1,0} multiply(f32[2048,2]{1,0} %param_dy, f32[2048,2]{1,0} %param_xhat)
+  ROOT %dscale.1 = f32[2]{0} reduce(f32[2048,2]{1,0} %p.1, f32[] %zero.1), dimensions={0}, to_apply=%add
+}
+
+%fused_dbias (param_dy.1: f32[2048,2]) -> f32[2] {
+  %param_dy.1 = f32[2048,2]{1,0} parameter(0)
+  %zero.2 = f32[] constant(0)
+  ROOT %dbias.1 = f32[2]{0} reduce(f32[2048,2]{1,0} %param_dy.1, f32[] %zero.2), dimensions={0}, to_apply=%add
+}
+
+ENTRY %bigred (dy: f32[2048,2], xhat: f32[2048,2], w: f32[256,256]) -> (f32[2], f32[2], f32[256,256]) {
+  %dy = f32[2048,2]{1,0} parameter(0)
+  %xhat = f32[2048,2]{1,0} parameter(1)
+  %w = f32[256,256]{1,0} parameter(2)
+  %dbias = f32[2]{0} fusion(f32[2048,2]{1,0} %dy), kind=kInput, calls=%fused_dbias
+  %dscale = f32[2]{0} fusion(f32[2048,2]{1,0} %dy, f32[2048,2]{1,0} %xhat), kind=kInput, calls=%fused_dscale
+  %wn = f32[256,256]{1,0} negate(f32[256,256]{1,0} %w)
+  ROOT %out = (f32[2]{0}, f32[2]{0}, f32[256,256]{1,0}) tuple(f32[2]{0} %dbias, f32[2]{0} %dscale, f32[256,256]{1,0} %wn)
+}
+`,
+		},
 	})
 }
