@@ -24,9 +24,9 @@ type siblingCase struct {
 }
 
 // TestSiblingFusionDifferential runs programs with sibling kernels (layer-norm
-// backward, a dense layer's backward, an Adam step over two tensors) merged and
-// unmerged on the device against cpuref. (Softmax's backward has none the pass
-// merges: its sibling is a row kernel, which has one output.)
+// and softmax backward — the latter a row kernel with two outputs —, a dense
+// layer's backward, an Adam step over two tensors) merged and unmerged on the
+// device against cpuref.
 func TestSiblingFusionDifferential(t *testing.T) {
 	rt := newRuntime(t)
 	for _, tc := range siblingCases() {
@@ -74,8 +74,14 @@ func siblingCases() []siblingCase {
 		}
 	}
 	return []siblingCase{
-		{name: "layernorm f32[128,256] backward", maxKernels: 6, build: vjp("layernorm_bwd", []int{0, 1, 2}, func(b *hlo.Builder) *hlo.Instruction {
+		{name: "layernorm f32[128,256] backward", maxKernels: 5, build: vjp("layernorm_bwd", []int{0, 1, 2}, func(b *hlo.Builder) *hlo.Instruction {
 			return nn.LayerNorm(b, b.Parameter(f32(128, 256), "x"), b.Parameter(f32(256), "gamma"), b.Parameter(f32(256), "beta"), 1e-5)
+		})},
+		{name: "softmax f32[128,256] backward", maxKernels: 4, build: vjp("softmax_bwd", []int{0}, func(b *hlo.Builder) *hlo.Instruction {
+			return nn.Softmax(b, b.Parameter(f32(128, 256), "x"))
+		})},
+		{name: "softmax f32[6,10] backward (scalar sweeps)", maxKernels: 4, build: vjp("softmax_bwd_small", []int{0}, func(b *hlo.Builder) *hlo.Instruction {
+			return nn.Softmax(b, b.Parameter(f32(6, 10), "x"))
 		})},
 		{name: "dense layer f32[64,96]·[96,128] + bias, backward", maxKernels: 7, build: vjp("dense_bwd", []int{0, 1, 2}, func(b *hlo.Builder) *hlo.Instruction {
 			return nn.GELU(b, nn.Dense(b, b.Parameter(f32(64, 96), "x"), b.Parameter(f32(96, 128), "w"), b.Parameter(f32(128), "bias")))

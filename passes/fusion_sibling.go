@@ -101,6 +101,10 @@ type loopKernel struct {
 	// reduce is the kernel's root reduction (in its computation, or the kernel
 	// itself if unfused), nil for an elementwise kernel.
 	reduce *hlo.Instruction
+	// rows, for a row kernel (fusion_rows.go), is its reductions' result dims,
+	// which lead its outputs' dims; rowWork the elements their rows sweep.
+	rows    []int64
+	rowWork int64
 	// size is the kernel's instructions besides parameters (and its root tuple).
 	size int
 	// first is the position of the first instruction that reads its outputs.
@@ -152,7 +156,7 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 		}
 		for _, x := range fc.Instructions {
 			if x.Op != hlo.OpParameter && !(x == fc.Root && x.Op == hlo.OpTuple) {
-				if x != k.reduce && !isLoopKernelOp(x) {
+				if x != k.reduce && !isLoopKernelOp(x) && !k.addRowReduction(x) {
 					return k, false
 				}
 				k.size++
@@ -190,7 +194,22 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 			return k, false
 		}
 	}
+	if k.rows != nil && (k.reduce != nil || !slices.Equal(k.outputs[0].Dims[:min(len(k.rows), k.outputs[0].Rank())], k.rows)) {
+		return k, false // a reduction read per element, not a row kernel
+	}
 	return k, k.reduce == nil || reducedExtent(k.reduce) < maxSiblingReduceExtent
+}
+
+// addRowReduction notes x, inside a fused kernel, as one of a row kernel's
+// reductions, if it is one with the same rows as the others.
+func (k *loopKernel) addRowReduction(x *hlo.Instruction) bool {
+	rows, ok := hlo.RowReduceDims(x)
+	if !ok || (k.rows != nil && !slices.Equal(rows, k.rows)) {
+		return false
+	}
+	k.rows = rows
+	k.rowWork += rowLength(x.Operands[0].Shape, rows)
+	return true
 }
 
 // maxSiblingReduceExtent bounds the elements folded into each output of a merged
@@ -229,7 +248,7 @@ func (s *siblingFuser) canMerge(a, b loopKernel) bool {
 	if s.rejected[key] {
 		return false
 	}
-	ok := a.outputs[0].SameDims(b.outputs[0]) && sameReduction(a.reduce, b.reduce) && a.size+b.size <= s.maxInstrs &&
+	ok := a.outputs[0].SameDims(b.outputs[0]) && sameLoop(a, b) && a.size+b.size <= s.maxInstrs &&
 		len(a.outputs)+len(b.outputs) <= maxFusionOutputs && s.fitsBindings(a, b) && hasPlace(a, b)
 	if !ok {
 		s.rejected[key] = true
@@ -237,13 +256,22 @@ func (s *siblingFuser) canMerge(a, b loopKernel) bool {
 	return ok
 }
 
-// sameReduction: both kernels are elementwise, or both reduce inputs of the
-// same dims over the same dimensions (then one loop folds both).
-func sameReduction(a, b *hlo.Instruction) bool {
-	if a == nil || b == nil {
-		return a == b
+// sameLoop: the kernels (of the same output dims) loop alike: both reduce
+// inputs of the same dims over the same dimensions (one loop then folds both),
+// or neither is a reduction and, where either is a row kernel, the merged one
+// is a row kernel within the row work bound (its outputs are swept once).
+func sameLoop(a, b loopKernel) bool {
+	if a.reduce != nil || b.reduce != nil {
+		return a.reduce != nil && b.reduce != nil && a.reduce.Operands[0].Shape.SameDims(b.reduce.Operands[0].Shape) &&
+			slices.Equal(a.reduce.Attrs.Dimensions, b.reduce.Attrs.Dimensions)
 	}
-	return a.Operands[0].Shape.SameDims(b.Operands[0].Shape) && slices.Equal(a.Attrs.Dimensions, b.Attrs.Dimensions)
+	rows := a.rows
+	if rows == nil {
+		rows = b.rows
+	} else if b.rows != nil && !slices.Equal(a.rows, b.rows) {
+		return false
+	}
+	return rows == nil || rowLength(a.outputs[0], rows)+a.rowWork+b.rowWork <= maxRowWork
 }
 
 // fitsBindings: the merged kernel's parameters (distinct operands) and bindings

@@ -353,5 +353,63 @@ ENTRY %bigred (dy: f32[2048,2], xhat: f32[2048,2], w: f32[256,256]) -> (f32[2], 
 }
 `,
 		},
+		{
+			name: "an elementwise kernel joins a row kernel of its dims (softmax's backward) as a second output of the row sweep",
+			before: `HloModule rows
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %rows (y: f32[16,64], dy: f32[16,64], w: f32[128,128]) -> (f32[16,64], f32[16,64], f32[128,128]) {
+  %y = f32[16,64] parameter(0)
+  %dy = f32[16,64] parameter(1)
+  %w = f32[128,128] parameter(2)
+  %zero = f32[] constant(0)
+  %p = f32[16,64] multiply(%y, %dy)
+  %s = f32[16] reduce(%p, %zero), dimensions={1}, to_apply=%add
+  %sb = f32[16,64] broadcast(%s), dimensions={0}
+  %d = f32[16,64] subtract(%dy, %sb)
+  %dx = f32[16,64] multiply(%y, %d)
+  %e = f32[16,64] exponential(%y)
+  %wn = f32[128,128] negate(%w)
+  ROOT %out = (f32[16,64], f32[16,64], f32[128,128]) tuple(%dx, %e, %wn)
+}
+`,
+			after: `HloModule rows, entry_computation_layout={(f32[16,64]{1,0}, f32[16,64]{1,0}, f32[128,128]{1,0})->(f32[16,64]{1,0}, f32[16,64]{1,0}, f32[128,128]{1,0})}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(f32[] %a, f32[] %b)
+}
+
+%fused_siblings_dx (param_y.1: f32[16,64], param_dy.1: f32[16,64]) -> (f32[16,64], f32[16,64]) {
+  %param_y.1 = f32[16,64]{1,0} parameter(0)
+  %param_dy.1 = f32[16,64]{1,0} parameter(1)
+  %zero.1 = f32[] constant(0)
+  %p.1 = f32[16,64]{1,0} multiply(f32[16,64]{1,0} %param_y.1, f32[16,64]{1,0} %param_dy.1)
+  %s.1.1 = f32[16]{0} reduce(f32[16,64]{1,0} %p.1, f32[] %zero.1), dimensions={1}, to_apply=%add
+  %sb.1 = f32[16,64]{1,0} broadcast(f32[16]{0} %s.1.1), dimensions={0}
+  %d.1 = f32[16,64]{1,0} subtract(f32[16,64]{1,0} %param_dy.1, f32[16,64]{1,0} %sb.1)
+  %dx.1 = f32[16,64]{1,0} multiply(f32[16,64]{1,0} %param_y.1, f32[16,64]{1,0} %d.1)
+  %e.1 = f32[16,64]{1,0} exponential(f32[16,64]{1,0} %param_y.1)
+  ROOT %tuple = (f32[16,64]{1,0}, f32[16,64]{1,0}) tuple(f32[16,64]{1,0} %dx.1, f32[16,64]{1,0} %e.1)
+}
+
+ENTRY %rows (y: f32[16,64], dy: f32[16,64], w: f32[128,128]) -> (f32[16,64], f32[16,64], f32[128,128]) {
+  %y = f32[16,64]{1,0} parameter(0)
+  %dy = f32[16,64]{1,0} parameter(1)
+  %w = f32[128,128]{1,0} parameter(2)
+  %wn = f32[128,128]{1,0} negate(f32[128,128]{1,0} %w)
+  %siblings_dx = (f32[16,64]{1,0}, f32[16,64]{1,0}) fusion(f32[16,64]{1,0} %y, f32[16,64]{1,0} %dy), kind=kLoop, calls=%fused_siblings_dx
+  %dx = f32[16,64]{1,0} get-tuple-element((f32[16,64]{1,0}, f32[16,64]{1,0}) %siblings_dx), index=0
+  %e = f32[16,64]{1,0} get-tuple-element((f32[16,64]{1,0}, f32[16,64]{1,0}) %siblings_dx), index=1
+  ROOT %out = (f32[16,64]{1,0}, f32[16,64]{1,0}, f32[128,128]{1,0}) tuple(f32[16,64]{1,0} %dx, f32[16,64]{1,0} %e, f32[128,128]{1,0} %wn)
+}
+`,
+		},
 	})
 }
