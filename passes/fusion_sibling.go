@@ -6,40 +6,45 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// SiblingFusion is XLA's multi-output sibling fusion: two loop kernels that read
-// the same array and do not depend on each other become one kernel writing both
-// kernels' outputs, so that the shared array is read once (each invocation loads
-// it once for every output at that index) and one dispatch is saved. A backward
-// pass reads each activation from several gradient kernels, and an optimizer step
-// reads each gradient from several updates; after producer-consumer fusion
-// (Fusion) those readers are separate kernels.
+// SiblingFusion is XLA's multi-output sibling fusion: two kernels that read the
+// same value and do not depend on each other become one kernel writing both
+// kernels' outputs, so that the shared value is read once (an invocation loads it
+// once for every output at that index) and one dispatch is saved. A backward pass
+// reads each activation and cotangent from several gradient kernels; after
+// producer-consumer fusion (Fusion) those readers are separate kernels.
 //
-// A loop kernel here is an elementwise op or a kLoop fusion that the code generator
-// lowers element by element (elementwise and data-movement ops only; no reduction,
-// contraction, scatter or dynamic-update-slice, which have strategies of their
-// own), with one array output or a tuple of same-dims outputs (fusion_multi.go).
 // The merged kernel is a fusion whose computation returns the tuple of both
 // kernels' outputs; each old instruction becomes a get-tuple-element of it, so its
-// users are unchanged. Rules:
-//   - same iteration space: every output of both kernels has the same dims (the
-//     elemental kernel writes all its outputs at one index);
-//   - the shared operand is an array of more than one element (sharing a scalar
-//     saves nothing);
+// users are unchanged. Kernels that merge, all outputs of both having the same
+// dims (the elemental kernel writes all its outputs at one index):
+//   - loop kernels: elementwise ops and kLoop fusions of elementwise and
+//     data-movement ops, with one output or a tuple of them (fusion_multi.go);
+//   - a row kernel (fusion_rows.go) with a loop kernel or a row kernel of the same
+//     rows: code generation sweeps every output of a row in one pass, so the
+//     merged kernel must stay within maxRowWork;
+//   - two reductions of inputs of the same dims over the same dimensions, as one
+//     reduction of several values whose reducer computes both (mergedReduce), while
+//     each output folds fewer than maxSiblingReduceExtent elements.
+//
+// Rules:
+//   - the shared value is not a constant or iota (which kernels hold or compute
+//     themselves); a shared scalar counts: the merge still saves a dispatch;
 //   - no cycle: neither kernel reads the other, and every operand of both comes
-//     before every user of either in the computation's order, so the merged
-//     kernel has a place — which also means neither reaches the other through
-//     other instructions (such a path would put an operand of the later kernel
-//     after a user of the earlier). The merged kernel takes the place of the
-//     first user, so nothing is computed earlier than before;
+//     before the first reader of either in the computation's order, so the merged
+//     kernel has a place there — which also means neither reaches the other
+//     through other instructions (such a path would put an operand of the later
+//     kernel after a reader of the earlier). It takes that place: as late as the
+//     readers allow, without moving anything else;
 //   - bounded size: the merged kernel has at most Config.MaxFusedInstructions
 //     instructions, maxFusionOutputs outputs, Config.MaxFusionParams parameters and
 //     no more bindings (parameters and outputs) than a single-output kernel at that
 //     bound;
-//   - nothing is duplicated: each kernel's body moves into the merged one once;
-//   - memory: the merged kernel keeps both outputs live from the same point; if
-//     the memory model (heapsim, with Config.Memory: what schedule and remat use)
-//     says the module's peak grows by more than 1/maxSiblingPeakGrowth, the pass
-//     leaves the module as it was.
+//   - nothing is duplicated: each kernel's body moves into the merged one once, and
+//     a producer both kernels copied is computed once (mergeEqualInstructions);
+//   - memory: the merged kernel keeps both kernels' operands and outputs live at
+//     once; if the memory model (heapsim, with Config.Memory: what schedule and
+//     remat use) says the module's peak grows by more than 1/maxSiblingPeakGrowth,
+//     the pass leaves the module as it was.
 func SiblingFusion(m *hlo.Module, cfg Config) (bool, error) {
 	orig := m.Clone()
 	peak, measured := modelPeak(m, cfg.Memory)
