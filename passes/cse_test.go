@@ -36,7 +36,7 @@ ENTRY %e (x: f32[4], y: f32[4]) -> (f32[4], f32[4], f32[2]) {
 `,
 	}, {
 		name:     "constants merge by value and shape, not by name",
-		disabled: []string{"fusion", "schedule"},
+		disabled: []string{"fusion", "sibling-fusion", "schedule"},
 		before: `HloModule m
 ENTRY %e (x: f32[3]) -> f32[3] {
   %x = f32[3] parameter(0)

@@ -336,10 +336,15 @@ func (f *fuser) bindingsAfter(operands map[*hlo.Instruction]bool, p *hlo.Instruc
 // x takes: at least one, so that MaxFusionParams bounds the parameters of a kernel
 // that reaches them by address too.
 func (f *fuser) paramBindings(x *hlo.Instruction) int {
+	return f.shapeBindings(x.Shape)
+}
+
+// shapeBindings is paramBindings for a value of shape s.
+func (f *fuser) shapeBindings(s hlo.Shape) int {
 	if f.bindings == nil {
 		return 1
 	}
-	return max(1, f.bindings(x.Shape.ByteSize()))
+	return max(1, f.bindings(s.ByteSize()))
 }
 
 // fusedKernel is a fusion instruction and its computation while producers are

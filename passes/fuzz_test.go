@@ -173,7 +173,7 @@ func checkPipeline(t *testing.T, m *hlo.Module, cfg Config, inputs []*hlo.Litera
 	}
 
 	disabled := func(name string) bool { return slices.Contains(cfg.Disabled, name) }
-	fusionOn := !disabled("fusion")
+	fusionOn := !disabled("fusion") || !disabled("sibling-fusion") // both make fusions
 	if err := checkFusions(opt, cfg, fusionOn); err != nil {
 		fail("%v\nafter:\n%s", err, after)
 	}
@@ -188,7 +188,7 @@ func checkPipeline(t *testing.T, m *hlo.Module, cfg Config, inputs []*hlo.Litera
 	// dot, control flow, expensive ops), so their counts over the module match.
 	ref := m.Clone()
 	refCfg := cfg
-	refCfg.Disabled = append(slices.Clone(cfg.Disabled), "fusion")
+	refCfg.Disabled = append(slices.Clone(cfg.Disabled), "fusion", "sibling-fusion")
 	if err := Run(ref, refCfg); err != nil {
 		fail("Run without fusion: %v", err)
 	}
@@ -406,6 +406,9 @@ func nonParams(c *hlo.Computation) int {
 func checkRowReduce(fc *hlo.Computation, x *hlo.Instruction) error {
 	rows, ok := hlo.RowReduceDims(x)
 	out := fc.Root.Shape
+	if fc.Root.Op == hlo.OpTuple { // a row kernel with siblings: its outputs share dims
+		out = fc.Root.Operands[0].Shape
+	}
 	if !ok || fc.Root.Op == hlo.OpReduce || !out.IsArray() || out.Rank() < len(rows) || !slices.Equal(out.Dims[:len(rows)], rows) {
 		return fmt.Errorf("reduce %s fused as a producer, and not as a row reduction of root %s %v", x.Name, fc.Root.Name, out)
 	}
@@ -453,13 +456,14 @@ func checkEpilogueDot(fc *hlo.Computation, x *hlo.Instruction) error {
 }
 
 // checkMultiOutput checks a multi-output kernel: its tuple is the root, of at
-// most maxFusionOutputs elementwise values with the dims of the first.
+// most maxFusionOutputs elementwise (or, from sibling fusion, data-movement)
+// values with the dims of the first.
 func checkMultiOutput(fc *hlo.Computation, x *hlo.Instruction) error {
 	if x != fc.Root || len(x.Operands) < 2 || len(x.Operands) > maxFusionOutputs {
 		return fmt.Errorf("tuple %s of %d values in a kernel, not its multi-output root", x.Name, len(x.Operands))
 	}
-	for _, o := range x.Operands {
-		if !isElementwiseOp(o) || !o.Shape.SameDims(x.Operands[0].Shape) {
+	for _, o := range x.Operands { // elementwise, or a sibling kernel's data movement
+		if !(isElementwiseOp(o) || o.Info().Kind == hlo.KindMovement) || !o.Shape.SameDims(x.Operands[0].Shape) {
 			return fmt.Errorf("multi-output %s returns %s (%v %v)", x.Name, o.Name, o.Op, o.Shape)
 		}
 	}
@@ -473,7 +477,9 @@ func onceOps(m *hlo.Module) string {
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			switch in.Op {
-			case hlo.OpReduce, hlo.OpDot, hlo.OpWhile, hlo.OpConditional:
+			case hlo.OpReduce: // by values reduced: sibling fusion merges reductions
+				counts[in.Op] += len(in.Operands) / 2
+			case hlo.OpDot, hlo.OpWhile, hlo.OpConditional:
 				counts[in.Op]++
 			default:
 				if isExpensive(in) {

@@ -53,6 +53,7 @@ var Pipeline = []Pass{
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
+	{Name: "sibling-fusion", Summary: "merge loop kernels that read the same array into one multi-output kernel", Run: SiblingFusion},
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
 	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
 	{Name: "remat", Summary: "recompute values instead of keeping them live when over Config.MemoryBudget", Run: Rematerialize},

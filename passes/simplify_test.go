@@ -4,7 +4,7 @@ import "testing"
 
 // noLater keeps the other passes out of simplify's before/after tests (dce still
 // runs: simplified-away instructions are left for it).
-var noLater = []string{"cse", "fusion", "schedule"}
+var noLater = []string{"cse", "fusion", "sibling-fusion", "schedule"}
 
 func TestSimplifyMovementChains(t *testing.T) {
 	runPassCases(t, []passCase{{

@@ -31,8 +31,8 @@ type rowPlan struct {
 // input and share their result dims R, which lead the root's dims.
 func planRows(c *hlo.Computation) (rowPlan, bool) {
 	var rp rowPlan
-	root := c.Root
-	if !root.Shape.IsArray() || root.Op == hlo.OpReduce {
+	out, ok := rowOutputDims(c.Root)
+	if !ok {
 		return rp, false
 	}
 	for _, in := range c.Instructions {
@@ -46,12 +46,27 @@ func planRows(c *hlo.Computation) (rowPlan, bool) {
 		rp.rowDims = dims
 		rp.reduces = append(rp.reduces, in)
 	}
-	out := root.Shape.Dims
 	if rp.reduces == nil || len(out) < len(rp.rowDims) || !slices.Equal(out[:len(rp.rowDims)], rp.rowDims) {
 		return rp, false
 	}
 	rp.colDims = out[len(rp.rowDims):]
 	return rp, true
+}
+
+// rowOutputDims is the dims every output of a row kernel's root shares: the root
+// is an array that is not a reduction, or a tuple of such arrays of one dims
+// (sibling fusion), all swept together.
+func rowOutputDims(root *hlo.Instruction) ([]int64, bool) {
+	elems := []*hlo.Instruction{root}
+	if root.Op == hlo.OpTuple {
+		elems = root.Operands
+	}
+	for _, e := range elems {
+		if !e.Shape.IsArray() || e.Op == hlo.OpReduce || !e.Shape.SameDims(elems[0].Shape) {
+			return nil, false
+		}
+	}
+	return elems[0].Shape.Dims, len(elems) > 0
 }
 
 // lowerRows emits the row kernel: a loop over rows, each folding the row's
@@ -77,7 +92,7 @@ func (l *lowering) lowerRows(rp rowPlan) error {
 			for _, red := range rp.reduces {
 				g.define(red, rowIdx, l.rowFold(g, team, red, r, rowIdx))
 			}
-			l.rowOutputs(g, team, outs[0], l.p.Outputs[0], r, rowIdx, rp.colDims)
+			l.rowOutputs(g, team, outs, r, rowIdx, rp.colDims)
 		})
 	}
 	ops := rowSubgroupOps(rp, l.t)
@@ -176,28 +191,32 @@ func (l *lowering) rowFold(g *gen, team rowTeam, red *hlo.Instruction, r spirv.I
 	return g.call(red.Called[0], []spirv.ID{g.emit(init, scalarIndex), op.combine(k, v)})
 }
 
-// rowOutputs computes and stores the output elements of row r.
-func (l *lowering) rowOutputs(g *gen, team rowTeam, buf spirv.Buffer, out hlo.Shape, r spirv.ID, rowIdx []spirv.ID, colDims []int64) {
+// rowOutputs computes and stores the output elements of row r, every output's
+// (a multi-output root's outputs share their dims) in one sweep.
+func (l *lowering) rowOutputs(g *gen, team rowTeam, bufs []spirv.Buffer, r spirv.ID, rowIdx []spirv.ID, colDims []int64) {
 	k, f := g.k, g.k.f
-	var vecBuf spirv.Buffer
-	sweepRow(g, team, r, rowIdx, out.Dims, colDims, func(elems []rowElem) {
-		vals := make([]spirv.ID, len(elems))
+	vecBufs := make([]spirv.Buffer, len(bufs))
+	sweepRow(g, team, r, rowIdx, l.p.Outputs[0].Dims, colDims, func(elems []rowElem) {
+		vals := make([][]spirv.ID, len(elems)) // per element, per output
 		for i, e := range elems {
-			vals[i] = g.emit(l.c.Root, e.idx)
+			vals[i] = g.emitN(l.c.Root, e.idx)
 		}
-		if len(elems) < 4 || !is32(out.DType) {
-			for i, e := range elems {
-				k.store(buf, e.lin, vals[i], out.DType)
+		for j, out := range l.p.Outputs {
+			if len(elems) < 4 || !is32(out.DType) {
+				for i, e := range elems {
+					k.store(bufs[j], e.lin, vals[i][j], out.DType)
+				}
+				continue
 			}
-			return
+			if vecBufs[j].Var == 0 { // through the output's own buffer: split or addressed too
+				vecBufs[j] = k.f.View(bufs[j], fmt.Sprintf("out%d_vec4", j), k.vec4Type(out.DType))
+			}
+			group := make([]spirv.ID, len(elems))
+			for i := range elems {
+				group[i] = k.toStore(vals[i][j], out.DType)
+			}
+			f.StoreElem(vecBufs[j], elems[0].group, f.CompositeConstruct(k.vec4Type(out.DType), group...))
 		}
-		if vecBuf.Var == 0 { // through the output's own buffer: split or addressed too
-			vecBuf = k.f.View(buf, "out0_vec4", k.vec4Type(out.DType))
-		}
-		for i, v := range vals {
-			vals[i] = k.toStore(v, out.DType)
-		}
-		f.StoreElem(vecBuf, elems[0].group, f.CompositeConstruct(k.vec4Type(out.DType), vals...))
 	})
 }
 

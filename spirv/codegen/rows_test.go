@@ -63,6 +63,45 @@ func TestRowKernel(t *testing.T) {
 	}
 }
 
+// A row kernel with a tuple root of same-dims outputs (sibling fusion's) sweeps
+// both in its output pass: one dispatch writing two outputs, valid SPIR-V, vec4
+// and scalar sweeps; outputs of other dims (the reduction itself among them)
+// make no row kernel.
+func TestRowKernelMultiOutput(t *testing.T) {
+	twoOutputs := func(cols int64, second func(b *cb, x, diff *hlo.Instruction) *hlo.Instruction) *hlo.Computation {
+		b := newCB(t, "rows2")
+		x := b.param(s(hlo.F32, 6, cols))
+		init := b.constant(hlo.NewLiteral(hlo.Scalar(hlo.F32)))
+		r := b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{1}}, []*hlo.Computation{scalarComp(t, hlo.OpAdd, hlo.F32)}, x, init)
+		rb := b.declared(hlo.OpBroadcast, s(hlo.F32, 6, cols), hlo.Attributes{Dimensions: []int64{0}}, r)
+		diff := b.simple(hlo.OpSubtract, x, rb)
+		return b.build(b.simple(hlo.OpTuple, diff, second(b, x, diff)))
+	}
+	exp := func(b *cb, x, _ *hlo.Instruction) *hlo.Instruction { return b.simple(hlo.OpExp, x) }
+	for _, tc := range []struct {
+		name string
+		c    *hlo.Computation
+	}{
+		{"vec4 sweep", twoOutputs(64, exp)},
+		{"scalar sweep", twoOutputs(13, exp)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rp, ok := planRows(tc.c)
+			require.True(t, ok)
+			require.Equal(t, []int64{6}, rp.rowDims)
+			p := lowerFor(t, tc.c, LavapipeTarget())
+			require.Len(t, p.Dispatches, 1)
+			require.Len(t, p.Outputs, 2)
+		})
+	}
+	b := newCB(t, "rows_other_dims")
+	x := b.param(s(hlo.F32, 6, 8))
+	r := b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{1}}, []*hlo.Computation{scalarComp(t, hlo.OpAdd, hlo.F32)}, x, b.constant(hlo.NewLiteral(hlo.Scalar(hlo.F32))))
+	rb := b.declared(hlo.OpBroadcast, s(hlo.F32, 6, 8), hlo.Attributes{Dimensions: []int64{0}}, r)
+	_, ok := planRows(b.build(b.simple(hlo.OpTuple, b.simple(hlo.OpSubtract, x, rb), r)))
+	require.False(t, ok, "outputs of other dims (the reduction itself) make no row kernel")
+}
+
 // A reduction over a major dim, or one whose rows do not lead the root, is no row
 // kernel: it keeps the elemental loop.
 func TestRowKernelRefused(t *testing.T) {
