@@ -123,3 +123,36 @@ func TestFusionCountsExtraOutputs(t *testing.T) {
 		}
 	}
 }
+
+// TestSiblingFusionCountsSplitBindings: two sums of eight f32[48,1048576] tensors
+// (192 MiB, two bindings each on lavapipe without device addresses) that share
+// their first term. Counting a parameter as one binding, sibling fusion merged
+// them into one kernel of 15 parameters and 2 outputs: 34 bindings, over the
+// device's 32. Counted as the fuser counts them, the sums stay two kernels.
+func TestSiblingFusionCountsSplitBindings(t *testing.T) {
+	b := hlo.NewBuilder("sibling_sums")
+	shape := hlo.MakeShape(hlo.F32, 48, 1048576)
+	shared := b.Parameter(shape, "x")
+	sum := func(prefix string) *hlo.Instruction {
+		s := shared
+		for i := 1; i < 8; i++ {
+			s = b.Add(s, b.Parameter(shape, fmt.Sprintf("%s%d", prefix, i)))
+		}
+		return s
+	}
+	m, err := b.Build(b.Tuple(sum("y"), sum("z")))
+	require.NoError(t, err)
+	d, err := targets.Builtin("lavapipe")
+	require.NoError(t, err)
+	d.BufferDeviceAddress = false
+	p, err := plan.Build(m, d.Plan(), plan.Options{})
+	require.NoError(t, err)
+	kernels := 0
+	for _, st := range p.Main.Steps {
+		if st.Kind == plan.StepDispatch {
+			kernels++
+			require.LessOrEqual(t, st.Kernel.Kernel.Bindings, 32, st.Name)
+		}
+	}
+	require.Equal(t, 2, kernels)
+}
