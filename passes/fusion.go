@@ -128,7 +128,7 @@ func (f *fuser) fuseComputation(c *hlo.Computation) error {
 		}
 	}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
-		if consumer := c.Instructions[i]; !f.removed[i] && isConsumer(consumer) {
+		if consumer := c.Instructions[i]; !f.removed[i] && (isConsumer(consumer) || fusesOperandConverts(consumer)) {
 			f.fuseInto(consumer)
 		}
 	}
@@ -278,7 +278,10 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 // fuseKind says how p may join consumer's kernel (k, if it has one yet): as a
 // producer, as an extra output (fusion_multi.go), or not at all.
 func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) fuseAs {
-	if readByContraction(k, p) {
+	if readForContraction(k, consumer, p) {
+		if f.canFuseOperandConvert(p, consumer, operands, k) {
+			return asProducer
+		}
 		return notFused
 	}
 	if f.canFuse(p, operands, k) {

@@ -31,7 +31,7 @@ func Facts(c *hlo.Computation, t Target) (*Program, error) {
 
 // facts fills the program's facts by the root's strategy.
 func (l *lowering) facts() error {
-	switch l.strategy() {
+	switch s := l.strategy(); s {
 	case byUserKernel:
 		return l.lowerUserKernel() // one dispatch, no scratch: its facts are its lowering
 	case byScatter:
@@ -47,9 +47,13 @@ func (l *lowering) facts() error {
 		return nil
 	case byTreeReduce:
 		return l.treeFacts()
-	case byGEMM:
+	case byGEMM, byGEMV:
 		l.p.InPlace = l.epilogueInPlace(gemmDot(l.c))
-		l.dispatchFact("gemm", l.outputArgs())
+		name := "gemm"
+		if s == byGEMV {
+			name = "gemv"
+		}
+		l.dispatchFact(name, l.outputArgs())
 		return nil
 	case byConvGEMM:
 		l.convGEMMFacts()

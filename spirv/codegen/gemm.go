@@ -175,11 +175,18 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 }
 
 func (l *lowering) lowerGEMM() error {
+	rm, rn := gemmBlock(l.t)
+	return l.lowerDotBlocks("gemm", rm, rn)
+}
+
+// lowerDotBlocks emits the kernel's dot (the GEMM's or the GEMV's) in rm×rn
+// blocks of C per invocation.
+func (l *lowering) lowerDotBlocks(name string, rm, rn int64) error {
 	// The dot is the root, or the one dot of a kernel whose root is its epilogue
 	// (kOutput fusion, epilogue.go).
 	gs, _ := gemmView(gemmDot(l.c))
 	l.p.InPlace = l.epilogueInPlace(gs.dot)
-	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, l.outputDest(), func(t gemmTile) {
+	return l.gemmKernelBlocks(name, product(gs.batch), gs.m, gs.n, rm, rn, l.outputDest(), func(t gemmTile) {
 		f := t.g.k.f
 		batch := t.g.k.delinearize(t.b, gs.batch)
 		acc := l.gemmBlockSum(t.g, gs, batch, t.row0, t.col0, t.rm, t.rn)
@@ -225,6 +232,11 @@ type gemmTile struct {
 // blocks.
 func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, block func(gemmTile)) error {
 	rm, rn := gemmBlock(l.t)
+	return l.gemmKernelBlocks(name, batches, m, n, rm, rn, dest, block)
+}
+
+// gemmKernelBlocks is gemmKernel with rm×rn blocks.
+func (l *lowering) gemmKernelBlocks(name string, batches, m, n, rm, rn int64, dest gemmDest, block func(gemmTile)) error {
 	tilesM, tilesN := (m+rm-1)/rm, (n+rn-1)/rn
 	rowTiles := batches * tilesM // (batch, row block) pairs
 	k := l.newKernel(name, gemmLocal)
@@ -707,8 +719,13 @@ func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
 // vec4View is a vec4 alias of the binding of operand x when x is a kernel input
 // whose minor dimension is dim and has a multiple of 4 elements (so every vec4 the
 // block reads is aligned and inside one row), of f32 or, where the target stores
-// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4).
+// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4). x may also
+// be a convert of such an f16 or bf16 input to f32 (a mixed-precision dot's fused
+// operand convert): loadVec4's widening is that convert, exactly.
 func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
+	if x.Op == hlo.OpConvert && x.Shape.DType == hlo.F32 && isNarrowFloat(x.Operands[0].Shape.DType) {
+		x = x.Operands[0]
+	}
 	dt := x.Shape.DType
 	if x.Op != hlo.OpParameter || !(dt == hlo.F32 || isNarrowFloat(dt)) || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
 		return spirv.Buffer{}, false

@@ -188,6 +188,7 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
+	byGEMV       // a dot of a few rows: all rows × a few columns per invocation
 	byConvGEMM   // a float convolution as an implicit GEMM
 	byDepthwise  // a float depthwise convolution, four features per invocation
 	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
@@ -210,6 +211,8 @@ func (l *lowering) strategy() strategy {
 		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
 		return byTreeReduce
+	case useGEMV(gemmDot(l.c), l.t):
+		return byGEMV
 	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
 	case useDepthwise(root, l.t):
@@ -238,6 +241,8 @@ func (l *lowering) lower() error {
 		return l.lowerTreeReduce()
 	case byGEMM:
 		return l.lowerGEMM()
+	case byGEMV:
+		return l.lowerGEMV()
 	case byConvGEMM:
 		return l.lowerConvGEMM()
 	case byDepthwise:
