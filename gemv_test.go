@@ -12,11 +12,13 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// TestGEMVAgainstCPU runs dots of 1 to 4 rows (codegen's GEMV: all rows × 4
+// TestGEMVAgainstCPU runs dots of 1 to 4 rows (codegen's GEMV: all rows × 16
 // columns per invocation; its own test checks the strategy) against cpuref,
 // fused and unfused: both layouts of B (K×N and N×K), odd N and K (element reads
-// instead of vec4), batch dims (one query over a KV cache), a long K, an epilogue
-// (bias + tanh: one kernel), in f32, bf16 and f16.
+// instead of vec4), batch dims (one query over a KV cache), K split into parts
+// (a narrow output: the values of attention, the epilogue case; and a K past
+// lavapipe's loop bound: 2 kernels, partial sums and their sum), an epilogue
+// (bias + tanh), in f32, bf16 and f16.
 func TestGEMVAgainstCPU(t *testing.T) {
 	var cases []dumpCase
 	for _, dt := range []hlo.DType{hlo.F32, hlo.BF16, hlo.F16} {
@@ -53,7 +55,7 @@ ENTRY main {
   p = %[1]v[12,1,512]{2,1,0} parameter(0)
   v = %[1]v[12,512,64]{2,1,0} parameter(1)
   ROOT o = %[1]v[12,1,64]{2,1,0} dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
-}`, dt), 1}, dumpCase{fmt.Sprintf("%v projection + bias + tanh (epilogue)", dt), fmt.Sprintf(`HloModule gemv_epilogue
+}`, dt), 2}, dumpCase{fmt.Sprintf("%v projection + bias + tanh (epilogue)", dt), fmt.Sprintf(`HloModule gemv_epilogue
 ENTRY main {
   x = %[1]v[1,256]{1,0} parameter(0)
   w = %[1]v[256,120]{1,0} parameter(1)
@@ -62,21 +64,15 @@ ENTRY main {
   bb = %[1]v[1,120]{1,0} broadcast(b), dimensions={1}
   a = %[1]v[1,120]{1,0} add(d, bb)
   ROOT t = %[1]v[1,120]{1,0} tanh(a)
-}`, dt), 1})
+}`, dt), 2})
 	}
-	cases = append(cases, dumpCase{"f32 long K", `HloModule gemv_long
-ENTRY main {
-  x = f32[2,60000]{1,0} parameter(0)
-  w = f32[60000,8]{1,0} parameter(1)
-  ROOT y = f32[2,8]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-}`, 1})
 	runTextCases(t, cases)
 }
 
 // TestMixedPrecisionDotOneKernel: a dot of bf16 or f16 operands with an f32 result
 // (preferred_element_type) and its operand converts are one kernel (the GEMM or
-// GEMV reads the 16-bit operands and widens them in registers), with and without
-// an epilogue; its result is bit for bit the result of converting the operands in
+// GEMV reads the 16-bit operands and widens them in registers; two where the
+// GEMV splits K), with and without an epilogue; its result is bit for bit the result of converting the operands in
 // kernels of their own first (fusion off: the same f32 products in the same
 // order), and within the dot's tolerance of cpuref.
 func TestMixedPrecisionDotOneKernel(t *testing.T) {
@@ -86,7 +82,9 @@ func TestMixedPrecisionDotOneKernel(t *testing.T) {
 			name    string
 			m, k, n int64
 			bias    bool
-		}{{"GEMV", 1, 256, 200, false}, {"GEMM", 64, 96, 80, false}, {"GEMV + bias", 2, 128, 64, true}, {"GEMM + bias", 40, 64, 48, true}} {
+			kernels int // 2: the GEMV's K split (partial sums, then their sum)
+		}{{"GEMV", 1, 96, 200, false, 1}, {"GEMM", 64, 96, 80, false, 1}, {"GEMV + bias", 2, 128, 64, true, 1},
+			{"GEMM + bias", 40, 64, 48, true, 1}, {"GEMV, K split, + bias", 3, 512, 40, true, 2}} {
 			t.Run(fmt.Sprintf("%v %s", dt, c.name), func(t *testing.T) {
 				text := fmt.Sprintf(`HloModule mixed
 ENTRY main {
@@ -109,7 +107,7 @@ ENTRY main {
 				require.NoError(t, err)
 				inputs := randomInputs(rand.New(rand.NewPCG(12, 1)), m)
 				fused, kernels := runCounting(t, rt, m, nil, inputs)
-				require.Equal(t, 1, kernels, "dispatches of the fused program")
+				require.Equal(t, c.kernels, kernels, "dispatches of the fused program")
 				unfused, unfusedKernels := runCounting(t, rt, m, []vkxla.CompileOption{vkxla.WithoutPasses("fusion")}, inputs)
 				require.Greater(t, unfusedKernels, 2, "the converts as kernels of their own")
 				require.NoError(t, vkxla.ErrorSpec{}.Check(fused[0], unfused[0]), "fused vs converted first, bit for bit")
@@ -117,6 +115,44 @@ ENTRY main {
 				require.NoError(t, err)
 				require.NoError(t, vkxla.ProgramTolerance(m, hlo.F32).Check(fused[0], want.Leaves()[0]))
 			})
+		}
+	}
+}
+
+// TestGEMVLongK: a K past lavapipe's loop bound (300002: 75000 quads and a tail
+// of 2) is split into parts, every k summed exactly once: with integer inputs in
+// [-2, 2] every partial sum is an integer below 2^24, exact in f32 in any order,
+// so the result must equal cpuref's bit for bit, fused (a bias epilogue in the
+// sum pass) and not.
+func TestGEMVLongK(t *testing.T) {
+	const k = 300002
+	m, err := hlo.ParseModule(fmt.Sprintf(`HloModule gemv_long
+ENTRY main {
+  x = f32[2,%[1]d]{1,0} parameter(0)
+  w = f32[%[1]d,24]{1,0} parameter(1)
+  b = f32[24]{0} parameter(2)
+  d = f32[2,24]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[2,24]{1,0} broadcast(b), dimensions={1}
+  ROOT y = f32[2,24]{1,0} add(d, bb)
+}`, k))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(12, 2))
+	ints := func(dims ...int64) *hlo.Literal {
+		l := hlo.NewLiteral(hlo.MakeShape(hlo.F32, dims...))
+		for i := range l.NumElements() {
+			l.SetFloat64(i, float64(rng.IntN(5)-2))
+		}
+		return l
+	}
+	inputs := []*hlo.Literal{ints(2, k), ints(k, 24), ints(24)}
+	want, err := cpuref.Eval(m, inputs...)
+	require.NoError(t, err)
+	rt := newRuntime(t)
+	for _, opts := range [][]vkxla.CompileOption{nil, {vkxla.WithoutPasses("fusion")}} {
+		got, kernels := runCounting(t, rt, m, opts, inputs)
+		require.NoError(t, vkxla.ErrorSpec{}.Check(got[0], want.Leaves()[0]), "fusion off: %v", opts != nil)
+		if opts == nil {
+			require.Equal(t, 2, kernels, "partial sums, then their sum with the bias")
 		}
 	}
 }

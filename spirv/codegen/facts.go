@@ -31,7 +31,7 @@ func Facts(c *hlo.Computation, t Target) (*Program, error) {
 
 // facts fills the program's facts by the root's strategy.
 func (l *lowering) facts() error {
-	switch s := l.strategy(); s {
+	switch l.strategy() {
 	case byUserKernel:
 		return l.lowerUserKernel() // one dispatch, no scratch: its facts are its lowering
 	case byScatter:
@@ -47,13 +47,12 @@ func (l *lowering) facts() error {
 		return nil
 	case byTreeReduce:
 		return l.treeFacts()
-	case byGEMM, byGEMV:
+	case byGEMM:
 		l.p.InPlace = l.epilogueInPlace(gemmDot(l.c))
-		name := "gemm"
-		if s == byGEMV {
-			name = "gemv"
-		}
-		l.dispatchFact(name, l.outputArgs())
+		l.dispatchFact("gemm", l.outputArgs())
+		return nil
+	case byGEMV:
+		l.gemvFacts()
 		return nil
 	case byConvGEMM:
 		l.convGEMMFacts()

@@ -327,48 +327,61 @@ func (a *gemmAcc) multiply(bv, av []spirv.ID) {
 }
 
 // sumK adds the products of k = 0 … kLen−1 read by ld, in k order: a loop over
-// quads of k (ld.aQuad, and ld.bQuad or ld.bRow per k), then the last kLen%4 one
-// by one.
+// quads of k (sumQuad), then the last kLen%4 one by one (sumTail).
 func (a *gemmAcc) sumK(g *gen, ld gemmLoad, kLen int64) {
-	k, f := a.k, a.k.f
 	if k4 := kLen / 4; k4 > 0 {
-		k.loop(k4, func(kk spirv.ID) {
-			g.scoped(func() {
-				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
-				var bq [4][]spirv.ID
-				if ld.bQuad != nil {
-					bq = ld.bQuad(kk)
-				}
-				k0 := f.IMul(kk, k.ic(4))
-				for u := range 4 {
-					av := make([]spirv.ID, len(quads))
-					for i, q := range quads {
-						av[i] = q[u]
-					}
-					if bq[u] == nil {
-						bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
-					}
-					a.multiply(bq[u], av)
-				}
-			})
-		})
+		a.k.loop(k4, func(kk spirv.ID) { a.sumQuad(g, ld, kk) })
 	}
+	a.sumTail(g, ld, kLen)
+}
+
+// sumQuad adds the products of k = 4kk … 4kk+3: ld.aQuad, and ld.bQuad or
+// ld.bRow per k.
+func (a *gemmAcc) sumQuad(g *gen, ld gemmLoad, kk spirv.ID) {
+	k, f := a.k, a.k.f
+	g.scoped(func() {
+		quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+		var bq [4][]spirv.ID
+		if ld.bQuad != nil {
+			bq = ld.bQuad(kk)
+		}
+		k0 := f.IMul(kk, k.ic(4))
+		for u := range 4 {
+			av := make([]spirv.ID, len(quads))
+			for i, q := range quads {
+				av[i] = q[u]
+			}
+			if bq[u] == nil {
+				bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
+			}
+			a.multiply(bq[u], av)
+		}
+	})
+}
+
+// sumTail adds the products of the last kLen%4 k, one by one.
+func (a *gemmAcc) sumTail(g *gen, ld gemmLoad, kLen int64) {
 	for kv := kLen / 4 * 4; kv < kLen; kv++ {
-		g.scoped(func() { a.multiply(ld.bRow(k.ic(kv)), ld.aCol(k.ic(kv))) })
+		g.scoped(func() { a.multiply(ld.bRow(a.k.ic(kv)), ld.aCol(a.k.ic(kv))) })
 	}
 }
 
 // gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
 // batch.
 func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) *gemmAcc {
-	k := g.k
-	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
-	for i := range rows {
-		rows[i] = k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), gs.m-1)
-	}
-	acc := newGemmAcc(k, rm, rn)
-	acc.sumK(g, l.gemmLoaders(g, gs, batch, rows, col0, rn), gs.k)
+	acc := newGemmAcc(g.k, rm, rn)
+	acc.sumK(g, l.gemmLoaders(g, gs, batch, gemmRows(g.k, row0, rm, gs.m), col0, rn), gs.k)
 	return acc
+}
+
+// gemmRows are a block's rm rows from row0, clamped to m−1: rows past M are
+// computed, not stored.
+func gemmRows(k *kernel, row0 spirv.ID, rm, m int64) []spirv.ID {
+	rows := make([]spirv.ID, rm)
+	for i := range rows {
+		rows[i] = k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), m-1)
+	}
+	return rows
 }
 
 // lhsIndex and rhsIndex place batch, free and contracting indices in operand order.

@@ -11,10 +11,10 @@ import (
 	"github.com/vkxla/vkxla/spirv/tools"
 )
 
-// disassembly is the text of a program's only kernel.
+// disassembly is the text of a program's first kernel (the GEMV, or its partial
+// sums when K is split).
 func disassembly(t *testing.T, p *Program) string {
 	t.Helper()
-	require.Len(t, p.Dispatches, 1)
 	words, err := spirv.Words(p.Dispatches[0].Kernel.SPIRV)
 	require.NoError(t, err)
 	text, err := tools.Disassemble(words)
@@ -61,16 +61,54 @@ func TestGEMV(t *testing.T) {
 		p := lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, xc, wc)))
 		require.Contains(t, disassembly(t, p), "in1_vec4")
 	})
-	// Not a GEMV: 5 rows (the GEMM), too little of B, and a K whose loop would pass
-	// the target's bound.
+	// Not a GEMV: 5 rows (the GEMM), too little of B.
 	for _, tc := range []struct{ a, b []int64 }{{[]int64{5, 256}, []int64{256, 256}}, {[]int64{1, 32}, []int64{32, 16}}} {
 		b := newCB(t, "not_gemv")
 		x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
 		require.False(t, useGEMV(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y), LavapipeTarget()), "%v·%v", tc.a, tc.b)
 	}
+}
+
+// TestGEMVSplitK: K is split into parts (partial sums in scratch, then their sum
+// with the epilogue) when the output has few blocks, and when K's loop would pass
+// the target's bound; the facts agree with the program.
+func TestGEMVSplitK(t *testing.T) {
+	std := &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}
 	small := LavapipeTarget()
 	small.MaxLoopIterations = 400
-	b := newCB(t, "long_k")
-	x, y := b.param(s(hlo.F32, 1, 2000)), b.param(s(hlo.F32, 2000, 8))
-	require.False(t, useGEMV(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y), small))
+	for _, tc := range []struct {
+		name   string
+		target Target
+		a, b   []int64
+		parts  int64
+	}{
+		// 1 block of 16 columns: min(256 blocks, 4096/4/32 quads per part) parts.
+		{"narrow output", LavapipeTarget(), []int64{2, 4096}, []int64{4096, 16}, 32},
+		// 8192/16 = 512 blocks: not split.
+		{"wide output", LavapipeTarget(), []int64{1, 256}, []int64{256, 8192}, 1},
+		// K = 2002: 500 quads and 2 more, in parts of 84 quads (within a quarter
+		// of the bound: 100 iterations).
+		{"past the loop bound", small, []int64{3, 2002}, []int64{2002, 1024}, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "gemv_split")
+			x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y)
+			require.True(t, useGEMV(root, tc.target))
+			gs, _ := gemmView(root)
+			require.Equal(t, tc.parts, gemvParts(gs, tc.target))
+			c := b.build(root)
+			p := lowerFor(t, c, tc.target)
+			checkFacts(t, tc.name, c, tc.target)
+			if tc.parts == 1 {
+				require.Len(t, p.Dispatches, 1)
+				require.Empty(t, p.Scratch)
+				return
+			}
+			require.Len(t, p.Dispatches, 2)
+			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemv_partial")
+			require.Contains(t, p.Dispatches[1].Kernel.Name, "gemv_sum")
+			require.Equal(t, []int64{tc.parts * tc.a[0] * tc.b[1] * 4}, p.Scratch)
+		})
+	}
 }
