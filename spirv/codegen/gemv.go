@@ -10,10 +10,11 @@ import (
 // read once and used for M products. The GEMM's 16-row blocks would compute 16
 // rows to store M (the rows past M are clamped copies), so the GEMV takes blocks
 // of all M rows × gemvCols columns: per k, an invocation reads M values of A
-// (uniform across the workgroup: one load broadcast to its lanes) and gemvCols
-// of B, as vec4 along B's contiguous dimension in either layout — B [K,N] with N
-// minor (x·W): a vec4 of 4 neighbouring columns, the workgroup's lanes reading
-// consecutive quads; B [N,K] with K minor (x·Wᵀ, q·Kᵀ): a vec4 of 4 k per column.
+// (uniform across the workgroup: one load broadcast to its lanes) and a block
+// row of B, as vec4 along B's contiguous dimension in either layout: B [K,N]
+// with N minor (x·W), a vec4 of 4 neighbouring columns, the workgroup's lanes
+// reading consecutive blocks; B [N,K] with K minor (x·Wᵀ, q·Kᵀ), a vec4 of 4 k
+// per column.
 // It shares the GEMM's loaders, accumulators, output stage and epilogue hook
 // (gemm.go, epilogue.go); only the block differs.
 //
@@ -27,11 +28,22 @@ import (
 
 const (
 	gemvMaxRows     = 4       // M up to which a dot is a GEMV
-	gemvCols        = 16      // columns of C per invocation
 	gemvMinWork     = 1 << 12 // N·K from which the GEMV is used
 	gemvSplitBlocks = 128     // blocks below which K is split, for parallel work (as convSplitBlocks)
 	gemvMinQuads    = 32      // quads of k per part at least, when split for that
 )
+
+// gemvCols is the columns of C per invocation: with B's k minor (each column's
+// vec4 holds 4 k, regrouped into column quads in registers) 8, else 16 (a block's
+// row at one k is a 64-byte cache line of f32), measured fastest on lavapipe
+// (BenchmarkGEMV: with N minor, 16 columns read 1.5-2× the bytes/s of 4 or 8 and
+// as much as 32; with k minor, 8 and 4 are alike and 16 slower).
+func gemvCols(gs gemmShape) int64 {
+	if gs.d.RhsContracting[0] == int64(len(gs.rhsDims)-1) {
+		return 8
+	}
+	return 16
+}
 
 // useGEMV: a float dot of the GEMM's view with at most gemvMaxRows rows, at
 // least 2 columns and enough of B to be worth a kernel of blocks, whose partial
@@ -55,7 +67,7 @@ func gemvParts(gs gemmShape, t Target) int64 {
 	if lim := t.MaxLoopIterations; lim > 0 {
 		parts = ceilDiv(quads+4, lim/4)
 	}
-	blocks := product(gs.batch) * ceilDiv(gs.n, gemvCols)
+	blocks := product(gs.batch) * ceilDiv(gs.n, gemvCols(gs))
 	if blocks < gemvSplitBlocks {
 		parts = max(parts, min(ceilDiv(gemvSplitBlocks, blocks), quads/gemvMinQuads))
 	}
@@ -71,7 +83,7 @@ func (l *lowering) lowerGEMV() error {
 	gs, _ := gemmView(gemmDot(l.c))
 	parts := gemvParts(gs, l.t)
 	if parts == 1 {
-		return l.lowerDotBlocks("gemv", gs.m, gemvCols)
+		return l.lowerDotBlocks("gemv", gs.m, gemvCols(gs))
 	}
 	l.p.InPlace = l.epilogueInPlace(gs.dot)
 	scratch := l.p.scratchIndex()
@@ -104,7 +116,7 @@ func (l *lowering) gemvPartial(gs gemmShape, scratch int, parts int64) error {
 	quads := gs.k / 4
 	perPart := ceilDiv(quads, parts)
 	dest := gemmDest{arg: Arg{Kind: ArgScratch, Index: scratch}, dt: hlo.F32}
-	return l.gemmKernelBlocks("gemv_partial", parts*batches, gs.m, gs.n, gs.m, gemvCols, dest, func(t gemmTile) {
+	return l.gemmKernelBlocks("gemv_partial", parts*batches, gs.m, gs.n, gs.m, gemvCols(gs), dest, func(t gemmTile) {
 		k, f := t.g.k, t.g.k.f
 		part := f.SDiv(t.b, k.ic(batches))
 		batch := k.delinearize(f.SRem(t.b, k.ic(batches)), gs.batch)
