@@ -369,8 +369,9 @@ func (a *gemmAcc) sumTail(g *gen, ld gemmLoad, kLen int64) {
 // gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
 // batch.
 func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) *gemmAcc {
+	rows := gemmRows(g.k, row0, rm, gs.m)
 	acc := newGemmAcc(g.k, rm, rn)
-	acc.sumK(g, l.gemmLoaders(g, gs, batch, gemmRows(g.k, row0, rm, gs.m), col0, rn), gs.k)
+	acc.sumK(g, l.gemmLoaders(g, gs, batch, rows, col0, rn), gs.k)
 	return acc
 }
 

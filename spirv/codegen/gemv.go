@@ -120,8 +120,9 @@ func (l *lowering) gemvPartial(gs gemmShape, scratch int, parts int64) error {
 		k, f := t.g.k, t.g.k.f
 		part := f.SDiv(t.b, k.ic(batches))
 		batch := k.delinearize(f.SRem(t.b, k.ic(batches)), gs.batch)
+		rows := gemmRows(k, t.row0, t.rm, gs.m)
 		acc := newGemmAcc(k, t.rm, t.rn)
-		ld := l.gemmLoaders(t.g, gs, batch, gemmRows(k, t.row0, t.rm, gs.m), t.col0, t.rn)
+		ld := l.gemmLoaders(t.g, gs, batch, rows, t.col0, t.rn)
 		start := f.IMul(part, k.ic(perPart))
 		end := f.IAdd(start, k.ic(perPart))
 		end = f.Select(f.Less(end, k.ic(quads)), end, k.ic(quads))
