@@ -31,7 +31,8 @@ import (
 //   - consumers: ops that read each operand element about once — elementwise, data
 //     movement (gather excepted: it may read an element many times), dynamic-update-slice and reduce. A
 //     dot, convolution or window op keeps plain operands, which its strategy reads
-//     best from memory.
+//     best from memory; a dot takes only the widening f16/bf16→f32 converts of its
+//     operands, which its loads perform (fusion_operand_convert.go).
 //   - a producer with several users is copied into each only when all of them can
 //     take it and it is not expensive (transcendentals, divide, power, remainder);
 //     otherwise it stays a kernel of its own and its consumers read its buffer.

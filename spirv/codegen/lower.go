@@ -15,7 +15,8 @@ const defaultLocal = 128
 // arguments each binds. Most computations become one kernel whose invocations each
 // produce output elements through the elemental emitter (a grid-stride loop over the
 // output). A root that is better served otherwise gets its own strategy: a large
-// reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM, a
+// reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM (a
+// dot of at most 4 rows as the GEMV), a
 // convolution with long sums per element as split-K partial sums and their sum,
 // scatter as a copy followed by the updates, sort as a sequence of sorting passes.
 func Lower(c *hlo.Computation, t Target) (*Program, error) {
