@@ -16,9 +16,9 @@ const defaultLocal = 128
 // produce output elements through the elemental emitter (a grid-stride loop over the
 // output). A root that is better served otherwise gets its own strategy: a large
 // reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM (a
-// dot of at most 4 rows as the GEMV), a
-// convolution with long sums per element as split-K partial sums and their sum,
-// scatter as a copy followed by the updates, sort as a sequence of sorting passes.
+// dot of at most 4 rows as the GEMV), a convolution with long sums per element as
+// split-K partial sums and their sum, scatter as a copy followed by the updates,
+// sort as a sequence of sorting passes.
 func Lower(c *hlo.Computation, t Target) (*Program, error) {
 	if c == nil || c.Root == nil {
 		return nil, errors.New("codegen: computation has no root")
