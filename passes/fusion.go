@@ -31,7 +31,8 @@ import (
 //   - consumers: ops that read each operand element about once — elementwise, data
 //     movement (gather excepted: it may read an element many times), dynamic-update-slice and reduce. A
 //     dot, convolution or window op keeps plain operands, which its strategy reads
-//     best from memory.
+//     best from memory; a dot takes only the widening f16/bf16→f32 converts of its
+//     operands, which its loads perform (fusion_operand_convert.go).
 //   - a producer with several users is copied into each only when all of them can
 //     take it and it is not expensive (transcendentals, divide, power, remainder);
 //     otherwise it stays a kernel of its own and its consumers read its buffer.
@@ -131,7 +132,7 @@ func (f *fuser) fuseComputation(c *hlo.Computation) error {
 		}
 	}
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
-		if consumer := c.Instructions[i]; !f.removed[i] && isConsumer(consumer) {
+		if consumer := c.Instructions[i]; !f.removed[i] && (isConsumer(consumer) || fusesOperandConverts(consumer)) {
 			f.fuseInto(consumer)
 		}
 	}
@@ -281,7 +282,10 @@ func (f *fuser) canFuse(p *hlo.Instruction, operands map[*hlo.Instruction]bool, 
 // fuseKind says how p may join consumer's kernel (k, if it has one yet): as a
 // producer, as an extra output (fusion_multi.go), or not at all.
 func (f *fuser) fuseKind(p, consumer *hlo.Instruction, operands map[*hlo.Instruction]bool, k *fusedKernel) fuseAs {
-	if readByContraction(k, p) {
+	if readForContraction(k, consumer, p) {
+		if f.canFuseOperandConvert(p, consumer, operands, k) {
+			return asProducer
+		}
 		return notFused
 	}
 	if f.canFuse(p, operands, k) {

@@ -19,7 +19,8 @@ import (
 //     index only, by the element being stored);
 //   - the kernel holds one dot and no reduction (a GEMM or a row kernel, not both);
 //   - the dot keeps plain operands: no producer is fused into the dot's operands,
-//     which its GEMM reads best as vec4 loads from memory (canFuseIntoKernel).
+//     which its GEMM reads best as vec4 loads from memory (readByContraction),
+//     but a widening convert (fusion_operand_convert.go).
 
 // canFuseContraction says whether the dot or convolution p may join the kernel of
 // consumer (k, if it has one yet) by the rules above.
@@ -97,11 +98,12 @@ func readAtOwnIndex(v *hlo.Instruction, readers map[*hlo.Instruction][]*hlo.Inst
 }
 
 // readByContraction says whether a dot or convolution in k reads p (a fusion
-// operand of k): fusing p would hand it a computed operand.
+// operand of k), directly or through a fused widening convert
+// (fusion_operand_convert.go): fusing p would hand it a computed operand.
 func readByContraction(k *fusedKernel, p *hlo.Instruction) bool {
 	if k == nil {
 		return false
 	}
 	j := slices.Index(k.fusion.Operands, p)
-	return j >= 0 && slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return isContraction(s.in) })
+	return j >= 0 && slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return isContraction(s.in) || k.feedsContraction(s.in) })
 }

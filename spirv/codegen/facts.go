@@ -51,6 +51,9 @@ func (l *lowering) facts() error {
 		l.p.InPlace = l.epilogueInPlace(gemmDot(l.c))
 		l.dispatchFact("gemm", l.outputArgs())
 		return nil
+	case byGEMV:
+		l.gemvFacts()
+		return nil
 	case byConvGEMM:
 		l.convGEMMFacts()
 		return nil

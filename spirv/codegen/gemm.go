@@ -175,11 +175,18 @@ func useGEMM(root *hlo.Instruction, t Target) bool {
 }
 
 func (l *lowering) lowerGEMM() error {
+	rm, rn := gemmBlock(l.t)
+	return l.lowerDotBlocks("gemm", rm, rn)
+}
+
+// lowerDotBlocks emits the kernel's dot (the GEMM's or the GEMV's) in rm×rn
+// blocks of C per invocation.
+func (l *lowering) lowerDotBlocks(name string, rm, rn int64) error {
 	// The dot is the root, or the one dot of a kernel whose root is its epilogue
 	// (kOutput fusion, epilogue.go).
 	gs, _ := gemmView(gemmDot(l.c))
 	l.p.InPlace = l.epilogueInPlace(gs.dot)
-	return l.gemmKernel("gemm", product(gs.batch), gs.m, gs.n, l.outputDest(), func(t gemmTile) {
+	return l.gemmKernelBlocks(name, product(gs.batch), gs.m, gs.n, rm, rn, l.outputDest(), func(t gemmTile) {
 		f := t.g.k.f
 		batch := t.g.k.delinearize(t.b, gs.batch)
 		acc := l.gemmBlockSum(t.g, gs, batch, t.row0, t.col0, t.rm, t.rn)
@@ -225,6 +232,11 @@ type gemmTile struct {
 // blocks.
 func (l *lowering) gemmKernel(name string, batches, m, n int64, dest gemmDest, block func(gemmTile)) error {
 	rm, rn := gemmBlock(l.t)
+	return l.gemmKernelBlocks(name, batches, m, n, rm, rn, dest, block)
+}
+
+// gemmKernelBlocks is gemmKernel with rm×rn blocks.
+func (l *lowering) gemmKernelBlocks(name string, batches, m, n, rm, rn int64, dest gemmDest, block func(gemmTile)) error {
 	tilesM, tilesN := (m+rm-1)/rm, (n+rn-1)/rn
 	rowTiles := batches * tilesM // (batch, row block) pairs
 	k := l.newKernel(name, gemmLocal)
@@ -315,48 +327,62 @@ func (a *gemmAcc) multiply(bv, av []spirv.ID) {
 }
 
 // sumK adds the products of k = 0 … kLen−1 read by ld, in k order: a loop over
-// quads of k (ld.aQuad, and ld.bQuad or ld.bRow per k), then the last kLen%4 one
-// by one.
+// quads of k (sumQuad), then the last kLen%4 one by one (sumTail).
 func (a *gemmAcc) sumK(g *gen, ld gemmLoad, kLen int64) {
-	k, f := a.k, a.k.f
 	if k4 := kLen / 4; k4 > 0 {
-		k.loop(k4, func(kk spirv.ID) {
-			g.scoped(func() {
-				quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
-				var bq [4][]spirv.ID
-				if ld.bQuad != nil {
-					bq = ld.bQuad(kk)
-				}
-				k0 := f.IMul(kk, k.ic(4))
-				for u := range 4 {
-					av := make([]spirv.ID, len(quads))
-					for i, q := range quads {
-						av[i] = q[u]
-					}
-					if bq[u] == nil {
-						bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
-					}
-					a.multiply(bq[u], av)
-				}
-			})
-		})
+		a.k.loop(k4, func(kk spirv.ID) { a.sumQuad(g, ld, kk) })
 	}
+	a.sumTail(g, ld, kLen)
+}
+
+// sumQuad adds the products of k = 4kk … 4kk+3: ld.aQuad, and ld.bQuad or
+// ld.bRow per k.
+func (a *gemmAcc) sumQuad(g *gen, ld gemmLoad, kk spirv.ID) {
+	k, f := a.k, a.k.f
+	g.scoped(func() {
+		quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+		var bq [4][]spirv.ID
+		if ld.bQuad != nil {
+			bq = ld.bQuad(kk)
+		}
+		k0 := f.IMul(kk, k.ic(4))
+		for u := range 4 {
+			av := make([]spirv.ID, len(quads))
+			for i, q := range quads {
+				av[i] = q[u]
+			}
+			if bq[u] == nil {
+				bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
+			}
+			a.multiply(bq[u], av)
+		}
+	})
+}
+
+// sumTail adds the products of the last kLen%4 k, one by one.
+func (a *gemmAcc) sumTail(g *gen, ld gemmLoad, kLen int64) {
 	for kv := kLen / 4 * 4; kv < kLen; kv++ {
-		g.scoped(func() { a.multiply(ld.bRow(k.ic(kv)), ld.aCol(k.ic(kv))) })
+		g.scoped(func() { a.multiply(ld.bRow(a.k.ic(kv)), ld.aCol(a.k.ic(kv))) })
 	}
 }
 
 // gemmBlockSum accumulates the rm×rn block of C at (row0, col0) of batch element
 // batch.
 func (l *lowering) gemmBlockSum(g *gen, gs gemmShape, batch []spirv.ID, row0, col0 spirv.ID, rm, rn int64) *gemmAcc {
-	k := g.k
-	rows := make([]spirv.ID, rm) // clamped: rows past M are computed, not stored
-	for i := range rows {
-		rows[i] = k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), gs.m-1)
-	}
-	acc := newGemmAcc(k, rm, rn)
+	rows := gemmRows(g.k, row0, rm, gs.m)
+	acc := newGemmAcc(g.k, rm, rn)
 	acc.sumK(g, l.gemmLoaders(g, gs, batch, rows, col0, rn), gs.k)
 	return acc
+}
+
+// gemmRows are a block's rm rows from row0, clamped to m−1: rows past M are
+// computed, not stored.
+func gemmRows(k *kernel, row0 spirv.ID, rm, m int64) []spirv.ID {
+	rows := make([]spirv.ID, rm)
+	for i := range rows {
+		rows[i] = k.clampHigh(k.f.IAdd(row0, k.ic(int64(i))), m-1)
+	}
+	return rows
 }
 
 // lhsIndex and rhsIndex place batch, free and contracting indices in operand order.
@@ -707,8 +733,13 @@ func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
 // vec4View is a vec4 alias of the binding of operand x when x is a kernel input
 // whose minor dimension is dim and has a multiple of 4 elements (so every vec4 the
 // block reads is aligned and inside one row), of f32 or, where the target stores
-// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4).
+// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4). x may also
+// be a convert of such an f16 or bf16 input to f32 (a mixed-precision dot's fused
+// operand convert): loadVec4's widening is that convert, exactly.
 func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
+	if x.Op == hlo.OpConvert && x.Shape.DType == hlo.F32 && isNarrowFloat(x.Operands[0].Shape.DType) {
+		x = x.Operands[0]
+	}
 	dt := x.Shape.DType
 	if x.Op != hlo.OpParameter || !(dt == hlo.F32 || isNarrowFloat(dt)) || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
 		return spirv.Buffer{}, false

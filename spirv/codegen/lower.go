@@ -15,9 +15,10 @@ const defaultLocal = 128
 // arguments each binds. Most computations become one kernel whose invocations each
 // produce output elements through the elemental emitter (a grid-stride loop over the
 // output). A root that is better served otherwise gets its own strategy: a large
-// reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM, a
-// convolution with long sums per element as split-K partial sums and their sum,
-// scatter as a copy followed by the updates, sort as a sequence of sorting passes.
+// reduce runs as a workgroup tree, a large f32 dot as a register-blocked GEMM (a
+// dot of at most 4 rows as the GEMV), a convolution with long sums per element as
+// split-K partial sums and their sum, scatter as a copy followed by the updates,
+// sort as a sequence of sorting passes.
 func Lower(c *hlo.Computation, t Target) (*Program, error) {
 	if c == nil || c.Root == nil {
 		return nil, errors.New("codegen: computation has no root")
@@ -188,6 +189,7 @@ const (
 	byDynamicUpdateSlice
 	byTreeReduce
 	byGEMM
+	byGEMV       // a dot of a few rows: all rows × a few columns per invocation
 	byConvGEMM   // a float convolution as an implicit GEMM
 	byDepthwise  // a float depthwise convolution, four features per invocation
 	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
@@ -210,6 +212,8 @@ func (l *lowering) strategy() strategy {
 		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
 		return byTreeReduce
+	case useGEMV(gemmDot(l.c), l.t):
+		return byGEMV
 	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
 	case useDepthwise(root, l.t):
@@ -238,6 +242,8 @@ func (l *lowering) lower() error {
 		return l.lowerTreeReduce()
 	case byGEMM:
 		return l.lowerGEMM()
+	case byGEMV:
+		return l.lowerGEMV()
 	case byConvGEMM:
 		return l.lowerConvGEMM()
 	case byDepthwise:

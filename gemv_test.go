@@ -1,0 +1,158 @@
+package vkxla_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// TestGEMVAgainstCPU runs dots of 1 to 4 rows (codegen's GEMV: all rows × 16
+// columns per invocation; its own test checks the strategy) against cpuref,
+// fused and unfused: both layouts of B (K×N and N×K), odd N and K (element reads
+// instead of vec4), batch dims (one query over a KV cache), K split into parts
+// (a narrow output: the values of attention, the epilogue case; and a K past
+// lavapipe's loop bound: 2 kernels, partial sums and their sum), an epilogue
+// (bias + tanh), in f32, bf16 and f16.
+func TestGEMVAgainstCPU(t *testing.T) {
+	var cases []dumpCase
+	for _, dt := range []hlo.DType{hlo.F32, hlo.BF16, hlo.F16} {
+		for m := int64(1); m <= 4; m++ {
+			cases = append(cases, dumpCase{fmt.Sprintf("%v x·W M=%d", dt, m), fmt.Sprintf(`HloModule gemv
+ENTRY main {
+  x = %[1]v[%[2]d,192]{1,0} parameter(0)
+  w = %[1]v[192,136]{1,0} parameter(1)
+  ROOT y = %[1]v[%[2]d,136]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, dt, m), 1}, dumpCase{fmt.Sprintf("%v x·Wᵀ M=%d", dt, m), fmt.Sprintf(`HloModule gemv_nk
+ENTRY main {
+  x = %[1]v[%[2]d,192]{1,0} parameter(0)
+  w = %[1]v[136,192]{1,0} parameter(1)
+  ROOT y = %[1]v[%[2]d,136]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}`, dt, m), 1})
+		}
+		cases = append(cases, dumpCase{fmt.Sprintf("%v odd N and K", dt), fmt.Sprintf(`HloModule gemv_odd
+ENTRY main {
+  x = %[1]v[3,131]{1,0} parameter(0)
+  w = %[1]v[131,77]{1,0} parameter(1)
+  ROOT y = %[1]v[3,77]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, dt), 1}, dumpCase{fmt.Sprintf("%v odd K, N×K", dt), fmt.Sprintf(`HloModule gemv_odd_nk
+ENTRY main {
+  x = %[1]v[1,131]{1,0} parameter(0)
+  w = %[1]v[77,131]{1,0} parameter(1)
+  ROOT y = %[1]v[1,77]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}`, dt), 1}, dumpCase{fmt.Sprintf("%v attention over a KV cache", dt), fmt.Sprintf(`HloModule decode_attention
+ENTRY main {
+  q = %[1]v[12,1,64]{2,1,0} parameter(0)
+  k = %[1]v[12,512,64]{2,1,0} parameter(1)
+  ROOT s = %[1]v[12,1,512]{2,1,0} dot(q, k), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={2}
+}`, dt), 1}, dumpCase{fmt.Sprintf("%v probabilities · V", dt), fmt.Sprintf(`HloModule decode_values
+ENTRY main {
+  p = %[1]v[12,1,512]{2,1,0} parameter(0)
+  v = %[1]v[12,512,64]{2,1,0} parameter(1)
+  ROOT o = %[1]v[12,1,64]{2,1,0} dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}`, dt), 2}, dumpCase{fmt.Sprintf("%v projection + bias + tanh (epilogue)", dt), fmt.Sprintf(`HloModule gemv_epilogue
+ENTRY main {
+  x = %[1]v[1,256]{1,0} parameter(0)
+  w = %[1]v[256,120]{1,0} parameter(1)
+  b = %[1]v[120]{0} parameter(2)
+  d = %[1]v[1,120]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = %[1]v[1,120]{1,0} broadcast(b), dimensions={1}
+  a = %[1]v[1,120]{1,0} add(d, bb)
+  ROOT t = %[1]v[1,120]{1,0} tanh(a)
+}`, dt), 2})
+	}
+	runTextCases(t, cases)
+}
+
+// TestMixedPrecisionDotOneKernel: a dot of bf16 or f16 operands with an f32 result
+// (preferred_element_type) and its operand converts are one kernel (the GEMM or
+// GEMV reads the 16-bit operands and widens them in registers; two where the
+// GEMV splits K), with and without an epilogue; its result is bit for bit the result of converting the operands in
+// kernels of their own first (fusion off: the same f32 products in the same
+// order), and within the dot's tolerance of cpuref.
+func TestMixedPrecisionDotOneKernel(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range []hlo.DType{hlo.BF16, hlo.F16} {
+		for _, c := range []struct {
+			name    string
+			m, k, n int64
+			bias    bool
+			kernels int // 2: the GEMV's K split (partial sums, then their sum)
+		}{{"GEMV", 1, 96, 200, false, 1}, {"GEMM", 64, 96, 80, false, 1}, {"GEMV + bias", 2, 128, 64, true, 1},
+			{"GEMM + bias", 40, 64, 48, true, 1}, {"GEMV, K split, + bias", 3, 512, 40, true, 2}} {
+			t.Run(fmt.Sprintf("%v %s", dt, c.name), func(t *testing.T) {
+				text := fmt.Sprintf(`HloModule mixed
+ENTRY main {
+  x = %[1]v[%[2]d,%[3]d]{1,0} parameter(0)
+  w = %[1]v[%[3]d,%[4]d]{1,0} parameter(1)
+  ROOT d = f32[%[2]d,%[4]d]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`, dt, c.m, c.k, c.n)
+				if c.bias {
+					text = fmt.Sprintf(`HloModule mixed_bias
+ENTRY main {
+  x = %[1]v[%[2]d,%[3]d]{1,0} parameter(0)
+  w = %[1]v[%[3]d,%[4]d]{1,0} parameter(1)
+  b = f32[%[4]d]{0} parameter(2)
+  d = f32[%[2]d,%[4]d]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[%[2]d,%[4]d]{1,0} broadcast(b), dimensions={1}
+  ROOT y = f32[%[2]d,%[4]d]{1,0} add(d, bb)
+}`, dt, c.m, c.k, c.n)
+				}
+				m, err := hlo.ParseModule(text)
+				require.NoError(t, err)
+				inputs := randomInputs(rand.New(rand.NewPCG(12, 1)), m)
+				fused, kernels := runCounting(t, rt, m, nil, inputs)
+				require.Equal(t, c.kernels, kernels, "dispatches of the fused program")
+				unfused, unfusedKernels := runCounting(t, rt, m, []vkxla.CompileOption{vkxla.WithoutPasses("fusion")}, inputs)
+				require.Greater(t, unfusedKernels, 2, "the converts as kernels of their own")
+				require.NoError(t, vkxla.ErrorSpec{}.Check(fused[0], unfused[0]), "fused vs converted first, bit for bit")
+				want, err := cpuref.Eval(m, inputs...)
+				require.NoError(t, err)
+				require.NoError(t, vkxla.ProgramTolerance(m, hlo.F32).Check(fused[0], want.Leaves()[0]))
+			})
+		}
+	}
+}
+
+// TestGEMVLongK: a K past lavapipe's loop bound (300002: 75000 quads and a tail
+// of 2) is split into parts, every k summed exactly once: with integer inputs in
+// [-2, 2] every partial sum is an integer below 2^24, exact in f32 in any order,
+// so the result must equal cpuref's bit for bit, fused (a bias epilogue in the
+// sum pass) and not.
+func TestGEMVLongK(t *testing.T) {
+	const k = 300002
+	m, err := hlo.ParseModule(fmt.Sprintf(`HloModule gemv_long
+ENTRY main {
+  x = f32[2,%[1]d]{1,0} parameter(0)
+  w = f32[%[1]d,24]{1,0} parameter(1)
+  b = f32[24]{0} parameter(2)
+  d = f32[2,24]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[2,24]{1,0} broadcast(b), dimensions={1}
+  ROOT y = f32[2,24]{1,0} add(d, bb)
+}`, k))
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(12, 2))
+	ints := func(dims ...int64) *hlo.Literal {
+		l := hlo.NewLiteral(hlo.MakeShape(hlo.F32, dims...))
+		for i := range l.NumElements() {
+			l.SetFloat64(i, float64(rng.IntN(5)-2))
+		}
+		return l
+	}
+	inputs := []*hlo.Literal{ints(2, k), ints(k, 24), ints(24)}
+	want, err := cpuref.Eval(m, inputs...)
+	require.NoError(t, err)
+	rt := newRuntime(t)
+	for _, opts := range [][]vkxla.CompileOption{nil, {vkxla.WithoutPasses("fusion")}} {
+		got, kernels := runCounting(t, rt, m, opts, inputs)
+		require.NoError(t, vkxla.ErrorSpec{}.Check(got[0], want.Leaves()[0]), "fusion off: %v", opts != nil)
+		if opts == nil {
+			require.Equal(t, 2, kernels, "partial sums, then their sum with the bias")
+		}
+	}
+}

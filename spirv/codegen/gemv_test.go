@@ -1,0 +1,114 @@
+package codegen
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+	"github.com/vkxla/vkxla/spirv/tools"
+)
+
+// disassembly is the text of a program's first kernel (the GEMV, or its partial
+// sums when K is split).
+func disassembly(t *testing.T, p *Program) string {
+	t.Helper()
+	words, err := spirv.Words(p.Dispatches[0].Kernel.SPIRV)
+	require.NoError(t, err)
+	text, err := tools.Disassemble(words)
+	require.NoError(t, err)
+	return text
+}
+
+// TestGEMV: dots of 1 to 4 rows lower as the GEMV (validated), reading B as vec4
+// in both layouts (N minor, and K minor: the transposed weight, q·Kᵀ), with batch
+// dims, in f32, f16 and bf16, and through a fused widening convert of B.
+func TestGEMV(t *testing.T) {
+	std := &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}
+	nk := &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}
+	batched := &hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{2}}
+	for _, tc := range []struct {
+		name  string
+		dt    hlo.DType
+		a, b  []int64
+		dd    *hlo.DotDims
+		bVec4 bool
+	}{
+		{"x·W, W K×N", hlo.F32, []int64{1, 768}, []int64{768, 2304}, std, true},
+		{"4 rows, W N×K", hlo.F32, []int64{4, 256}, []int64{300, 256}, nk, true},
+		{"odd N and K", hlo.F32, []int64{3, 77}, []int64{77, 93}, std, false},
+		{"q·Kᵀ over a cache, batched", hlo.F32, []int64{12, 1, 64}, []int64{12, 512, 64}, batched, true},
+		{"bf16", hlo.BF16, []int64{2, 128}, []int64{128, 96}, std, true},
+		{"f16, W N×K", hlo.F16, []int64{1, 128}, []int64{96, 128}, nk, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "gemv")
+			x, y := b.param(s(tc.dt, tc.a...)), b.param(s(tc.dt, tc.b...))
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: tc.dd}, nil, x, y)
+			require.True(t, useGEMV(root, LavapipeTarget()))
+			p := lowerOK(t, b.build(root))
+			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemv")
+			require.Equal(t, tc.bVec4, strings.Contains(disassembly(t, p), "in1_vec4"), "B through a vec4 view")
+		})
+	}
+	t.Run("fused widening convert read as bf16 vec4", func(t *testing.T) {
+		b := newCB(t, "gemv_convert")
+		x, w := b.param(s(hlo.BF16, 1, 256)), b.param(s(hlo.BF16, 256, 128))
+		xc := b.declared(hlo.OpConvert, s(hlo.F32, 1, 256), hlo.Attributes{}, x)
+		wc := b.declared(hlo.OpConvert, s(hlo.F32, 256, 128), hlo.Attributes{}, w)
+		p := lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, xc, wc)))
+		require.Contains(t, disassembly(t, p), "in1_vec4")
+	})
+	// Not a GEMV: 5 rows (the GEMM), too little of B.
+	for _, tc := range []struct{ a, b []int64 }{{[]int64{5, 256}, []int64{256, 256}}, {[]int64{1, 32}, []int64{32, 16}}} {
+		b := newCB(t, "not_gemv")
+		x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
+		require.False(t, useGEMV(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y), LavapipeTarget()), "%v·%v", tc.a, tc.b)
+	}
+}
+
+// TestGEMVSplitK: K is split into parts (partial sums in scratch, then their sum
+// with the epilogue) when the output has few blocks, and when K's loop would pass
+// the target's bound; the facts agree with the program.
+func TestGEMVSplitK(t *testing.T) {
+	std := &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}
+	small := LavapipeTarget()
+	small.MaxLoopIterations = 400
+	for _, tc := range []struct {
+		name   string
+		target Target
+		a, b   []int64
+		parts  int64
+	}{
+		// 1 block of 16 columns: min(256 blocks, 4096/4/32 quads per part) parts.
+		{"narrow output", LavapipeTarget(), []int64{2, 4096}, []int64{4096, 16}, 32},
+		// 8192/16 = 512 blocks: not split.
+		{"wide output", LavapipeTarget(), []int64{1, 256}, []int64{256, 8192}, 1},
+		// K = 2002: 500 quads and 2 more, in parts of 84 quads (within a quarter
+		// of the bound: 100 iterations).
+		{"past the loop bound", small, []int64{3, 2002}, []int64{2002, 1024}, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "gemv_split")
+			x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y)
+			require.True(t, useGEMV(root, tc.target))
+			gs, _ := gemmView(root)
+			require.Equal(t, tc.parts, gemvParts(gs, tc.target))
+			c := b.build(root)
+			p := lowerFor(t, c, tc.target)
+			checkFacts(t, tc.name, c, tc.target)
+			if tc.parts == 1 {
+				require.Len(t, p.Dispatches, 1)
+				require.Empty(t, p.Scratch)
+				return
+			}
+			require.Len(t, p.Dispatches, 2)
+			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemv_partial")
+			require.Contains(t, p.Dispatches[1].Kernel.Name, "gemv_sum")
+			require.Equal(t, []int64{tc.parts * tc.a[0] * tc.b[1] * 4}, p.Scratch)
+		})
+	}
+}
