@@ -34,7 +34,7 @@ func main() {
 	commit := flag.String("commit", "", "the commit measured, for the plot's title")
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer")
 	without := flag.String("without", "", "compile the programs without these passes (comma-separated, e.g. simplify,cse), the sgemm with all")
-	profile := flag.Int("profile", 0, "instead of timing, print each program's N kernels of most GPU time (one run)")
+	profile := flag.Int("profile", 0, "instead of timing, print each program's N kernels of most GPU time (the second of two runs)")
 	flag.Parse()
 	if *profile > 0 {
 		if err := profileRun(*profile, *only, *validation); err != nil {
