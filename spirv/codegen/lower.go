@@ -212,7 +212,7 @@ func (l *lowering) strategy() strategy {
 		return byTreeReduce
 	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
-	case useDepthwise(root, l.t):
+	case useDepthwise(gemmConv(l.c), l.t):
 		return byDepthwise
 	case useConvGEMM(gemmConv(l.c), l.t):
 		return byConvGEMM
