@@ -27,6 +27,7 @@ func nhwc() hlo.ConvDims {
 type convBench struct {
 	name                   string
 	backward               bool // the value and both gradients (autodiff's VJP)
+	epilogue               bool // + a bias per feature and ReLU6 (MobileNet's layer)
 	dt                     hlo.DType
 	n, h, w, c, o          int64
 	size, stride, pad, grp int64
@@ -40,7 +41,13 @@ func (cb convBench) module(tb testing.TB) *hlo.Module {
 	for i := range win {
 		win[i].PadLow, win[i].PadHigh = cb.pad, cb.pad
 	}
-	return mustBuild(tb, b, b.Conv(x, k, win, nhwc(), cb.grp, 1))
+	conv := b.Conv(x, k, win, nhwc(), cb.grp, 1)
+	if !cb.epilogue {
+		return mustBuild(tb, b, conv)
+	}
+	bias := b.Broadcast(b.Parameter(hlo.MakeShape(cb.dt, cb.o), "b"), conv.Shape.Dims, []int64{3})
+	lo, hi := b.ScalarConstant(cb.dt, 0), b.ScalarConstant(cb.dt, 6)
+	return mustBuild(tb, b, b.Clamp(lo, b.Binary(hlo.OpAdd, conv, bias), hi))
 }
 
 // gemm is the convolution's im2col GEMM: M = output pixels, N = output features
@@ -74,6 +81,8 @@ func BenchmarkConvolution(b *testing.B) {
 		{name: "depthwise3x3-38x38x256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
 		{name: "depthwise3x3s2-76x76x128", dt: hlo.F32, n: 1, h: 76, w: 76, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 128},
 		{name: "depthwise3x3-bf16-38x38x256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
+		{name: "depthwise3x3-38x38x256+bias+relu6", epilogue: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
+		{name: "depthwise3x3-bf16-38x38x256+bias+relu6", epilogue: true, dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
 	}
 	for _, cb := range cases {
 		b.Run(cb.name, func(b *testing.B) {
@@ -82,13 +91,18 @@ func BenchmarkConvolution(b *testing.B) {
 				return
 			}
 			m := cb.module(b)
-			inputs := []*hlo.Literal{lit(rnd(61), cb.dt, unitDomain, m.Entry.Params[0].Shape.Dims...),
-				lit(rnd(62), cb.dt, unitDomain, m.Entry.Params[1].Shape.Dims...)}
+			var inputs []*hlo.Literal
+			for i, p := range m.Entry.Params {
+				inputs = append(inputs, lit(rnd(61+uint64(i)), cb.dt, unitDomain, p.Shape.Dims...))
+			}
 			out := m.Entry.Root.Shape
 			if cb.grp == cb.c && cb.grp > 1 {
 				in := inputs[0]
 				conv, base := bestInterleaved(b, rt, m, inputs, copyModule(b, in.Shape()), inputs[:1])
-				bytes := float64(in.Shape().ByteSize() + out.ByteSize() + inputs[1].Shape().ByteSize())
+				bytes := float64(out.ByteSize())
+				for _, x := range inputs {
+					bytes += float64(x.Shape().ByteSize())
+				}
 				copyBytes := float64(2 * in.Shape().ByteSize())
 				b.ReportMetric(bytes/conv.Seconds()/1e9, "GB/s")
 				b.ReportMetric(copyBytes/base.Seconds()/1e9, "copy-GB/s")
