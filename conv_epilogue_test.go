@@ -16,8 +16,10 @@ import (
 // against cpuref: bias + ReLU6 over NHWC 3×3 and bf16 1×1 convolutions (TF's
 // MobileNet export), a residual add over an NCHW output (scalar stores), the split
 // over taps (the epilogue in the sum pass), a convolution too small for the GEMM
-// (elemental), and a separable block, whose depthwise convolution keeps its own
-// kernel: three kernels (issue 12's MobileNet block, 2–3).
+// (elemental), depthwise convolutions with their epilogues in the depthwise
+// kernel's output stage (f32 and bf16, strided, a residual, a convert to f32) or
+// elemental (6 features), and a separable block: two kernels (issue 12's
+// MobileNet block, 2–3).
 func TestConvEpilogueFusion(t *testing.T) {
 	runTextCases(t, []dumpCase{
 		{"3x3 NHWC + bias + relu6", `HloModule conv_relu6
@@ -74,7 +76,52 @@ ENTRY main {
   z = f32[1,4,4,2]{3,2,1,0} broadcast(zero), dimensions={}
   ROOT r = f32[1,4,4,2]{3,2,1,0} maximum(a, z)
 }`, 1},
-		{"separable block (depthwise apart)", `HloModule separable
+		{"depthwise + bias + relu6", `HloModule dw_relu6
+ENTRY main {
+  x = f32[2,14,13,32]{3,2,1,0} parameter(0)
+  w = f32[3,3,1,32]{3,2,1,0} parameter(1)
+  b = f32[32]{0} parameter(2)
+  c = f32[2,14,13,32]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=32
+  bb = f32[2,14,13,32]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[2,14,13,32]{3,2,1,0} add(c, bb)
+  lo = f32[] constant(0)
+  hi = f32[] constant(6)
+  ROOT r = f32[2,14,13,32]{3,2,1,0} clamp(lo, a, hi)
+}`, 1},
+		{"bf16 depthwise stride 2 + bias + relu6", `HloModule dw_bf16
+ENTRY main {
+  x = bf16[1,17,17,16]{3,2,1,0} parameter(0)
+  w = bf16[3,3,1,16]{3,2,1,0} parameter(1)
+  b = bf16[16]{0} parameter(2)
+  c = bf16[1,9,9,16]{3,2,1,0} convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=16
+  bb = bf16[1,9,9,16]{3,2,1,0} broadcast(b), dimensions={3}
+  a = bf16[1,9,9,16]{3,2,1,0} add(c, bb)
+  lo = bf16[] constant(0)
+  hi = bf16[] constant(6)
+  ROOT r = bf16[1,9,9,16]{3,2,1,0} clamp(lo, a, hi)
+}`, 1},
+		{"f16 depthwise + residual, converted to f32", `HloModule dw_f16_residual
+ENTRY main {
+  x = f16[1,12,12,8]{3,2,1,0} parameter(0)
+  w = f16[5,5,1,8]{3,2,1,0} parameter(1)
+  res = f16[1,12,12,8]{3,2,1,0} parameter(2)
+  c = f16[1,12,12,8]{3,2,1,0} convolution(x, w), window={size=5x5 pad=2_2x2_2}, dim_labels=b01f_01io->b01f, feature_group_count=8
+  a = f16[1,12,12,8]{3,2,1,0} add(c, res)
+  ROOT f = f32[1,12,12,8]{3,2,1,0} convert(a)
+}`, 1},
+		{"depthwise of 6 features (elemental) + bias + relu", `HloModule dw6
+ENTRY main {
+  x = f32[1,9,9,6]{3,2,1,0} parameter(0)
+  w = f32[3,3,1,6]{3,2,1,0} parameter(1)
+  b = f32[6]{0} parameter(2)
+  c = f32[1,9,9,6]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=6
+  bb = f32[1,9,9,6]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[1,9,9,6]{3,2,1,0} add(c, bb)
+  zero = f32[] constant(0)
+  z = f32[1,9,9,6]{3,2,1,0} broadcast(zero), dimensions={}
+  ROOT r = f32[1,9,9,6]{3,2,1,0} maximum(a, z)
+}`, 1},
+		{"separable block", `HloModule separable
 ENTRY main {
   x = f32[1,16,16,32]{3,2,1,0} parameter(0)
   dw = f32[3,3,1,32]{3,2,1,0} parameter(1)
@@ -91,7 +138,7 @@ ENTRY main {
   pbb = f32[1,16,16,64]{3,2,1,0} broadcast(pb), dimensions={3}
   pa = f32[1,16,16,64]{3,2,1,0} add(p, pbb)
   ROOT pr = f32[1,16,16,64]{3,2,1,0} clamp(lo, pa, hi)
-}`, 3},
+}`, 2},
 	})
 }
 

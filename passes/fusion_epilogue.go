@@ -7,7 +7,7 @@ import (
 )
 
 // Dot and convolution epilogues (XLA's kOutput fusion): a dot, or a float
-// convolution without groups (convEpilogueCandidate), joins the elementwise kernel that
+// convolution without groups or depthwise (convEpilogueCandidate), joins the elementwise kernel that
 // reads its product at each element's own index — a bias add, a scale, an
 // activation (relu, clamp, gelu, tanh, logistic), a residual add, a convert — so
 // that the code generator's GEMM applies them in its output stage and the product
@@ -40,17 +40,19 @@ func (f *fuser) canFuseContraction(p, consumer *hlo.Instruction, k *fusedKernel)
 // isContraction: a dot, or a convolution (an epilogue's producer).
 func isContraction(in *hlo.Instruction) bool { return in.Op == hlo.OpDot || in.Op == hlo.OpConvolution }
 
-// convEpilogueCandidate: a convolution that code generation lowers as an implicit
-// GEMM when large enough (a float one without feature or batch groups), whose
-// output stage takes the epilogue; depthwise and grouped ones keep their own
-// kernels, so they are never fused. Its terms per output element are bounded too
-// (a layer's forward and input gradient, not a filter gradient, which sums over
-// the batch's pixels): a fused convolution too small for the implicit GEMM is
-// computed element by element, which must stay within the device's loop bound
-// that the split strategies of long contractions exist for.
+// convEpilogueCandidate: a float convolution whose output stage takes the
+// epilogue in code generation: one without feature or batch groups (an implicit
+// GEMM when large enough), or a depthwise one (feature groups = input features =
+// output features, MobileNet's), which has its own kernel with the same output
+// hook (spirv/codegen/depthwise.go); other grouped ones are never fused. Its
+// terms per output element are bounded too (a layer's forward and input
+// gradient, not a filter gradient, which sums over the batch's pixels): a fused
+// convolution too small for those kernels is computed element by element, which
+// must stay within the device's loop bound that the split strategies of long
+// contractions exist for.
 func convEpilogueCandidate(in *hlo.Instruction) bool {
 	cd := in.Attrs.Conv
-	if cd == nil || max(in.Attrs.FeatureGroupCount, 1) != 1 || max(in.Attrs.BatchGroupCount, 1) != 1 {
+	if cd == nil || max(in.Attrs.BatchGroupCount, 1) != 1 || (max(in.Attrs.FeatureGroupCount, 1) != 1 && !isDepthwise(in)) {
 		return false
 	}
 	terms := in.Operands[1].Shape.Dims[cd.KernelInput]
@@ -66,6 +68,13 @@ func convEpilogueCandidate(in *hlo.Instruction) bool {
 		}
 	}
 	return true
+}
+
+// isDepthwise: a convolution with one feature group per input feature and one
+// output feature per group.
+func isDepthwise(in *hlo.Instruction) bool {
+	cd, g := in.Attrs.Conv, in.Attrs.FeatureGroupCount
+	return in.Operands[0].Shape.Dims[cd.InputFeature] == g && in.Operands[1].Shape.Dims[cd.KernelOutput] == g
 }
 
 // maxEpilogueConvTerms bounds a fused convolution's terms per output element.

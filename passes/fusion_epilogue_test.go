@@ -131,5 +131,71 @@ ENTRY %both (x: f32[8,8], w: f32[8,8]) -> (f32[8,8], f32[8,8]) {
 }
 `,
 		},
+		{
+			name: "a separable block is two kernels: depthwise + bias + ReLU6, 1×1 + bias + ReLU6; a grouped convolution keeps its own kernel",
+			before: `HloModule separable
+ENTRY %separable (x: f32[1,8,8,16], dw: f32[3,3,1,16], db: f32[16], pw: f32[1,1,16,32], pb: f32[32], gw: f32[3,3,8,32]) -> (f32[1,8,8,32], f32[1,8,8,32]) {
+  %x = f32[1,8,8,16] parameter(0)
+  %dw = f32[3,3,1,16] parameter(1)
+  %db = f32[16] parameter(2)
+  %pw = f32[1,1,16,32] parameter(3)
+  %pb = f32[32] parameter(4)
+  %gw = f32[3,3,8,32] parameter(5)
+  %lo = f32[] constant(0)
+  %hi = f32[] constant(6)
+  %d = f32[1,8,8,16] convolution(%x, %dw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=16
+  %dbb = f32[1,8,8,16] broadcast(%db), dimensions={3}
+  %da = f32[1,8,8,16] add(%d, %dbb)
+  %dr = f32[1,8,8,16] clamp(%lo, %da, %hi)
+  %p = f32[1,8,8,32] convolution(%dr, %pw), window={size=1x1}, dim_labels=b01f_01io->b01f
+  %pbb = f32[1,8,8,32] broadcast(%pb), dimensions={3}
+  %pa = f32[1,8,8,32] add(%p, %pbb)
+  %pr = f32[1,8,8,32] clamp(%lo, %pa, %hi)
+  %g = f32[1,8,8,32] convolution(%x, %gw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
+  %gr = f32[1,8,8,32] negate(%g)
+  ROOT %t = (f32[1,8,8,32], f32[1,8,8,32]) tuple(%pr, %gr)
+}
+`,
+			after: `HloModule separable, entry_computation_layout={(f32[1,8,8,16]{3,2,1,0}, f32[3,3,1,16]{3,2,1,0}, f32[16]{0}, f32[1,1,16,32]{3,2,1,0}, f32[32]{0}, f32[3,3,8,32]{3,2,1,0})->(f32[1,8,8,32]{3,2,1,0}, f32[1,8,8,32]{3,2,1,0})}
+
+%fused_pr (param_pw: f32[1,1,16,32], param_pb: f32[32], param_dr: f32[1,8,8,16]) -> f32[1,8,8,32] {
+  %param_pw = f32[1,1,16,32]{3,2,1,0} parameter(0)
+  %param_pb = f32[32]{0} parameter(1)
+  %param_dr = f32[1,8,8,16]{3,2,1,0} parameter(2)
+  %pbb.1 = f32[1,8,8,32]{3,2,1,0} broadcast(f32[32]{0} %param_pb), dimensions={3}
+  %p.1 = f32[1,8,8,32]{3,2,1,0} convolution(f32[1,8,8,16]{3,2,1,0} %param_dr, f32[1,1,16,32]{3,2,1,0} %param_pw), window={size=1x1}, dim_labels=b01f_01io->b01f
+  %hi.1 = f32[] constant(6)
+  %pa.1 = f32[1,8,8,32]{3,2,1,0} add(f32[1,8,8,32]{3,2,1,0} %p.1, f32[1,8,8,32]{3,2,1,0} %pbb.1)
+  %lo.1 = f32[] constant(0)
+  ROOT %pr.1 = f32[1,8,8,32]{3,2,1,0} clamp(f32[] %lo.1, f32[1,8,8,32]{3,2,1,0} %pa.1, f32[] %hi.1)
+}
+
+%fused_dr (param_x: f32[1,8,8,16], param_dw: f32[3,3,1,16], param_db: f32[16]) -> f32[1,8,8,16] {
+  %param_x = f32[1,8,8,16]{3,2,1,0} parameter(0)
+  %param_dw = f32[3,3,1,16]{3,2,1,0} parameter(1)
+  %param_db = f32[16]{0} parameter(2)
+  %dbb.1 = f32[1,8,8,16]{3,2,1,0} broadcast(f32[16]{0} %param_db), dimensions={3}
+  %d.1 = f32[1,8,8,16]{3,2,1,0} convolution(f32[1,8,8,16]{3,2,1,0} %param_x, f32[3,3,1,16]{3,2,1,0} %param_dw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=16
+  %hi.2 = f32[] constant(6)
+  %da.1 = f32[1,8,8,16]{3,2,1,0} add(f32[1,8,8,16]{3,2,1,0} %d.1, f32[1,8,8,16]{3,2,1,0} %dbb.1)
+  %lo.2 = f32[] constant(0)
+  ROOT %dr.1 = f32[1,8,8,16]{3,2,1,0} clamp(f32[] %lo.2, f32[1,8,8,16]{3,2,1,0} %da.1, f32[] %hi.2)
+}
+
+ENTRY %separable (x: f32[1,8,8,16], dw: f32[3,3,1,16], db: f32[16], pw: f32[1,1,16,32], pb: f32[32], gw: f32[3,3,8,32]) -> (f32[1,8,8,32], f32[1,8,8,32]) {
+  %x = f32[1,8,8,16]{3,2,1,0} parameter(0)
+  %dw = f32[3,3,1,16]{3,2,1,0} parameter(1)
+  %db = f32[16]{0} parameter(2)
+  %pw = f32[1,1,16,32]{3,2,1,0} parameter(3)
+  %pb = f32[32]{0} parameter(4)
+  %gw = f32[3,3,8,32]{3,2,1,0} parameter(5)
+  %g = f32[1,8,8,32]{3,2,1,0} convolution(f32[1,8,8,16]{3,2,1,0} %x, f32[3,3,8,32]{3,2,1,0} %gw), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2
+  %dr = f32[1,8,8,16]{3,2,1,0} fusion(f32[1,8,8,16]{3,2,1,0} %x, f32[3,3,1,16]{3,2,1,0} %dw, f32[16]{0} %db), kind=kOutput, calls=%fused_dr
+  %gr = f32[1,8,8,32]{3,2,1,0} negate(f32[1,8,8,32]{3,2,1,0} %g)
+  %pr = f32[1,8,8,32]{3,2,1,0} fusion(f32[1,1,16,32]{3,2,1,0} %pw, f32[32]{0} %pb, f32[1,8,8,16]{3,2,1,0} %dr), kind=kOutput, calls=%fused_pr
+  ROOT %t = (f32[1,8,8,32]{3,2,1,0}, f32[1,8,8,32]{3,2,1,0}) tuple(f32[1,8,8,32]{3,2,1,0} %pr, f32[1,8,8,32]{3,2,1,0} %gr)
+}
+`,
+		},
 	})
 }

@@ -16,7 +16,9 @@ import (
 // and a vec4 of the filter (where its output-feature dimension is minor). Taps
 // are summed from zero in row-major order, cpuref's order; f16 and bf16
 // accumulate in f32 and round once. Windows of up to depthwiseUnroll taps are
-// unrolled.
+// unrolled. A kernel whose root is an epilogue of the convolution (a bias add,
+// ReLU6, a residual, converts: passes' convolution epilogues) applies it in the
+// output stage through the GEMM's hook (epilogue.go), as the implicit GEMM does.
 
 const depthwiseUnroll = 25
 
@@ -55,8 +57,10 @@ func useDepthwise(root *hlo.Instruction, t Target) bool {
 const depthwiseRun = 4
 
 func (l *lowering) lowerDepthwise() error {
-	dw, _ := depthwiseOf(l.c.Root)
+	conv := gemmConv(l.c) // the root, or the convolution whose epilogue it is
+	dw, _ := depthwiseOf(conv)
 	cg := dw.cg
+	l.p.InPlace = l.epilogueInPlace(conv)
 	k := l.newKernel("depthwise", defaultLocal)
 	out := l.bindOutputs(k)[0]
 	g := l.kernelGen(k)
@@ -104,7 +108,7 @@ func (l *lowering) lowerDepthwise() error {
 			for j := range run {
 				at := append([]spirv.ID(nil), row...)
 				at[last] = f.IAdd(row[last], k.ic(j))
-				store := func() { l.depthwiseStore(k, cg, out, at, cq, f.Load(acc[j])) }
+				store := func() { l.depthwiseStore(g, cg, out, at, cq, f.Load(acc[j])) }
 				if cg.rowDims[last]%run == 0 {
 					store()
 					continue
@@ -190,31 +194,40 @@ func quadOf(g *gen, x *hlo.Instruction, idx []spirv.ID, dim int64, cq spirv.ID) 
 }
 
 // depthwiseStore writes the four sums (from zero) of output pixel row, features
-// 4cq … 4cq+3: one vec4 for f32, else four rounded elements.
-func (l *lowering) depthwiseStore(k *kernel, cg convGEMM, out spirv.Buffer, row []spirv.ID, cq, v spirv.ID) {
-	f, m := k.f, k.m
-	dt := l.p.Outputs[0].DType
-	dims := l.c.Root.Shape.Dims
-	idx := make([]spirv.ID, len(dims))
-	idx[cg.cd.OutputBatch] = row[0]
-	for s, d := range cg.cd.OutputSpatial {
-		idx[d] = row[1+s]
-	}
+// 4cq … 4cq+3: through the kernel's epilogue when its root is one of the
+// convolution (epilogue.go: a bias add, ReLU6, a residual, converts), so the
+// convolution's value never goes to memory; one vec4 for an f32 output, else
+// four rounded elements.
+func (l *lowering) depthwiseStore(g *gen, cg convGEMM, out spirv.Buffer, row []spirv.ID, cq, v spirv.ID) {
+	k, f, m := g.k, g.k.f, g.k.m
+	dt, conv := l.p.Outputs[0].DType, cg.in
+	dims := conv.Shape.Dims
+	idx := cg.outputIndex(k, dims, row, cq)
+	group := k.linearize(idx, quarterMinor(dims)) // the vec4 of the four outputs
 	var lanes [4]spirv.ID
 	for u := range lanes {
-		lanes[u] = k.sumFromZero(f.CompositeExtract(v, uint32(u)), dt)
+		lanes[u] = k.sumFromZero(f.CompositeExtract(v, uint32(u)), conv.Shape.DType)
 	}
-	if dt == hlo.F32 {
-		idx[cg.cd.OutputFeature] = cq
-		out4 := k.view(len(l.p.Inputs), "out0_vec4", m.TypeVector(m.TypeF32(), 4))
-		f.StoreElem(out4, k.linearize(idx, quarterMinor(dims)), f.CompositeConstruct(m.TypeOf(v), lanes[:]...))
-		return
-	}
-	idx[cg.cd.OutputFeature] = k.ic(0)
-	base := f.IAdd(k.linearize(idx, dims), f.IMul(cq, k.ic(4)))
-	for u, x := range lanes {
-		k.store(out, f.IAdd(base, k.ic(int64(u))), k.round(x, dt), dt)
-	}
+	g.scoped(func() {
+		if conv != l.c.Root { // the epilogue reads a bias (or residual) quad as a vec4
+			idxs := k.epilogueLanes(dims, idx[:len(idx)-1], f.IMul(group, k.ic(4)), cq, group)
+			for u := range lanes {
+				lanes[u] = l.gemmEpilogue(g, conv, idxs[u], k.round(lanes[u], conv.Shape.DType))
+			}
+		}
+		if dt == hlo.F32 {
+			out4 := k.view(len(l.p.Inputs), "out0_vec4", m.TypeVector(m.TypeF32(), 4))
+			f.StoreElem(out4, group, f.CompositeConstruct(m.TypeVector(m.TypeF32(), 4), lanes[:]...))
+			return
+		}
+		base := f.IMul(group, k.ic(4))
+		for u, x := range lanes {
+			if conv == l.c.Root { // an epilogue's value is already of the output's type
+				x = k.round(x, dt)
+			}
+			k.store(out, f.IAdd(base, k.ic(int64(u))), x, dt)
+		}
+	})
 }
 
 // unravel splits a row-major linear index into indices of dims.

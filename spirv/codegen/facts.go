@@ -58,6 +58,7 @@ func (l *lowering) facts() error {
 		l.convGEMMFacts()
 		return nil
 	case byDepthwise:
+		l.p.InPlace = l.epilogueInPlace(gemmConv(l.c))
 		l.dispatchFact("depthwise", l.outputArgs())
 		return nil
 	case bySplitConv:

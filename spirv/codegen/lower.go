@@ -216,7 +216,7 @@ func (l *lowering) strategy() strategy {
 		return byGEMV
 	case useGEMM(gemmDot(l.c), l.t):
 		return byGEMM
-	case useDepthwise(root, l.t):
+	case useDepthwise(gemmConv(l.c), l.t):
 		return byDepthwise
 	case useConvGEMM(gemmConv(l.c), l.t):
 		return byConvGEMM
