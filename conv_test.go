@@ -31,7 +31,8 @@ var convLayouts = map[string]hlo.ConvDims{
 
 // convCase is a 2-D convolution: n images of c features and h×w pixels, a
 // filter of o output features and kh×kw taps, per spatial dim stride, padding
-// (low, high; may be negative), lhs and rhs dilation, and feature groups.
+// (low, high; may be negative), lhs and rhs dilation, and feature groups or
+// batch groups (n images in batchGroups groups, o output features likewise).
 type convCase struct {
 	layout         string
 	dt             hlo.DType
@@ -41,12 +42,13 @@ type convCase struct {
 	padLo, padHi   [2]int64
 	lhsDil, rhsDil [2]int64
 	groups         int64
+	batchGroups    int64
 	reverse        bool
 }
 
 func (cc convCase) String() string {
-	return fmt.Sprintf("%s/%v/n%d_c%d_%dx%d_o%d_k%dx%d_s%v_p%v%v_ld%v_rd%v_g%d_r%v", cc.layout, cc.dt, cc.n, cc.c, cc.h, cc.w, cc.o,
-		cc.kh, cc.kw, cc.stride, cc.padLo, cc.padHi, cc.lhsDil, cc.rhsDil, cc.groups, cc.reverse)
+	return fmt.Sprintf("%s/%v/n%d_c%d_%dx%d_o%d_k%dx%d_s%v_p%v%v_ld%v_rd%v_g%d_bg%d_r%v", cc.layout, cc.dt, cc.n, cc.c, cc.h, cc.w, cc.o,
+		cc.kh, cc.kw, cc.stride, cc.padLo, cc.padHi, cc.lhsDil, cc.rhsDil, cc.groups, cc.batchGroups, cc.reverse)
 }
 
 // shapes places the logical sizes in the layout's dims.
@@ -74,7 +76,7 @@ func (cc convCase) window() []hlo.WindowDim {
 func (cc convCase) module(t testing.TB) *hlo.Module {
 	in, k, cd := cc.shapes()
 	b := hlo.NewBuilder("conv")
-	root := b.Conv(b.Parameter(in, "x"), b.Parameter(k, "k"), cc.window(), cd, max(cc.groups, 1), 1)
+	root := b.Conv(b.Parameter(in, "x"), b.Parameter(k, "k"), cc.window(), cd, max(cc.groups, 1), max(cc.batchGroups, 1))
 	m, err := b.Build(root)
 	if err != nil || m.Entry.Root.Shape.NumElements() == 0 {
 		return nil
@@ -194,6 +196,18 @@ func TestConvolutionGradients(t *testing.T) {
 		// split over taps.
 		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 8, h: 16, w: 16, o: 8, kh: 3, kw: 3,
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Batch 1, 32 image features: the filter gradient's blocks are 16 image
+		// features of one pixel (one input position per tap for the block).
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 32, h: 10, w: 11, o: 16, kh: 3, kw: 3,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Grouped: the filter gradient has batch groups (the implicit GEMM per
+		// group), the input gradient feature groups.
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 16, h: 11, w: 11, o: 24, kh: 3, kw: 3, groups: 4,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.BF16, n: 3, c: 8, h: 9, w: 10, o: 8, kh: 3, kw: 2, groups: 2,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 0}, padHi: [2]int64{1, 1}},
+		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 1, c: 64, h: 9, w: 9, o: 32, kh: 3, kw: 3, groups: 4,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
 	} {
 		t.Run(cc.String(), func(t *testing.T) {
 			m := cc.module(t)
@@ -205,6 +219,41 @@ func TestConvolutionGradients(t *testing.T) {
 				randomLiteral(rng, k, unitDomain), randomLiteral(rng, m.Entry.Root.Shape, unitDomain))
 		})
 	}
+}
+
+// TestConvolutionBatchGroups: convolutions with batch groups (what autodiff
+// emits for a grouped convolution's filter gradient) run as the implicit GEMM,
+// one per group, against cpuref: every layout, f32 and bf16, one and two
+// batches per group, strides, and a long contraction split over taps.
+func TestConvolutionBatchGroups(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{dt: hlo.F32, n: 4, c: 6, h: 9, w: 11, o: 8, kh: 3, kw: 3, batchGroups: 2,
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	var cases []convCase
+	for layout := range convLayouts {
+		cc := base
+		cc.layout = layout
+		cases = append(cases, cc)
+	}
+	nhwc := base
+	nhwc.layout = "b01f_01io->b01f"
+	mods := []func(*convCase){
+		func(c *convCase) { c.dt, c.stride, c.h, c.w = hlo.BF16, [2]int64{2, 3}, 17, 19 },
+		func(c *convCase) { c.n, c.o, c.batchGroups = 4, 12, 4 }, // one batch per group
+		func(c *convCase) { c.rhsDil, c.padHi = [2]int64{2, 1}, [2]int64{2, 0} },
+	}
+	for _, mod := range mods {
+		cc := nhwc
+		mod(&cc)
+		cases = append(cases, cc)
+	}
+	for i, cc := range cases {
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm", uint64(800+i)) })
+	}
+	// A filter-gradient shape: a 16×16 window, 256 taps, few outputs: split.
+	split := convCase{layout: "b01f_01io->b01f", dt: hlo.F32, n: 8, c: 4, h: 16, w: 16, o: 8, kh: 16, kw: 16, batchGroups: 2,
+		padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	t.Run(split.String(), func(t *testing.T) { checkConv(t, rt, split, "conv_gemm_partial", 820) })
 }
 
 // TestConvolutionDepthwise: depthwise convolutions (feature groups = features)

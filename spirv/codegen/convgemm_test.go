@@ -168,3 +168,45 @@ func disassemble(t *testing.T, k *Kernel) string {
 	require.NoError(t, err)
 	return text
 }
+
+// TestConvolutionBatchGroups: a convolution with batch groups (the filter
+// gradient autodiff emits for a grouped convolution) lowers to the implicit GEMM,
+// one GEMM per group, split over taps where its contraction is long, for lavapipe
+// and a small device, reading the images a vec4 of four rows at a time; with one
+// output feature per group (a depthwise convolution's filter gradient) it stays
+// off the GEMM. Every kernel validates and Facts agree with Lower.
+func TestConvolutionBatchGroups(t *testing.T) {
+	grad := func(n, h, c, o, groups int64) convTestCase {
+		w := hlo.WindowDim{Size: h, Stride: 1, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}
+		return convTestCase{cd: filterGradDims(), x: s(hlo.F32, n, h, h, c), k: s(hlo.F32, n, h, h, o),
+			w: []hlo.WindowDim{w, w}, groups: groups}
+	}
+	for _, tc := range []struct {
+		name    string
+		c       convTestCase
+		target  Target
+		kernels string
+	}{
+		{"grouped", grad(2, 6, 16, 24, 4), LavapipeTarget(), "conv_gemm"},
+		{"grouped-long", grad(2, 20, 16, 24, 4), LavapipeTarget(), "conv_gemm_partial,conv_gemm_sum"},
+		{"grouped-small-device", grad(2, 20, 16, 24, 4), smallTarget(), "conv_gemm_partial,conv_gemm_sum"},
+		{"depthwise", grad(2, 6, 16, 16, 16), LavapipeTarget(), "conv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "conv")
+			x, k := b.param(tc.c.x), b.param(tc.c.k)
+			attrs := hlo.Attributes{Conv: tc.c.cd, Window: tc.c.w, FeatureGroupCount: 1, BatchGroupCount: tc.c.groups}
+			c := b.build(b.op(hlo.OpConvolution, attrs, nil, x, k))
+			p := lowerFor(t, c, tc.target)
+			var names []string
+			for _, d := range p.Dispatches {
+				names = append(names, strings.TrimPrefix(d.Kernel.Name, "conv_"))
+			}
+			require.Equal(t, tc.kernels, strings.Join(names, ","))
+			if tc.kernels != "conv" {
+				require.Contains(t, disassemble(t, p.Dispatches[0].Kernel), "%in0_vec4")
+			}
+			checkFacts(t, tc.name, c, tc.target)
+		})
+	}
+}
