@@ -36,16 +36,16 @@ type convGEMM struct {
 	in, lhs, rhs *hlo.Instruction
 	cd           *hlo.ConvDims
 	w            []hlo.WindowDim
-	groups       int64   // feature or batch groups: the GEMM's batch
+	groups       int64 // feature or batch groups: the GEMM's batch
 	// byBatch: the groups are batch groups (batch_group_count; a filter gradient
 	// of a grouped convolution): group g reads all input features of the input
 	// batches g·(output batch) … (g+1)·(output batch) − 1, where feature group g
 	// reads input features g·kIn … (g+1)·kIn − 1 of every batch.
 	byBatch bool
-	m, n         int64   // output pixels; output features per group
-	kIn          int64   // input features per group
-	taps         []int64 // the window's sizes
-	rowDims      []int64 // output batch, then output spatial sizes
+	m, n    int64   // output pixels; output features per group
+	kIn     int64   // input features per group
+	taps    []int64 // the window's sizes
+	rowDims []int64 // output batch, then output spatial sizes
 	// batchMinor orders the rows batch-minor (spatial, then batch): set where
 	// the input's batch dimension is its minor one, a multiple of 4 (a filter
 	// gradient of NHWC images, whose "batch" is the image features), so that
