@@ -256,6 +256,77 @@ func TestConvolutionBatchGroups(t *testing.T) {
 	t.Run(split.String(), func(t *testing.T) { checkConv(t, rt, split, "conv_gemm_partial", 820) })
 }
 
+// TestConvolutionPhases: lhs-dilated convolutions (strided convolutions' input
+// gradients), whose implicit GEMM steps each block's taps over one sub-pixel
+// phase, against cpuref: every layout, f32/f16/bf16, dilation 2 and 3 (and
+// different per dim), batch 1 and 3, outputs not a multiple of the dilation,
+// padding (negative too), a stride, window reversal, rhs dilation in the
+// undilated dim, and the kernels generated for small devices (8×8 and 4×12
+// blocks); then the input gradients of stride-2 and stride-3 convolutions.
+func TestConvolutionPhases(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{n: 2, c: 8, h: 9, w: 11, o: 12, kh: 3, kw: 3, lhsDil: [2]int64{2, 2},
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	var cases []convCase
+	for layout := range convLayouts {
+		for _, dt := range []hlo.DType{hlo.F32, hlo.F16, hlo.BF16} {
+			cc := base
+			cc.layout, cc.dt = layout, dt
+			cases = append(cases, cc)
+		}
+	}
+	mods := []func(*convCase){
+		func(c *convCase) { c.lhsDil, c.padLo, c.padHi = [2]int64{3, 3}, [2]int64{2, 2}, [2]int64{2, 2} },
+		func(c *convCase) { c.lhsDil, c.n = [2]int64{2, 3}, 1 },
+		func(c *convCase) { c.n, c.h, c.w, c.padHi = 3, 6, 7, [2]int64{0, 2} },
+		func(c *convCase) { c.padLo, c.padHi = [2]int64{-1, 2}, [2]int64{1, -1} },
+		func(c *convCase) { c.stride = [2]int64{2, 1} },
+		func(c *convCase) { c.reverse, c.kh, c.kw, c.padLo = true, 4, 5, [2]int64{3, 2} },
+		func(c *convCase) { c.lhsDil, c.rhsDil = [2]int64{2, 1}, [2]int64{1, 2} },
+	}
+	for _, mod := range mods {
+		cc := base
+		cc.layout, cc.dt = "b01f_01io->b01f", hlo.F32
+		mod(&cc)
+		cases = append(cases, cc)
+	}
+	for i, cc := range cases {
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm", uint64(900+i)) })
+	}
+	for ti, block := range [][2]uint32{{8, 8}, {4, 12}} {
+		tg := vkxla.TargetFromCaps(rt.Device().Caps())
+		tg.GemmBlock = block
+		cc := base
+		cc.layout, cc.dt, cc.lhsDil = "bf01_oi01->bf01", hlo.F32, [2]int64{3, 2}
+		t.Run(fmt.Sprintf("block%v/%v", block, cc), func(t *testing.T) {
+			m := cc.module(t)
+			in, k, _ := cc.shapes()
+			rng := rnd(uint64(950 + ti))
+			inputs := []*hlo.Literal{randomLiteral(rng, in, unitDomain), randomLiteral(rng, k, unitDomain)}
+			want, err := cpuref.EvalComputation(m.Entry, inputs...)
+			require.NoError(t, err)
+			got := runProgramFor(t, rt, m.Entry, inputs, tg)
+			require.NoError(t, vkxla.Tolerance(hlo.OpConvolution, cc.dt).Check(got[0], want))
+		})
+	}
+	for i, cc := range []convCase{
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 16, h: 13, w: 14, o: 16, kh: 3, kw: 3,
+			stride: [2]int64{3, 3}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.BF16, n: 2, c: 8, h: 12, w: 11, o: 12, kh: 3, kw: 3,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{0, 1}},
+	} {
+		t.Run("input-gradient/"+cc.String(), func(t *testing.T) {
+			m := cc.module(t)
+			g, err := autodiff.VJP(m, []int{0}, nil)
+			require.NoError(t, err)
+			in, k, _ := cc.shapes()
+			rng := rnd(uint64(960 + i))
+			checkAgainstCPU(t, rt, g, vkxla.ProgramTolerance(g, cc.dt), randomLiteral(rng, in, unitDomain),
+				randomLiteral(rng, k, unitDomain), randomLiteral(rng, m.Entry.Root.Shape, unitDomain))
+		})
+	}
+}
+
 // TestConvolutionDepthwise: depthwise convolutions (feature groups = features)
 // against cpuref: the vec4 kernel for NHWC outputs with HWIO filters (vec4
 // filter reads) and with OIHW-ordered filters (element reads), f32/f16/bf16,

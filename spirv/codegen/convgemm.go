@@ -51,6 +51,19 @@ type convGEMM struct {
 	// gradient of NHWC images, whose "batch" is the image features), so that
 	// four neighbouring rows are one vec4 of the input.
 	batchMinor bool
+	// phases, when set, orders the rows phase-major so that a block's tap loop
+	// skips the taps that read lhs dilation's holes (convphase.go); m is then
+	// its row count, padding rows included.
+	phases *convPhases
+}
+
+// withPhases is cg with its rows in phase-major order where phasesFor applies.
+func (cg convGEMM) withPhases(t Target) convGEMM {
+	rm, _ := gemmBlock(t)
+	if p := phasesFor(cg, rm, t); p != nil {
+		cg.phases, cg.m = p, p.rows()
+	}
+	return cg
 }
 
 // convGEMMView is the implicit-GEMM view of a float convolution without batch
@@ -95,6 +108,9 @@ func groupedGEMMView(in *hlo.Instruction) (convGEMM, bool) {
 // splitRow is the output batch and spatial indices ([batch, spatial…]) of GEMM
 // row row, in the row order batchMinor chooses.
 func (cg convGEMM) splitRow(k *kernel, row spirv.ID) []spirv.ID {
+	if cg.phases != nil {
+		return cg.phases.splitRow(k, row)
+	}
 	if !cg.batchMinor {
 		return k.delinearize(row, cg.rowDims)
 	}
@@ -183,7 +199,7 @@ func (l *lowering) lowerConvGEMM() error {
 	l.p.InPlace = l.epilogueInPlace(cg.in)
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
-		return l.convGEMMKernel(cg, l.outputDest(), 1)
+		return l.convGEMMKernel(cg.withPhases(l.t), l.outputDest(), 1)
 	}
 	scratch := l.p.scratchIndex()
 	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
@@ -212,12 +228,19 @@ func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error
 		group := t.b
 		sum := func(pos []spirv.ID) { acc.sumK(t.g, l.convLoaders(t, cg, group, rows, pos), cg.kIn) }
 		if parts == 1 {
-			k.loopTaps(t.g, cg.taps, sum)
+			if cg.phases != nil {
+				cg.phases.loopTaps(t.g, cg.w, cg.taps, t.row0, sum)
+			} else {
+				k.loopTaps(t.g, cg.taps, sum)
+			}
 			// Output element (pixel row, feature group·n + col).
 			rowBase := func(i int64, _ spirv.ID) spirv.ID {
 				return k.linearize(cg.outputIndex(k, out, rows[i], f.IMul(group, k.ic(cg.n))), out)
 			}
 			o := gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase, vec4: colStride == 1 && cg.n%4 == 0}
+			if cg.phases != nil {
+				o.rowValid = func(row spirv.ID) spirv.ID { return cg.phases.valid(k, row) }
+			}
 			if cg.in != l.c.Root { // an epilogue reads the output element's index, stored one by one
 				o.epilogue, o.vec4 = cg.in, false
 				o.index = func(i int64, col spirv.ID) []spirv.ID {
