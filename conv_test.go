@@ -29,6 +29,13 @@ var convLayouts = map[string]hlo.ConvDims{
 		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}},
 }
 
+// filterGradLayout is the dim_labels autodiff gives an NHWC convolution's filter
+// gradient (f01b_i01o->01bf): the images' features are the batch (minor), their
+// batch the features; the output's cotangent is the filter; the result HWIO.
+var filterGradLayout = hlo.ConvDims{InputBatch: 3, InputFeature: 0, InputSpatial: []int64{1, 2},
+	KernelInput: 0, KernelOutput: 3, KernelSpatial: []int64{1, 2},
+	OutputBatch: 2, OutputFeature: 3, OutputSpatial: []int64{0, 1}}
+
 // convCase is a 2-D convolution: n images of c features and h×w pixels, a
 // filter of o output features and kh×kw taps, per spatial dim stride, padding
 // (low, high; may be negative), lhs and rhs dilation, and feature groups or
@@ -54,6 +61,9 @@ func (cc convCase) String() string {
 // shapes places the logical sizes in the layout's dims.
 func (cc convCase) shapes() (in, k hlo.Shape, cd hlo.ConvDims) {
 	cd = convLayouts[cc.layout]
+	if cc.layout == "f01b_i01o->01bf" {
+		cd = filterGradLayout
+	}
 	id := make([]int64, 4)
 	id[cd.InputBatch], id[cd.InputFeature], id[cd.InputSpatial[0]], id[cd.InputSpatial[1]] = cc.n, cc.c, cc.h, cc.w
 	kd := make([]int64, 4)
@@ -208,6 +218,12 @@ func TestConvolutionGradients(t *testing.T) {
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 0}, padHi: [2]int64{1, 1}},
 		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 1, c: 64, h: 9, w: 9, o: 32, kh: 3, kw: 3, groups: 4,
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Depthwise: the filter gradient has one output feature per batch group
+		// (the dwgrad kernel).
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 16, h: 12, w: 12, o: 16, kh: 3, kw: 3, groups: 16,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 2, c: 8, h: 11, w: 13, o: 8, kh: 3, kw: 3, groups: 8,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
 	} {
 		t.Run(cc.String(), func(t *testing.T) {
 			m := cc.module(t)
@@ -254,6 +270,21 @@ func TestConvolutionBatchGroups(t *testing.T) {
 	split := convCase{layout: "b01f_01io->b01f", dt: hlo.F32, n: 8, c: 4, h: 16, w: 16, o: 8, kh: 16, kw: 16, batchGroups: 2,
 		padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
 	t.Run(split.String(), func(t *testing.T) { checkConv(t, rt, split, "conv_gemm_partial", 820) })
+	// Depthwise filter gradients (one output feature per batch group): the
+	// dwgrad kernel, four features a vec4, over ranges of gradient pixels.
+	dw := convCase{layout: "f01b_i01o->01bf", dt: hlo.F32, n: 16, c: 2, h: 12, w: 12, o: 16, kh: 10, kw: 10, batchGroups: 16,
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	for i, mod := range []func(*convCase){
+		func(c *convCase) {},
+		func(c *convCase) { c.dt, c.c = hlo.BF16, 1 },
+		func(c *convCase) { c.dt, c.reverse = hlo.F16, true },
+		func(c *convCase) { c.rhsDil, c.kh, c.kw, c.h = [2]int64{2, 2}, 5, 6, 11 }, // a stride-2 forward's
+		func(c *convCase) { c.n, c.o, c.batchGroups, c.h, c.w, c.kh, c.kw = 8, 8, 8, 40, 40, 38, 38 }, // many ranges
+	} {
+		cc := dw
+		mod(&cc)
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_dwgrad_partial", uint64(830+i)) })
+	}
 }
 
 // TestConvolutionPhases: lhs-dilated convolutions (strided convolutions' input

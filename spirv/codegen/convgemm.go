@@ -134,6 +134,9 @@ func (cg convGEMM) loopIters() int64 {
 // contractions are split over taps) and whose partial sums, if split, fit one
 // binding.
 func useConvGEMM(root *hlo.Instruction, t Target) bool {
+	if _, ok := dwGradOf(root); ok {
+		return true
+	}
 	cg, ok := groupedGEMMView(root)
 	if !ok || cg.m < 2 || cg.n < 2 || cg.groups*cg.m*cg.n*cg.terms() < gemmMinWork {
 		return false
@@ -183,6 +186,10 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 func (l *lowering) convGEMMFacts() {
 	cg, _ := groupedGEMMView(gemmConv(l.c))
 	l.p.InPlace = l.epilogueInPlace(cg.in)
+	if _, ok := dwGradOf(cg.in); ok {
+		l.dwGradFacts(cg)
+		return
+	}
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
 		l.dispatchFact("conv_gemm", l.outputArgs())
@@ -197,6 +204,9 @@ func (l *lowering) convGEMMFacts() {
 func (l *lowering) lowerConvGEMM() error {
 	cg, _ := groupedGEMMView(gemmConv(l.c))
 	l.p.InPlace = l.epilogueInPlace(cg.in)
+	if _, ok := dwGradOf(cg.in); ok {
+		return l.lowerDWGrad(cg)
+	}
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
 		return l.convGEMMKernel(cg.withPhases(l.t), l.outputDest(), 1)

@@ -173,8 +173,10 @@ func disassemble(t *testing.T, k *Kernel) string {
 // gradient autodiff emits for a grouped convolution) lowers to the implicit GEMM,
 // one GEMM per group, split over taps where its contraction is long, for lavapipe
 // and a small device, reading the images a vec4 of four rows at a time; with one
-// output feature per group (a depthwise convolution's filter gradient) it stays
-// off the GEMM. Every kernel validates and Facts agree with Lower.
+// output feature per group (a depthwise convolution's filter gradient) it runs
+// the depthwise filter-gradient kernel (four features a vec4), unless the
+// features are not a multiple of 4. Every kernel validates and Facts agree with
+// Lower.
 func TestConvolutionBatchGroups(t *testing.T) {
 	grad := func(n, h, c, o, groups int64) convTestCase {
 		w := hlo.WindowDim{Size: h, Stride: 1, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}
@@ -190,7 +192,9 @@ func TestConvolutionBatchGroups(t *testing.T) {
 		{"grouped", grad(2, 6, 16, 24, 4), LavapipeTarget(), "conv_gemm"},
 		{"grouped-long", grad(2, 20, 16, 24, 4), LavapipeTarget(), "conv_gemm_partial,conv_gemm_sum"},
 		{"grouped-small-device", grad(2, 20, 16, 24, 4), smallTarget(), "conv_gemm_partial,conv_gemm_sum"},
-		{"depthwise", grad(2, 6, 16, 16, 16), LavapipeTarget(), "conv"},
+		{"depthwise", grad(2, 6, 16, 16, 16), LavapipeTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
+		{"depthwise-small-device", grad(2, 20, 16, 16, 16), smallTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
+		{"depthwise-6-features", grad(2, 6, 6, 6, 6), LavapipeTarget(), "conv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCB(t, "conv")
@@ -203,8 +207,10 @@ func TestConvolutionBatchGroups(t *testing.T) {
 				names = append(names, strings.TrimPrefix(d.Kernel.Name, "conv_"))
 			}
 			require.Equal(t, tc.kernels, strings.Join(names, ","))
-			if tc.kernels != "conv" {
-				require.Contains(t, disassemble(t, p.Dispatches[0].Kernel), "%in0_vec4")
+			if tc.kernels != "conv" { // the images through a vec4 view; the dwgrad kernel's gradient too
+				text := disassemble(t, p.Dispatches[0].Kernel)
+				require.True(t, strings.Contains(text, "%in0_vec4"))
+				require.Equal(t, strings.HasPrefix(tc.kernels, "conv_dwgrad"), strings.Contains(text, "%in1_vec4"))
 			}
 			checkFacts(t, tc.name, c, tc.target)
 		})
