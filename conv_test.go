@@ -278,7 +278,7 @@ func TestConvolutionBatchGroups(t *testing.T) {
 		func(c *convCase) {},
 		func(c *convCase) { c.dt, c.c = hlo.BF16, 1 },
 		func(c *convCase) { c.dt, c.reverse = hlo.F16, true },
-		func(c *convCase) { c.rhsDil, c.kh, c.kw, c.h = [2]int64{2, 2}, 5, 6, 11 }, // a stride-2 forward's
+		func(c *convCase) { c.rhsDil, c.kh, c.kw, c.h = [2]int64{2, 2}, 5, 6, 11 },                    // a stride-2 forward's
 		func(c *convCase) { c.n, c.o, c.batchGroups, c.h, c.w, c.kh, c.kw = 8, 8, 8, 40, 40, 38, 38 }, // many ranges
 	} {
 		cc := dw
