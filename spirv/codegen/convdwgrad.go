@@ -44,6 +44,16 @@ func dwGradOf(in *hlo.Instruction) (convGEMM, bool) {
 	return cg, true
 }
 
+// useDWGrad: one gradient pixel's loop over the images fits the target's loop
+// bound, and the partial sums fit one binding.
+func useDWGrad(cg convGEMM, t Target) bool {
+	if lim := t.MaxLoopIterations; lim > 0 && 1+cg.kIn > lim/4 {
+		return false
+	}
+	parts, _ := dwGradParts(cg, t)
+	return t.MaxStorageBufferRange <= 0 || cg.partialBytes(parts) <= t.MaxStorageBufferRange
+}
+
 // dwGradParts is the number of gradient-pixel ranges the kernel sums separately,
 // and the pixels per range.
 func dwGradParts(cg convGEMM, t Target) (parts, perPart int64) {

@@ -134,8 +134,8 @@ func (cg convGEMM) loopIters() int64 {
 // contractions are split over taps) and whose partial sums, if split, fit one
 // binding.
 func useConvGEMM(root *hlo.Instruction, t Target) bool {
-	if _, ok := dwGradOf(root); ok {
-		return true
+	if cg, ok := dwGradOf(root); ok {
+		return useDWGrad(cg, t)
 	}
 	cg, ok := groupedGEMMView(root)
 	if !ok || cg.m < 2 || cg.n < 2 || cg.groups*cg.m*cg.n*cg.terms() < gemmMinWork {

@@ -169,13 +169,20 @@ func disassemble(t *testing.T, k *Kernel) string {
 	return text
 }
 
+func loopBound(n int64) Target {
+	t := LavapipeTarget()
+	t.MaxLoopIterations = n
+	return t
+}
+
 // TestConvolutionBatchGroups: a convolution with batch groups (the filter
 // gradient autodiff emits for a grouped convolution) lowers to the implicit GEMM,
 // one GEMM per group, split over taps where its contraction is long, for lavapipe
 // and a small device, reading the images a vec4 of four rows at a time; with one
 // output feature per group (a depthwise convolution's filter gradient) it runs
 // the depthwise filter-gradient kernel (four features a vec4), unless the
-// features are not a multiple of 4. Every kernel validates and Facts agree with
+// features are not a multiple of 4 or its loop over the images would pass the
+// loop bound. Every kernel validates and Facts agree with
 // Lower.
 func TestConvolutionBatchGroups(t *testing.T) {
 	grad := func(n, h, c, o, groups int64) convTestCase {
@@ -195,6 +202,8 @@ func TestConvolutionBatchGroups(t *testing.T) {
 		{"depthwise", grad(2, 6, 16, 16, 16), LavapipeTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
 		{"depthwise-small-device", grad(2, 20, 16, 16, 16), smallTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
 		{"depthwise-6-features", grad(2, 6, 6, 6, 6), LavapipeTarget(), "conv"},
+		// 16 images per gradient pixel: past a quarter of a 64-iteration bound.
+		{"depthwise-loop-bound", grad(16, 6, 16, 16, 16), loopBound(64), "conv_partial,conv_sum"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCB(t, "conv")
@@ -207,7 +216,8 @@ func TestConvolutionBatchGroups(t *testing.T) {
 				names = append(names, strings.TrimPrefix(d.Kernel.Name, "conv_"))
 			}
 			require.Equal(t, tc.kernels, strings.Join(names, ","))
-			if tc.kernels != "conv" { // the images through a vec4 view; the dwgrad kernel's gradient too
+			direct := tc.kernels == "conv" || strings.HasPrefix(tc.kernels, "conv_partial")
+			if !direct { // the images through a vec4 view; the dwgrad kernel's gradient too
 				text := disassemble(t, p.Dispatches[0].Kernel)
 				require.True(t, strings.Contains(text, "%in0_vec4"))
 				require.Equal(t, strings.HasPrefix(tc.kernels, "conv_dwgrad"), strings.Contains(text, "%in1_vec4"))
