@@ -92,10 +92,9 @@ func (l *lowering) dwGradPartials(cg convGEMM, scratch int, parts, perPart int64
 	f, m := k.f, k.m
 	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, 0)
 	g := l.kernelGen(k)
-	cd := cg.cd
-	lhs4 := k.vec4Input(int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType)
-	rhs4 := k.vec4Input(int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType)
-	lDims4, rDims4 := quarterMinor(cg.lhs.Shape.Dims), quarterMinor(cg.rhs.Shape.Dims)
+	v := dwGradViews{lhs: k.vec4Input(int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType),
+		rhs:   k.vec4Input(int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType),
+		lDims: quarterMinor(cg.lhs.Shape.Dims), rDims: quarterMinor(cg.rhs.Shape.Dims)}
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	zero := m.ConstOf(vec4, 0)
 	quads := cg.groups / 4
@@ -117,35 +116,8 @@ func (l *lowering) dwGradPartials(cg convGEMM, scratch int, parts, perPart int64
 				f.Range(start, end, k.ic(1), func(tap spirv.ID) {
 					g.scoped(func() {
 						pos := k.delinearize(tap, cg.taps)
-						k.loop(cg.kIn, func(kv spirv.ID) {
-							ri := make([]spirv.ID, len(rDims4))
-							ri[cd.KernelInput], ri[cd.KernelOutput] = kv, cq
-							for s, d := range cd.KernelSpatial {
-								ri[d] = pos[s]
-								if cg.w[s].WindowReversal {
-									ri[d] = f.ISub(k.ic(cg.w[s].Size-1), pos[s])
-								}
-							}
-							dy := k.loadVec4(rhs4, k.linearize(ri, rDims4))
-							for r, row := range rows {
-								li := make([]spirv.ID, len(lDims4))
-								li[cd.InputBatch], li[cd.InputFeature] = cq, kv
-								var conds []spirv.ID
-								for s, d := range cd.InputSpatial {
-									src, cs := k.windowSource(cg.w[s:s+1], cg.lhs.Shape.Dims[d:d+1], []spirv.ID{k.ic(row[s])}, pos[s:s+1])
-									li[d] = src[0]
-									if len(cs) > 0 {
-										conds = append(conds, cs...)
-										li[d] = k.clampIndex(src[0], 0, cg.lhs.Shape.Dims[d]-1)
-									}
-								}
-								x := k.loadVec4(lhs4, k.linearize(li, lDims4))
-								if len(conds) > 0 {
-									x = f.Select(k.all(conds...), x, zero)
-								}
-								f.Store(acc[r], f.FAdd(f.Load(acc[r]), f.FMul(x, dy)))
-							}
-						})
+						terms := cg.dwGradTerms(k, pos, v.lDims)
+						k.loop(cg.kIn, func(kv spirv.ID) { cg.dwGradAdd(k, v, acc, rows, terms, pos, cq, kv) })
 					})
 				})
 			})
@@ -159,4 +131,75 @@ func (l *lowering) dwGradPartials(cg convGEMM, scratch int, parts, perPart int64
 		})
 	})
 	return l.add(k, groups)
+}
+
+// dwGradTerm is one spatial dim's part of an image read: its offset in the vec4
+// view (the input position, clamped into the image, times the dim's stride) and
+// whether the position lies inside the image (0: always).
+type dwGradTerm struct{ offset, valid spirv.ID }
+
+// dwGradTerms is, per spatial dim s and output tap index t in that dim, the
+// image read's part at gradient pixel pos: computed once per dim and index (3+3
+// for a 3×3 filter), not once per output tap (9), as a tap's read is the sum of
+// its dims' offsets.
+func (cg convGEMM) dwGradTerms(k *kernel, pos []spirv.ID, dims4 []int64) [][]dwGradTerm {
+	cd, dims := cg.cd, cg.lhs.Shape.Dims
+	terms := make([][]dwGradTerm, len(cd.InputSpatial))
+	for s, d := range cd.InputSpatial {
+		stride := k.ic(product(dims4[d+1:]))
+		for t := range cg.rowDims[1+s] {
+			src, cs := k.windowSource(cg.w[s:s+1], dims[d:d+1], []spirv.ID{k.ic(t)}, pos[s:s+1])
+			term := dwGradTerm{}
+			if len(cs) > 0 {
+				src[0] = k.clampIndex(src[0], 0, dims[d]-1)
+				term.valid = k.all(cs...)
+			}
+			term.offset = k.f.IMul(src[0], stride)
+			terms[s] = append(terms[s], term)
+		}
+	}
+	return terms
+}
+
+// dwGradViews are the vec4 views of the images and the gradient, with their dims
+// in vec4s.
+type dwGradViews struct {
+	lhs, rhs     spirv.Buffer
+	lDims, rDims []int64
+}
+
+// dwGradAdd adds image kv's products at gradient pixel pos (its image reads'
+// parts in terms) for feature quad cq into every output tap's accumulator.
+func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]int64, terms [][]dwGradTerm, pos []spirv.ID, cq, kv spirv.ID) {
+	f, cd := k.f, cg.cd
+	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
+	ri := make([]spirv.ID, len(v.rDims))
+	ri[cd.KernelInput], ri[cd.KernelOutput] = kv, cq
+	for s, d := range cd.KernelSpatial {
+		ri[d] = pos[s]
+		if cg.w[s].WindowReversal {
+			ri[d] = f.ISub(k.ic(cg.w[s].Size-1), pos[s])
+		}
+	}
+	dy := k.loadVec4(v.rhs, k.linearize(ri, v.rDims))
+	li := make([]spirv.ID, len(v.lDims))
+	li[cd.InputBatch], li[cd.InputFeature] = cq, kv
+	for _, d := range cd.InputSpatial {
+		li[d] = k.ic(0)
+	}
+	base := k.linearize(li, v.lDims)
+	for r, row := range rows {
+		at, valid := base, []spirv.ID{}
+		for s := range row {
+			at = f.IAdd(at, terms[s][row[s]].offset)
+			if c := terms[s][row[s]].valid; c != 0 {
+				valid = append(valid, c)
+			}
+		}
+		x := k.loadVec4(v.lhs, at)
+		if len(valid) > 0 {
+			x = f.Select(k.all(valid...), x, zero)
+		}
+		f.Store(acc[r], f.FAdd(f.Load(acc[r]), f.FMul(x, dy)))
+	}
 }
