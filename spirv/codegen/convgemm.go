@@ -6,8 +6,8 @@ import (
 )
 
 // Convolution as an implicit GEMM. A float convolution (f32, or f16/bf16
-// accumulated in f32) at a kernel's root is the GEMM C = A·B per feature group,
-// with
+// accumulated in f32) at a kernel's root is the GEMM C = A·B per feature group
+// (or batch group: a grouped convolution's filter gradient), with
 //
 //	rows    M = output pixels (output batch × output spatial, row-major),
 //	columns N = output features of the group,
@@ -128,9 +128,10 @@ func (cg convGEMM) loopIters() int64 {
 	return taps + taps*(cg.kIn/4)
 }
 
-// useConvGEMM: a float convolution with enough work for the tiled kernel, at least
-// 2 output pixels and 2 output features per group (depthwise convolutions have
-// their own kernel), whose loops per tap fit the target's bound (longer
+// useConvGEMM: a depthwise filter gradient the dwgrad kernel takes, or a float
+// convolution with enough work for the tiled kernel, at least 2 output pixels
+// and 2 output features per group (depthwise convolutions have their own
+// kernel), whose loops per tap fit the target's bound (longer
 // contractions are split over taps) and whose partial sums, if split, fit one
 // binding.
 func useConvGEMM(root *hlo.Instruction, t Target) bool {
