@@ -77,6 +77,9 @@ func BenchmarkConvolution(b *testing.B) {
 		{name: "dense3x3-bf16-19x19x512-512", dt: hlo.BF16, n: 1, h: 19, w: 19, c: 512, o: 512, size: 3, stride: 1, pad: 1, grp: 1},
 		{name: "backward-3x3-38x38x128-128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 1, pad: 1, grp: 1},
 		{name: "backward-3x3-16x16x64-64-batch16", backward: true, dt: hlo.F32, n: 16, h: 16, w: 16, c: 64, o: 64, size: 3, stride: 1, pad: 1, grp: 1},
+		{name: "backward-3x3s2-38x38x128-128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 1},
+		{name: "backward-3x3-38x38x128-128-groups4", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 1, pad: 1, grp: 4},
+		{name: "backward-depthwise3x3-38x38x128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 1, pad: 1, grp: 128},
 		{name: "depthwise3x3-38x38x256", dt: hlo.F32, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
 		{name: "depthwise3x3s2-76x76x128", dt: hlo.F32, n: 1, h: 76, w: 76, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 128},
 		{name: "depthwise3x3-bf16-38x38x256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 3, stride: 1, pad: 1, grp: 256},
@@ -135,8 +138,11 @@ func benchDepthwise(b *testing.B, rt *vkxla.Runtime, m *hlo.Module, inputs []*hl
 }
 
 // benchConvBackward times the convolution's VJP (its value, the input gradient
-// and the filter gradient: three convolutions of the same FLOPs at stride 1)
-// against three GEMMs of the forward's M, N, K.
+// and the filter gradient: three convolutions of the forward's useful FLOPs)
+// against three GEMMs of the forward's M, N, K per group (a grouped
+// convolution's filter gradient has batch groups); a depthwise one against three
+// elementwise copies of its input (x-copy: each of the three convolutions reads
+// and writes about what a copy does).
 func benchConvBackward(b *testing.B, rt *vkxla.Runtime, cb convBench) {
 	m := cb.module(b)
 	vjp, err := autodiff.VJP(m, []int{0, 1}, nil)
@@ -144,13 +150,18 @@ func benchConvBackward(b *testing.B, rt *vkxla.Runtime, cb convBench) {
 	out := m.Entry.Root.Shape
 	inputs := []*hlo.Literal{lit(rnd(61), cb.dt, unitDomain, m.Entry.Params[0].Shape.Dims...),
 		lit(rnd(62), cb.dt, unitDomain, m.Entry.Params[1].Shape.Dims...), lit(rnd(65), cb.dt, unitDomain, out.Dims...)}
+	if cb.grp == cb.c && cb.grp > 1 { // depthwise: three memory-bound convolutions against three copies
+		conv, base := bestInterleaved(b, rt, vjp, inputs, copyModule(b, inputs[0].Shape()), inputs[:1])
+		b.ReportMetric(3*float64(base)/float64(conv), "x-copy")
+		return
+	}
 	mm, nn, kk := cb.gemm(out)
 	conv, base := bestInterleaved(b, rt, vjp, inputs, gemmModule(b, cb.dt, mm, nn, kk),
 		[]*hlo.Literal{lit(rnd(63), cb.dt, unitDomain, mm, kk), lit(rnd(64), cb.dt, unitDomain, kk, nn)})
-	flop := float64(3 * 2 * mm * nn * kk)
+	flop := float64(3 * 2 * mm * nn * kk * cb.grp)
 	b.ReportMetric(flop/conv.Seconds()/1e9, "GFLOP/s")
-	b.ReportMetric(flop/3/base.Seconds()/1e9, "gemm-GFLOP/s")
-	b.ReportMetric(3*float64(base)/float64(conv), "x-gemm")
+	b.ReportMetric(flop/3/float64(cb.grp)/base.Seconds()/1e9, "gemm-GFLOP/s")
+	b.ReportMetric(3*float64(cb.grp)*float64(base)/float64(conv), "x-gemm")
 }
 
 // bestInterleaved runs m and its baseline alternately for the benchmark's

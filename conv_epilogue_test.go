@@ -14,7 +14,8 @@ import (
 // TestConvEpilogueFusion runs convolution epilogues (docs/passes.md, "Dot and
 // convolution epilogues") fused into the implicit GEMM's output stage and unfused,
 // against cpuref: bias + ReLU6 over NHWC 3×3 and bf16 1×1 convolutions (TF's
-// MobileNet export), a residual add over an NCHW output (scalar stores), the split
+// MobileNet export), an lhs-dilated convolution (rows in sub-pixel phase order,
+// padding rows not stored), a residual add over an NCHW output (scalar stores), the split
 // over taps (the epilogue in the sum pass), a convolution too small for the GEMM
 // (elemental), depthwise convolutions with their epilogues in the depthwise
 // kernel's output stage (f32 and bf16, strided, a residual, a convert to f32) or
@@ -45,6 +46,18 @@ ENTRY main {
   lo = bf16[] constant(0)
   hi = bf16[] constant(6)
   ROOT r = bf16[1,10,10,64]{3,2,1,0} clamp(lo, a, hi)
+}`, 1},
+		{"lhs-dilated (phase-ordered rows) + bias + relu", `HloModule transposed_conv
+ENTRY main {
+  x = f32[2,7,9,16]{3,2,1,0} parameter(0)
+  w = f32[3,3,16,12]{3,2,1,0} parameter(1)
+  b = f32[12]{0} parameter(2)
+  c = f32[2,14,17,12]{3,2,1,0} convolution(x, w), window={size=3x3 pad=1_2x1_1 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f
+  bb = f32[2,14,17,12]{3,2,1,0} broadcast(b), dimensions={3}
+  a = f32[2,14,17,12]{3,2,1,0} add(c, bb)
+  z = f32[] constant(0)
+  zz = f32[2,14,17,12]{3,2,1,0} broadcast(z), dimensions={}
+  ROOT r = f32[2,14,17,12]{3,2,1,0} maximum(a, zz)
 }`, 1},
 		{"NCHW + residual", `HloModule nchw_residual
 ENTRY main {

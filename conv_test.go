@@ -29,9 +29,17 @@ var convLayouts = map[string]hlo.ConvDims{
 		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}},
 }
 
+// filterGradLayout is the dim_labels autodiff gives an NHWC convolution's filter
+// gradient (f01b_i01o->01bf): the images' features are the batch (minor), their
+// batch the features; the output's cotangent is the filter; the result HWIO.
+var filterGradLayout = hlo.ConvDims{InputBatch: 3, InputFeature: 0, InputSpatial: []int64{1, 2},
+	KernelInput: 0, KernelOutput: 3, KernelSpatial: []int64{1, 2},
+	OutputBatch: 2, OutputFeature: 3, OutputSpatial: []int64{0, 1}}
+
 // convCase is a 2-D convolution: n images of c features and h×w pixels, a
 // filter of o output features and kh×kw taps, per spatial dim stride, padding
-// (low, high; may be negative), lhs and rhs dilation, and feature groups.
+// (low, high; may be negative), lhs and rhs dilation, and feature groups or
+// batch groups (n images in batchGroups groups, o output features likewise).
 type convCase struct {
 	layout         string
 	dt             hlo.DType
@@ -41,17 +49,21 @@ type convCase struct {
 	padLo, padHi   [2]int64
 	lhsDil, rhsDil [2]int64
 	groups         int64
+	batchGroups    int64
 	reverse        bool
 }
 
 func (cc convCase) String() string {
-	return fmt.Sprintf("%s/%v/n%d_c%d_%dx%d_o%d_k%dx%d_s%v_p%v%v_ld%v_rd%v_g%d_r%v", cc.layout, cc.dt, cc.n, cc.c, cc.h, cc.w, cc.o,
-		cc.kh, cc.kw, cc.stride, cc.padLo, cc.padHi, cc.lhsDil, cc.rhsDil, cc.groups, cc.reverse)
+	return fmt.Sprintf("%s/%v/n%d_c%d_%dx%d_o%d_k%dx%d_s%v_p%v%v_ld%v_rd%v_g%d_bg%d_r%v", cc.layout, cc.dt, cc.n, cc.c, cc.h, cc.w, cc.o,
+		cc.kh, cc.kw, cc.stride, cc.padLo, cc.padHi, cc.lhsDil, cc.rhsDil, cc.groups, cc.batchGroups, cc.reverse)
 }
 
 // shapes places the logical sizes in the layout's dims.
 func (cc convCase) shapes() (in, k hlo.Shape, cd hlo.ConvDims) {
 	cd = convLayouts[cc.layout]
+	if cc.layout == "f01b_i01o->01bf" {
+		cd = filterGradLayout
+	}
 	id := make([]int64, 4)
 	id[cd.InputBatch], id[cd.InputFeature], id[cd.InputSpatial[0]], id[cd.InputSpatial[1]] = cc.n, cc.c, cc.h, cc.w
 	kd := make([]int64, 4)
@@ -74,7 +86,7 @@ func (cc convCase) window() []hlo.WindowDim {
 func (cc convCase) module(t testing.TB) *hlo.Module {
 	in, k, cd := cc.shapes()
 	b := hlo.NewBuilder("conv")
-	root := b.Conv(b.Parameter(in, "x"), b.Parameter(k, "k"), cc.window(), cd, max(cc.groups, 1), 1)
+	root := b.Conv(b.Parameter(in, "x"), b.Parameter(k, "k"), cc.window(), cd, max(cc.groups, 1), max(cc.batchGroups, 1))
 	m, err := b.Build(root)
 	if err != nil || m.Entry.Root.Shape.NumElements() == 0 {
 		return nil
@@ -194,6 +206,24 @@ func TestConvolutionGradients(t *testing.T) {
 		// split over taps.
 		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 8, h: 16, w: 16, o: 8, kh: 3, kw: 3,
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Batch 1, 32 image features: the filter gradient's blocks are 16 image
+		// features of one pixel (one input position per tap for the block).
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 32, h: 10, w: 11, o: 16, kh: 3, kw: 3,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Grouped: the filter gradient has batch groups (the implicit GEMM per
+		// group), the input gradient feature groups.
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 16, h: 11, w: 11, o: 24, kh: 3, kw: 3, groups: 4,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.BF16, n: 3, c: 8, h: 9, w: 10, o: 8, kh: 3, kw: 2, groups: 2,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 0}, padHi: [2]int64{1, 1}},
+		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 1, c: 64, h: 9, w: 9, o: 32, kh: 3, kw: 3, groups: 4,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		// Depthwise: the filter gradient has one output feature per batch group
+		// (the dwgrad kernel).
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 16, h: 12, w: 12, o: 16, kh: 3, kw: 3, groups: 16,
+			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "b01f_01io->b01f", dt: hlo.BF16, n: 2, c: 8, h: 11, w: 13, o: 8, kh: 3, kw: 3, groups: 8,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
 	} {
 		t.Run(cc.String(), func(t *testing.T) {
 			m := cc.module(t)
@@ -201,6 +231,127 @@ func TestConvolutionGradients(t *testing.T) {
 			require.NoError(t, err)
 			in, k, _ := cc.shapes()
 			rng := rnd(300)
+			checkAgainstCPU(t, rt, g, vkxla.ProgramTolerance(g, cc.dt), randomLiteral(rng, in, unitDomain),
+				randomLiteral(rng, k, unitDomain), randomLiteral(rng, m.Entry.Root.Shape, unitDomain))
+		})
+	}
+}
+
+// TestConvolutionBatchGroups: convolutions with batch groups (what autodiff
+// emits for a grouped convolution's filter gradient) run as the implicit GEMM,
+// one per group, against cpuref: every layout, f32 and bf16, one and two
+// batches per group, strides, and a long contraction split over taps.
+func TestConvolutionBatchGroups(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{dt: hlo.F32, n: 4, c: 6, h: 9, w: 11, o: 8, kh: 3, kw: 3, batchGroups: 2,
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	var cases []convCase
+	for layout := range convLayouts {
+		cc := base
+		cc.layout = layout
+		cases = append(cases, cc)
+	}
+	nhwc := base
+	nhwc.layout = "b01f_01io->b01f"
+	mods := []func(*convCase){
+		func(c *convCase) { c.dt, c.stride, c.h, c.w = hlo.BF16, [2]int64{2, 3}, 17, 19 },
+		func(c *convCase) { c.n, c.o, c.batchGroups = 4, 12, 4 }, // one batch per group
+		func(c *convCase) { c.rhsDil, c.padHi = [2]int64{2, 1}, [2]int64{2, 0} },
+	}
+	for _, mod := range mods {
+		cc := nhwc
+		mod(&cc)
+		cases = append(cases, cc)
+	}
+	for i, cc := range cases {
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm", uint64(800+i)) })
+	}
+	// A filter-gradient shape: a 16×16 window, 256 taps, few outputs: split.
+	split := convCase{layout: "b01f_01io->b01f", dt: hlo.F32, n: 8, c: 4, h: 16, w: 16, o: 8, kh: 16, kw: 16, batchGroups: 2,
+		padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	t.Run(split.String(), func(t *testing.T) { checkConv(t, rt, split, "conv_gemm_partial", 820) })
+	// Depthwise filter gradients (one output feature per batch group): the
+	// dwgrad kernel, four features a vec4, over ranges of gradient pixels.
+	dw := convCase{layout: "f01b_i01o->01bf", dt: hlo.F32, n: 16, c: 2, h: 12, w: 12, o: 16, kh: 10, kw: 10, batchGroups: 16,
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	for i, mod := range []func(*convCase){
+		func(c *convCase) {},
+		func(c *convCase) { c.dt, c.c = hlo.BF16, 1 },
+		func(c *convCase) { c.dt, c.reverse = hlo.F16, true },
+		func(c *convCase) { c.rhsDil, c.kh, c.kw, c.h = [2]int64{2, 2}, 5, 6, 11 },                    // a stride-2 forward's
+		func(c *convCase) { c.n, c.o, c.batchGroups, c.h, c.w, c.kh, c.kw = 8, 8, 8, 40, 40, 38, 38 }, // many ranges
+	} {
+		cc := dw
+		mod(&cc)
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_dwgrad_partial", uint64(830+i)) })
+	}
+}
+
+// TestConvolutionPhases: lhs-dilated convolutions (strided convolutions' input
+// gradients), whose implicit GEMM steps each block's taps over one sub-pixel
+// phase, against cpuref: every layout, f32/f16/bf16, dilation 2 and 3 (and
+// different per dim), batch 1 and 3, outputs not a multiple of the dilation,
+// padding (negative too), a stride, window reversal, rhs dilation in the
+// undilated dim, and the kernels generated for small devices (8×8 and 4×12
+// blocks); then the input gradients of stride-2 and stride-3 convolutions.
+func TestConvolutionPhases(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{n: 2, c: 8, h: 9, w: 11, o: 12, kh: 3, kw: 3, lhsDil: [2]int64{2, 2},
+		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	var cases []convCase
+	for layout := range convLayouts {
+		for _, dt := range []hlo.DType{hlo.F32, hlo.F16, hlo.BF16} {
+			cc := base
+			cc.layout, cc.dt = layout, dt
+			cases = append(cases, cc)
+		}
+	}
+	mods := []func(*convCase){
+		func(c *convCase) { c.lhsDil, c.padLo, c.padHi = [2]int64{3, 3}, [2]int64{2, 2}, [2]int64{2, 2} },
+		func(c *convCase) { c.lhsDil, c.n = [2]int64{2, 3}, 1 },
+		func(c *convCase) { c.n, c.h, c.w, c.padHi = 3, 6, 7, [2]int64{0, 2} },
+		func(c *convCase) { c.padLo, c.padHi = [2]int64{-1, 2}, [2]int64{1, -1} },
+		func(c *convCase) { c.stride = [2]int64{2, 1} },
+		func(c *convCase) { c.reverse, c.kh, c.kw, c.padLo = true, 4, 5, [2]int64{3, 2} },
+		func(c *convCase) { c.lhsDil, c.rhsDil = [2]int64{2, 1}, [2]int64{1, 2} },
+	}
+	for _, mod := range mods {
+		cc := base
+		cc.layout, cc.dt = "b01f_01io->b01f", hlo.F32
+		mod(&cc)
+		cases = append(cases, cc)
+	}
+	for i, cc := range cases {
+		t.Run(cc.String(), func(t *testing.T) { checkConv(t, rt, cc, "conv_gemm", uint64(900+i)) })
+	}
+	for ti, block := range [][2]uint32{{8, 8}, {4, 12}} {
+		tg := vkxla.TargetFromCaps(rt.Device().Caps())
+		tg.GemmBlock = block
+		cc := base
+		cc.layout, cc.dt, cc.lhsDil = "bf01_oi01->bf01", hlo.F32, [2]int64{3, 2}
+		t.Run(fmt.Sprintf("block%v/%v", block, cc), func(t *testing.T) {
+			m := cc.module(t)
+			in, k, _ := cc.shapes()
+			rng := rnd(uint64(950 + ti))
+			inputs := []*hlo.Literal{randomLiteral(rng, in, unitDomain), randomLiteral(rng, k, unitDomain)}
+			want, err := cpuref.EvalComputation(m.Entry, inputs...)
+			require.NoError(t, err)
+			got := runProgramFor(t, rt, m.Entry, inputs, tg)
+			require.NoError(t, vkxla.Tolerance(hlo.OpConvolution, cc.dt).Check(got[0], want))
+		})
+	}
+	for i, cc := range []convCase{
+		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 1, c: 16, h: 13, w: 14, o: 16, kh: 3, kw: 3,
+			stride: [2]int64{3, 3}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},
+		{layout: "bf01_oi01->bf01", dt: hlo.BF16, n: 2, c: 8, h: 12, w: 11, o: 12, kh: 3, kw: 3,
+			stride: [2]int64{2, 2}, padLo: [2]int64{1, 1}, padHi: [2]int64{0, 1}},
+	} {
+		t.Run("input-gradient/"+cc.String(), func(t *testing.T) {
+			m := cc.module(t)
+			g, err := autodiff.VJP(m, []int{0}, nil)
+			require.NoError(t, err)
+			in, k, _ := cc.shapes()
+			rng := rnd(uint64(960 + i))
 			checkAgainstCPU(t, rt, g, vkxla.ProgramTolerance(g, cc.dt), randomLiteral(rng, in, unitDomain),
 				randomLiteral(rng, k, unitDomain), randomLiteral(rng, m.Entry.Root.Shape, unitDomain))
 		})

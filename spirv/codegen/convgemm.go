@@ -6,8 +6,8 @@ import (
 )
 
 // Convolution as an implicit GEMM. A float convolution (f32, or f16/bf16
-// accumulated in f32) at a kernel's root is the GEMM C = A·B per feature group,
-// with
+// accumulated in f32) at a kernel's root is the GEMM C = A·B per feature group
+// (or batch group: a grouped convolution's filter gradient), with
 //
 //	rows    M = output pixels (output batch × output spatial, row-major),
 //	columns N = output features of the group,
@@ -36,22 +36,51 @@ type convGEMM struct {
 	in, lhs, rhs *hlo.Instruction
 	cd           *hlo.ConvDims
 	w            []hlo.WindowDim
-	groups       int64   // feature groups: the GEMM's batch
-	m, n         int64   // output pixels; output features per group
-	kIn          int64   // input features per group
-	taps         []int64 // the window's sizes
-	rowDims      []int64 // output batch, then output spatial sizes
+	groups       int64 // feature or batch groups: the GEMM's batch
+	// byBatch: the groups are batch groups (batch_group_count; a filter gradient
+	// of a grouped convolution): group g reads all input features of the input
+	// batches g·(output batch) … (g+1)·(output batch) − 1, where feature group g
+	// reads input features g·kIn … (g+1)·kIn − 1 of every batch.
+	byBatch bool
+	m, n    int64   // output pixels; output features per group
+	kIn     int64   // input features per group
+	taps    []int64 // the window's sizes
+	rowDims []int64 // output batch, then output spatial sizes
 	// batchMinor orders the rows batch-minor (spatial, then batch): set where
 	// the input's batch dimension is its minor one, a multiple of 4 (a filter
 	// gradient of NHWC images, whose "batch" is the image features), so that
 	// four neighbouring rows are one vec4 of the input.
 	batchMinor bool
+	// phases, when set, orders the rows phase-major so that a block's tap loop
+	// skips the taps that read lhs dilation's holes (convphase.go); m is then
+	// its row count, padding rows included.
+	phases *convPhases
+}
+
+// withPhases is cg with its rows in phase-major order where phasesFor applies.
+func (cg convGEMM) withPhases(t Target) convGEMM {
+	rm, _ := gemmBlock(t)
+	if p := phasesFor(cg, rm, t); p != nil {
+		cg.phases, cg.m = p, p.rows()
+	}
+	return cg
 }
 
 // convGEMMView is the implicit-GEMM view of a float convolution without batch
 // groups.
 func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
-	if in == nil || in.Op != hlo.OpConvolution || in.Attrs.Conv == nil || max(in.Attrs.BatchGroupCount, 1) != 1 {
+	cg, ok := groupedGEMMView(in)
+	return cg, ok && !cg.byBatch
+}
+
+// groupedGEMMView is the implicit-GEMM view of a float convolution with feature
+// or batch groups (not both: the verifier refuses that).
+func groupedGEMMView(in *hlo.Instruction) (convGEMM, bool) {
+	if in == nil || in.Op != hlo.OpConvolution || in.Attrs.Conv == nil {
+		return convGEMM{}, false
+	}
+	fg, bg := max(in.Attrs.FeatureGroupCount, 1), max(in.Attrs.BatchGroupCount, 1)
+	if fg > 1 && bg > 1 {
 		return convGEMM{}, false
 	}
 	for _, x := range []*hlo.Instruction{in, in.Operands[0], in.Operands[1]} {
@@ -63,9 +92,9 @@ func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
 	if lhs.Shape.NumElements() == 0 || rhs.Shape.NumElements() == 0 {
 		return convGEMM{}, false // nothing to read: the elemental kernel writes zeros
 	}
-	fg := max(in.Attrs.FeatureGroupCount, 1)
-	cg := convGEMM{in: in, lhs: lhs, rhs: rhs, cd: cd, w: in.Attrs.Window, groups: fg,
-		n: rhs.Shape.Dims[cd.KernelOutput] / fg, kIn: rhs.Shape.Dims[cd.KernelInput],
+	groups := max(fg, bg)
+	cg := convGEMM{in: in, lhs: lhs, rhs: rhs, cd: cd, w: in.Attrs.Window, groups: groups, byBatch: bg > 1,
+		n: rhs.Shape.Dims[cd.KernelOutput] / groups, kIn: rhs.Shape.Dims[cd.KernelInput],
 		taps: windowSizes(in.Attrs.Window)}
 	cg.rowDims = []int64{in.Shape.Dims[cd.OutputBatch]}
 	for _, d := range cd.OutputSpatial {
@@ -79,6 +108,9 @@ func convGEMMView(in *hlo.Instruction) (convGEMM, bool) {
 // splitRow is the output batch and spatial indices ([batch, spatial…]) of GEMM
 // row row, in the row order batchMinor chooses.
 func (cg convGEMM) splitRow(k *kernel, row spirv.ID) []spirv.ID {
+	if cg.phases != nil {
+		return cg.phases.splitRow(k, row)
+	}
 	if !cg.batchMinor {
 		return k.delinearize(row, cg.rowDims)
 	}
@@ -96,13 +128,17 @@ func (cg convGEMM) loopIters() int64 {
 	return taps + taps*(cg.kIn/4)
 }
 
-// useConvGEMM: a float convolution with enough work for the tiled kernel, at least
-// 2 output pixels and 2 output features per group (depthwise convolutions have
-// their own kernel), whose loops per tap fit the target's bound (longer
+// useConvGEMM: a depthwise filter gradient the dwgrad kernel takes, or a float
+// convolution with enough work for the tiled kernel, at least 2 output pixels
+// and 2 output features per group (depthwise convolutions have their own
+// kernel), whose loops per tap fit the target's bound (longer
 // contractions are split over taps) and whose partial sums, if split, fit one
 // binding.
 func useConvGEMM(root *hlo.Instruction, t Target) bool {
-	cg, ok := convGEMMView(root)
+	if cg, ok := dwGradOf(root); ok {
+		return useDWGrad(cg, t)
+	}
+	cg, ok := groupedGEMMView(root)
 	if !ok || cg.m < 2 || cg.n < 2 || cg.groups*cg.m*cg.n*cg.terms() < gemmMinWork {
 		return false
 	}
@@ -149,8 +185,12 @@ func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 // convGEMMFacts: one kernel, or a scratch buffer of partial sums, the partial
 // GEMM writing it and the sum pass reading it into the output.
 func (l *lowering) convGEMMFacts() {
-	cg, _ := convGEMMView(gemmConv(l.c))
+	cg, _ := groupedGEMMView(gemmConv(l.c))
 	l.p.InPlace = l.epilogueInPlace(cg.in)
+	if _, ok := dwGradOf(cg.in); ok {
+		l.dwGradFacts(cg)
+		return
+	}
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
 		l.dispatchFact("conv_gemm", l.outputArgs())
@@ -163,11 +203,14 @@ func (l *lowering) convGEMMFacts() {
 }
 
 func (l *lowering) lowerConvGEMM() error {
-	cg, _ := convGEMMView(gemmConv(l.c))
+	cg, _ := groupedGEMMView(gemmConv(l.c))
 	l.p.InPlace = l.epilogueInPlace(cg.in)
+	if _, ok := dwGradOf(cg.in); ok {
+		return l.lowerDWGrad(cg)
+	}
 	parts := convGEMMParts(cg, l.t)
 	if parts == 1 {
-		return l.convGEMMKernel(cg, l.outputDest(), 1)
+		return l.convGEMMKernel(cg.withPhases(l.t), l.outputDest(), 1)
 	}
 	scratch := l.p.scratchIndex()
 	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
@@ -196,12 +239,19 @@ func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error
 		group := t.b
 		sum := func(pos []spirv.ID) { acc.sumK(t.g, l.convLoaders(t, cg, group, rows, pos), cg.kIn) }
 		if parts == 1 {
-			k.loopTaps(t.g, cg.taps, sum)
+			if cg.phases != nil {
+				cg.phases.loopTaps(t.g, cg.w, cg.taps, t.row0, sum)
+			} else {
+				k.loopTaps(t.g, cg.taps, sum)
+			}
 			// Output element (pixel row, feature group·n + col).
 			rowBase := func(i int64, _ spirv.ID) spirv.ID {
 				return k.linearize(cg.outputIndex(k, out, rows[i], f.IMul(group, k.ic(cg.n))), out)
 			}
 			o := gemmOut{m: cg.m, n: cg.n, colStride: colStride, rowBase: rowBase, vec4: colStride == 1 && cg.n%4 == 0}
+			if cg.phases != nil {
+				o.rowValid = func(row spirv.ID) spirv.ID { return cg.phases.valid(k, row) }
+			}
 			if cg.in != l.c.Root { // an epilogue reads the output element's index, stored one by one
 				o.epilogue, o.vec4 = cg.in, false
 				o.index = func(i int64, col spirv.ID) []spirv.ID {
@@ -300,15 +350,46 @@ func (l *lowering) convLoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][
 	return ld
 }
 
-// tapInputs is, per row, the input index that row reads at tap pos and input
-// feature featBase (spatial indices clamped into the input, so that every read is
-// in bounds) and whether the tap lies inside the input (0: always).
-func (cg convGEMM) tapInputs(k *kernel, rows [][]spirv.ID, pos []spirv.ID, featBase spirv.ID) (idx [][]spirv.ID, valid []spirv.ID) {
+// featBase is the first input feature group reads: group·kIn for feature
+// groups, 0 for batch groups.
+func (cg convGEMM) featBase(k *kernel, group spirv.ID) spirv.ID {
+	if cg.byBatch {
+		return k.ic(0)
+	}
+	return k.f.IMul(group, k.ic(cg.kIn))
+}
+
+// lhsBatch is the input batch output batch b of group reads: b, offset by the
+// group's batches for batch groups.
+func (cg convGEMM) lhsBatch(k *kernel, group, b spirv.ID) spirv.ID {
+	if !cg.byBatch {
+		return b
+	}
+	return k.f.IAdd(b, k.f.IMul(group, k.ic(cg.rowDims[0])))
+}
+
+// sharedPixel: every block of rm rows is rm batches of one output pixel (rows
+// batch-minor, the batch a multiple of rm), so a tap's input position and
+// validity are the same for the whole block, computed once (a filter gradient's
+// per-tap set-up, paid for as few as one input feature, otherwise costs rm).
+func (cg convGEMM) sharedPixel(rm int64) bool { return cg.batchMinor && cg.rowDims[0]%rm == 0 }
+
+// tapInputs is, per row, the input index that row reads at tap pos and the
+// group's first input feature (spatial indices clamped into the input, so that
+// every read is in bounds) and whether the tap lies inside the input (0:
+// always).
+func (cg convGEMM) tapInputs(k *kernel, group spirv.ID, rows [][]spirv.ID, pos []spirv.ID) (idx [][]spirv.ID, valid []spirv.ID) {
 	cd, dims := cg.cd, cg.lhs.Shape.Dims
 	idx, valid = make([][]spirv.ID, len(rows)), make([]spirv.ID, len(rows))
 	for i, r := range rows {
+		if i > 0 && cg.sharedPixel(int64(len(rows))) { // row 0's pixel, batch + i
+			idx[i] = append([]spirv.ID(nil), idx[0]...)
+			idx[i][cd.InputBatch] = k.f.IAdd(idx[0][cd.InputBatch], k.ic(int64(i)))
+			valid[i] = valid[0]
+			continue
+		}
 		li := make([]spirv.ID, len(dims))
-		li[cd.InputBatch], li[cd.InputFeature] = r[0], featBase
+		li[cd.InputBatch], li[cd.InputFeature] = cg.lhsBatch(k, group, r[0]), cg.featBase(k, group)
 		var conds []spirv.ID
 		for s, d := range cd.InputSpatial {
 			src, cs := k.windowSource(cg.w[s:s+1], dims[d:d+1], r[1+s:2+s], pos[s:s+1])
@@ -332,8 +413,8 @@ func (cg convGEMM) tapInputs(k *kernel, rows [][]spirv.ID, pos []spirv.ID, featB
 func (l *lowering) convALoaders(t gemmTile, cg convGEMM, group spirv.ID, rows [][]spirv.ID, pos []spirv.ID, ld *gemmLoad) {
 	g, k, f := t.g, t.g.k, t.g.k.f
 	cd, dims := cg.cd, cg.lhs.Shape.Dims
-	featBase := f.IMul(group, k.ic(cg.kIn))
-	lidx, valid := cg.tapInputs(k, rows, pos, featBase)
+	featBase := cg.featBase(k, group)
+	lidx, valid := cg.tapInputs(k, group, rows, pos)
 	ld.aCol = func(kv spirv.ID) []spirv.ID {
 		a := make([]spirv.ID, len(rows))
 		for i, li := range lidx {
@@ -349,7 +430,7 @@ func (l *lowering) convALoaders(t gemmTile, cg convGEMM, group spirv.ID, rows []
 	ld.aQuad = quadsFromCols(k, ld.aCol)
 	if cg.batchMinor && len(rows)%4 == 0 { // checked first: vec4View declares an alias
 		if v, ok := l.vec4View(k, cg.lhs, cd.InputBatch, cg.rowDims[0]); ok {
-			ld.aCol = batchQuadCols(k, v, cd, dims, lidx, valid)
+			ld.aCol = batchQuadCols(k, v, cd, dims, lidx, valid, cg.sharedPixel(int64(len(rows))))
 			ld.aQuad = quadsFromCols(k, ld.aCol)
 			return
 		}
@@ -368,13 +449,18 @@ func (l *lowering) convALoaders(t gemmTile, cg convGEMM, group spirv.ID, rows []
 
 // batchQuadCols reads A's column at k for batch-minor rows: rows 4q … 4q+3 are
 // batches 4b … 4b+3 at one pixel, one vec4 of the input at the quad's base +
-// k·(the feature dim's stride in vec4s).
-func batchQuadCols(k *kernel, v spirv.Buffer, cd *hlo.ConvDims, dims []int64, lidx [][]spirv.ID, valid []spirv.ID) func(kv spirv.ID) []spirv.ID {
+// k·(the feature dim's stride in vec4s). Where the quads share one pixel
+// (shared), quad q's base is quad 0's + q.
+func batchQuadCols(k *kernel, v spirv.Buffer, cd *hlo.ConvDims, dims []int64, lidx [][]spirv.ID, valid []spirv.ID, shared bool) func(kv spirv.ID) []spirv.ID {
 	f := k.f
 	dims4 := quarterMinor(dims)
 	stride := k.ic(product(dims4[cd.InputFeature+1:]))
 	bases := make([]spirv.ID, len(lidx)/4)
 	for q := range bases {
+		if q > 0 && shared {
+			bases[q] = f.IAdd(bases[0], k.ic(int64(q)))
+			continue
+		}
 		at := append([]spirv.ID(nil), lidx[4*q]...)
 		at[cd.InputBatch] = f.SDiv(at[cd.InputBatch], k.ic(4))
 		bases[q] = k.linearize(at, dims4)

@@ -168,3 +168,100 @@ func disassemble(t *testing.T, k *Kernel) string {
 	require.NoError(t, err)
 	return text
 }
+
+func loopBound(n int64) Target {
+	t := LavapipeTarget()
+	t.MaxLoopIterations = n
+	return t
+}
+
+// TestConvolutionBatchGroups: a convolution with batch groups (the filter
+// gradient autodiff emits for a grouped convolution) lowers to the implicit GEMM,
+// one GEMM per group, split over taps where its contraction is long, for lavapipe
+// and a small device, reading the images a vec4 of four rows at a time; with one
+// output feature per group (a depthwise convolution's filter gradient) it runs
+// the depthwise filter-gradient kernel (four features a vec4), unless the
+// features are not a multiple of 4 or its loop over the images would pass the
+// loop bound. Every kernel validates and Facts agree with
+// Lower.
+func TestConvolutionBatchGroups(t *testing.T) {
+	grad := func(n, h, c, o, groups int64) convTestCase {
+		w := hlo.WindowDim{Size: h, Stride: 1, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}
+		return convTestCase{cd: filterGradDims(), x: s(hlo.F32, n, h, h, c), k: s(hlo.F32, n, h, h, o),
+			w: []hlo.WindowDim{w, w}, groups: groups}
+	}
+	for _, tc := range []struct {
+		name    string
+		c       convTestCase
+		target  Target
+		kernels string
+	}{
+		{"grouped", grad(2, 6, 16, 24, 4), LavapipeTarget(), "conv_gemm"},
+		{"grouped-long", grad(2, 20, 16, 24, 4), LavapipeTarget(), "conv_gemm_partial,conv_gemm_sum"},
+		{"grouped-small-device", grad(2, 20, 16, 24, 4), smallTarget(), "conv_gemm_partial,conv_gemm_sum"},
+		{"depthwise", grad(2, 6, 16, 16, 16), LavapipeTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
+		{"depthwise-small-device", grad(2, 20, 16, 16, 16), smallTarget(), "conv_dwgrad_partial,conv_gemm_sum"},
+		{"depthwise-6-features", grad(2, 6, 6, 6, 6), LavapipeTarget(), "conv"},
+		// 16 images per gradient pixel: past a quarter of a 64-iteration bound.
+		{"depthwise-loop-bound", grad(16, 6, 16, 16, 16), loopBound(64), "conv_partial,conv_sum"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newCB(t, "conv")
+			x, k := b.param(tc.c.x), b.param(tc.c.k)
+			attrs := hlo.Attributes{Conv: tc.c.cd, Window: tc.c.w, FeatureGroupCount: 1, BatchGroupCount: tc.c.groups}
+			c := b.build(b.op(hlo.OpConvolution, attrs, nil, x, k))
+			p := lowerFor(t, c, tc.target)
+			var names []string
+			for _, d := range p.Dispatches {
+				names = append(names, strings.TrimPrefix(d.Kernel.Name, "conv_"))
+			}
+			require.Equal(t, tc.kernels, strings.Join(names, ","))
+			direct := tc.kernels == "conv" || strings.HasPrefix(tc.kernels, "conv_partial")
+			if !direct { // the images through a vec4 view; the dwgrad kernel's gradient too
+				text := disassemble(t, p.Dispatches[0].Kernel)
+				require.True(t, strings.Contains(text, "%in0_vec4"))
+				require.Equal(t, strings.HasPrefix(tc.kernels, "conv_dwgrad"), strings.Contains(text, "%in1_vec4"))
+			}
+			checkFacts(t, tc.name, c, tc.target)
+		})
+	}
+}
+
+// TestConvolutionPhases: an lhs-dilated convolution (a strided convolution's
+// input gradient) orders its implicit GEMM's rows phase-major, each phase's rows
+// padded to whole blocks, where that keeps padding rows under half the work;
+// not with rhs dilation in a dilated dim, nor for a long contraction split over
+// taps. Every kernel validates and Facts agree with Lower.
+func TestConvolutionPhases(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		c        convTestCase
+		rows     int64 // phase-major rows; 0: not phased
+		perPhase int64
+	}{
+		// 2×2 phases of 2·10·10 pixel slots (a 19×19 output), rounded up to 208 rows.
+		{"stride2", convTestCase{cd: convDims2D(), x: s(hlo.F32, 2, 10, 10, 16), k: s(hlo.F32, 3, 3, 16, 8), w: win(3, 1, 1, 1, 2)}, 4 * 208, 208},
+		{"stride3-nchw", convTestCase{cd: nchwDims(), x: s(hlo.F32, 1, 8, 7, 7), k: s(hlo.F32, 8, 8, 3, 3), w: win(3, 1, 2, 1, 3)}, 9 * 64, 64},
+		{"rhs-dilated", convTestCase{cd: convDims2D(), x: s(hlo.F32, 2, 10, 10, 16), k: s(hlo.F32, 3, 3, 16, 8), w: win(3, 1, 2, 2, 2)}, 0, 0},
+		{"undilated", convTestCase{cd: convDims2D(), x: s(hlo.F32, 2, 10, 10, 16), k: s(hlo.F32, 3, 3, 16, 8), w: win(3, 1, 1, 1, 1)}, 0, 0},
+		{"long", convTestCase{cd: convDims2D(), x: s(hlo.F32, 2, 10, 10, 4), k: s(hlo.F32, 12, 12, 4, 8), w: win(12, 1, 6, 1, 2)}, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.c.groups = 1
+			c := tc.c.computation(t)
+			cg, ok := groupedGEMMView(c.Root)
+			require.True(t, ok)
+			cg = cg.withPhases(LavapipeTarget())
+			if tc.rows == 0 {
+				require.Nil(t, cg.phases)
+			} else {
+				require.NotNil(t, cg.phases)
+				require.Equal(t, tc.rows, cg.m)
+				require.Equal(t, tc.perPhase, cg.phases.per)
+			}
+			lowerFor(t, c, LavapipeTarget())
+			lowerFor(t, c, smallTarget())
+			checkFacts(t, tc.name, c, LavapipeTarget())
+		})
+	}
+}

@@ -426,6 +426,9 @@ type gemmOut struct {
 	// (a convolution's output): the rows are then stored unrolled, not in a loop,
 	// since rowBase needs i.
 	index func(i int64, col spirv.ID) []spirv.ID
+	// rowValid, when set, is whether row < m stands for an element of C (a
+	// phase-ordered convolution's padding rows do not).
+	rowValid func(row spirv.ID) spirv.ID
 }
 
 // gemmStore is the GEMM's output stage: it writes the block's elements that lie
@@ -444,7 +447,11 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 	}
 	q0 := f.SDiv(t.col0, k.ic(4)) // col0 is a multiple of 4
 	storeRow := func(i int64, row spirv.ID, accAt func(q int64) spirv.ID) {
-		f.If(f.Less(row, k.ic(o.m)), func() {
+		inside := f.Less(row, k.ic(o.m))
+		if o.rowValid != nil {
+			inside = f.LogicalAnd(inside, o.rowValid(row))
+		}
+		f.If(inside, func() {
 			rowBase := o.rowBase(i, row)
 			rowIdx := slices.Clone(o.batch)
 			if len(o.rowDims) > 1 { // the lhs's free dims, merged into rows
