@@ -1,6 +1,8 @@
 package codegen
 
 import (
+	"slices"
+
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
 )
@@ -45,16 +47,67 @@ func gemvCols(gs gemmShape) int64 {
 	return 16
 }
 
-// useGEMV: a float dot of the GEMM's view with at most gemvMaxRows rows, at
-// least 2 columns and enough of B to be worth a kernel of blocks, whose partial
-// sums, if split, fit one binding.
-func useGEMV(root *hlo.Instruction, t Target) bool {
+// gemvView is the dot's GEMV view: its GEMM view when it has at most
+// gemvMaxRows rows and at least 2 columns (x·W); or, when it has more rows and
+// at most gemvMaxRows columns (W·x, the vector on the right), the view of its
+// transpose Cᵀ = Bᵀ·Aᵀ, operands swapped, whose few rows are C's columns: the
+// matrix is then the GEMV's B either way, read once as a block row per k.
+func gemvView(root *hlo.Instruction) (gemvShape, bool) {
 	gs, ok := gemmView(root)
-	if !ok || gs.m > gemvMaxRows || gs.n < 2 || gs.n*gs.k < gemvMinWork {
+	switch {
+	case !ok:
+		return gemvShape{}, false
+	case gs.m <= gemvMaxRows && gs.n >= 2:
+		return gemvShape{gemmShape: gs}, true
+	case gs.m > gemvMaxRows && gs.n <= gemvMaxRows:
+		return gemvShape{gemmShape: gs.swapped(), transposed: true, lhsFree: gs.rowDims()}, true
+	}
+	return gemvShape{}, false
+}
+
+// gemvShape is a GEMV's view: C = A·B, or (transposed) Cᵀ, stored as C.
+type gemvShape struct {
+	gemmShape
+	transposed bool
+	lhsFree    []int64 // transposed: the dot's lhs free dims, which Cᵀ's columns stand for
+}
+
+// swapped is the GEMM view of Cᵀ = Bᵀ·Aᵀ: the same operands with their roles
+// exchanged (the contracting and batch dims are the same on both sides).
+func (gs gemmShape) swapped() gemmShape {
+	d := &hlo.DotDims{LhsBatch: gs.d.RhsBatch, RhsBatch: gs.d.LhsBatch,
+		LhsContracting: gs.d.RhsContracting, RhsContracting: gs.d.LhsContracting}
+	return gemmShape{dot: gs.dot, lhs: gs.rhs, rhs: gs.lhs, d: d, lFree: gs.rFree, rFree: gs.lFree,
+		lhsDims: gs.rhsDims, rhsDims: gs.lhsDims, lhsGroups: gs.rhsGroups, rhsGroups: gs.lhsGroups,
+		m: gs.n, n: gs.m, k: gs.k, batch: gs.batch}
+}
+
+// out places the view's block (row, col) of batch b (b counting parts × batches
+// in the split GEMV's partial sums: each part a whole C) in C's row-major order:
+// C itself, or for Cᵀ element (row, col) at C's (col, row).
+func (gv gemvShape) out(k *kernel, b spirv.ID) gemmOut {
+	f := k.f
+	m, n := gv.m, gv.n
+	if !gv.transposed {
+		return gemmOut{m: m, n: n, colStride: 1, vec4: n%4 == 0, rowBase: func(_ int64, row spirv.ID) spirv.ID {
+			return f.IMul(f.IAdd(f.IMul(b, k.ic(m)), row), k.ic(n))
+		}}
+	}
+	// C is (batch, n, m) here: one column of Cᵀ is contiguous only when m = 1.
+	return gemmOut{m: m, n: n, colStride: m, vec4: m == 1 && n%4 == 0, rowBase: func(_ int64, row spirv.ID) spirv.ID {
+		return f.IAdd(f.IMul(b, k.ic(m*n)), row)
+	}}
+}
+
+// useGEMV: a float dot with a GEMV view, enough of B to be worth a kernel of
+// blocks, and partial sums, if split, that fit one binding.
+func useGEMV(root *hlo.Instruction, t Target) bool {
+	gv, ok := gemvView(root)
+	if !ok || gv.n*gv.k < gemvMinWork {
 		return false
 	}
-	parts := gemvParts(gs, t)
-	return parts == 1 || t.MaxStorageBufferRange <= 0 || gs.partialBytes(parts) <= t.MaxStorageBufferRange
+	parts := gemvParts(gv.gemmShape, t)
+	return parts == 1 || t.MaxStorageBufferRange <= 0 || gv.partialBytes(parts) <= t.MaxStorageBufferRange
 }
 
 // gemvParts is the number of parts K is summed in (1: no split): enough for each
@@ -80,63 +133,89 @@ func (gs gemmShape) partialBytes(parts int64) int64 {
 }
 
 func (l *lowering) lowerGEMV() error {
-	gs, _ := gemmView(gemmDot(l.c))
-	parts := gemvParts(gs, l.t)
+	gv, _ := gemvView(gemmDot(l.c))
+	l.p.InPlace = l.epilogueInPlace(gv.dot)
+	parts := gemvParts(gv.gemmShape, l.t)
 	if parts == 1 {
-		return l.lowerDotBlocks("gemv", gs.m, gemvCols(gs))
+		return l.gemvBlocks("gemv", gv, 1, l.outputDest())
 	}
-	l.p.InPlace = l.epilogueInPlace(gs.dot)
 	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, gs.partialBytes(parts))
-	if err := l.gemvPartial(gs, scratch, parts); err != nil {
+	l.p.Scratch = append(l.p.Scratch, gv.partialBytes(parts))
+	dest := gemmDest{arg: Arg{Kind: ArgScratch, Index: scratch}, dt: hlo.F32}
+	if err := l.gemvBlocks("gemv_partial", gv, parts, dest); err != nil {
 		return err
 	}
-	return l.gemvSum(gs, scratch, parts)
+	return l.gemvSum(gv.gemmShape, scratch, parts)
 }
 
 // gemvFacts are lowerGEMV's dispatches and scratch buffer.
 func (l *lowering) gemvFacts() {
-	gs, _ := gemmView(gemmDot(l.c))
-	l.p.InPlace = l.epilogueInPlace(gs.dot)
-	parts := gemvParts(gs, l.t)
+	gv, _ := gemvView(gemmDot(l.c))
+	l.p.InPlace = l.epilogueInPlace(gv.dot)
+	parts := gemvParts(gv.gemmShape, l.t)
 	if parts == 1 {
 		l.dispatchFact("gemv", l.outputArgs())
 		return
 	}
 	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, gs.partialBytes(parts))
+	l.p.Scratch = append(l.p.Scratch, gv.partialBytes(parts))
 	l.dispatchFact("gemv_partial", scratchArgs(scratch, 1))
 	l.dispatchFact("gemv_sum", scratchArgs(scratch, 1), l.outputArgs())
 }
 
-// gemvPartial sums part p's quads of k (and the last part the K%4 k after them)
-// of every block into the partial sums.
-func (l *lowering) gemvPartial(gs gemmShape, scratch int, parts int64) error {
+// gemvBlocks emits the GEMV's kernel of all-rows blocks: with parts = 1 the whole
+// of K into dest (the output, through the epilogue); else part p's quads of k (and
+// the last part the K%4 k after them) into the partial sums.
+func (l *lowering) gemvBlocks(name string, gv gemvShape, parts int64, dest gemmDest) error {
+	gs := gv.gemmShape
 	batches := product(gs.batch)
 	quads := gs.k / 4
 	perPart := ceilDiv(quads, parts)
-	dest := gemmDest{arg: Arg{Kind: ArgScratch, Index: scratch}, dt: hlo.F32}
-	return l.gemmKernelBlocks("gemv_partial", parts*batches, gs.m, gs.n, gs.m, gemvCols(gs), dest, func(t gemmTile) {
+	return l.gemmKernelBlocks(name, parts*batches, gs.m, gs.n, gs.m, gemvCols(gs), dest, func(t gemmTile) {
 		k, f := t.g.k, t.g.k.f
-		part := f.SDiv(t.b, k.ic(batches))
-		batch := k.delinearize(f.SRem(t.b, k.ic(batches)), gs.batch)
+		part, b := k.ic(0), t.b
+		if parts > 1 {
+			part, b = f.SDiv(t.b, k.ic(batches)), f.SRem(t.b, k.ic(batches))
+		}
+		batch := k.delinearize(b, gs.batch)
 		rows := gemmRows(k, t.row0, t.rm, gs.m)
 		acc := newGemmAcc(k, t.rm, t.rn)
 		ld := l.gemmLoaders(t.g, gs, batch, rows, t.col0, t.rn)
-		start := f.IMul(part, k.ic(perPart))
-		end := f.IAdd(start, k.ic(perPart))
-		end = f.Select(f.Less(end, k.ic(quads)), end, k.ic(quads))
-		k.countLoop(perPart, func() {
-			f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
-		})
-		if gs.k%4 != 0 {
-			f.If(f.Equal(part, k.ic(parts-1)), func() { acc.sumTail(t.g, ld, gs.k) }, nil)
+		if parts == 1 {
+			acc.sumK(t.g, ld, gs.k)
+		} else {
+			start := f.IMul(part, k.ic(perPart))
+			end := f.IAdd(start, k.ic(perPart))
+			end = f.Select(f.Less(end, k.ic(quads)), end, k.ic(quads))
+			k.countLoop(perPart, func() {
+				f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
+			})
+			if gs.k%4 != 0 {
+				f.If(f.Equal(part, k.ic(parts-1)), func() { acc.sumTail(t.g, ld, gs.k) }, nil)
+			}
 		}
-		rowBase := func(_ int64, row spirv.ID) spirv.ID {
-			return f.IMul(f.IAdd(f.IMul(t.b, k.ic(gs.m)), row), k.ic(gs.n))
+		o := gv.out(k, t.b)
+		if parts == 1 && gs.dot != l.c.Root {
+			gemvEpilogue(k, &o, gv, batch)
 		}
-		l.gemmStore(t, acc, gemmOut{m: gs.m, n: gs.n, colStride: 1, rowBase: rowBase, vec4: gs.n%4 == 0})
+		l.gemmStore(t, acc, o)
 	})
+}
+
+// gemvEpilogue sets o to apply the kernel's epilogue to the dot's product: at
+// C's row and column, or for Cᵀ at block row i (C's column: Cᵀ has one block
+// row) and column col (C's row, over the lhs's free dims).
+func gemvEpilogue(k *kernel, o *gemmOut, gv gemvShape, batch []spirv.ID) {
+	o.epilogue, o.batch = gv.dot, batch
+	if !gv.transposed {
+		o.rowDims = gv.rowDims()
+		return
+	}
+	o.vec4 = false
+	o.index = func(i int64, col spirv.ID) []spirv.ID {
+		idx := append(slices.Clone(batch), k.delinearize(col, gv.lhsFree)...)
+		return append(idx, k.ic(i))
+	}
 }
 
 // gemvSum is the split GEMV's second pass: each element of C is the sum of its
