@@ -133,6 +133,50 @@ ENTRY main {
 	runTextCases(t, cases)
 }
 
+// TestGEMVSlicedAgainstCPU runs one-row dots over W stored with N minor, large
+// enough that K is summed in slices of 16 k (codegen's gemvSliced: partial sums,
+// then their sum), against cpuref, fused and unfused: K with a tail of 2 (read
+// by the last slice), odd N (element reads), batch dims, Wᵀ·x (the transposed
+// GEMV, W stored K×M), and a bias + tanh epilogue in the sum pass, in f32, bf16
+// and f16.
+func TestGEMVSlicedAgainstCPU(t *testing.T) {
+	var cases []dumpCase
+	for _, dt := range []hlo.DType{hlo.F32, hlo.BF16, hlo.F16} {
+		add := func(name string, text string) {
+			cases = append(cases, dumpCase{fmt.Sprintf("%v %s", dt, name), fmt.Sprintf(text, dt), 2})
+		}
+		add("x·W, K with a tail, + bias + tanh", `HloModule gemv_sliced
+ENTRY main {
+  x = %[1]v[1,1030]{1,0} parameter(0)
+  w = %[1]v[1030,260]{1,0} parameter(1)
+  b = %[1]v[260]{0} parameter(2)
+  d = %[1]v[1,260]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = %[1]v[1,260]{1,0} broadcast(b), dimensions={1}
+  a = %[1]v[1,260]{1,0} add(d, bb)
+  ROOT t = %[1]v[1,260]{1,0} tanh(a)
+}`)
+		add("x·W, odd N", `HloModule gemv_sliced_odd
+ENTRY main {
+  x = %[1]v[1,1027]{1,0} parameter(0)
+  w = %[1]v[1027,259]{1,0} parameter(1)
+  ROOT y = %[1]v[1,259]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`)
+		add("p·V, batched", `HloModule gemv_sliced_batch
+ENTRY main {
+  p = %[1]v[2,1,1024]{2,1,0} parameter(0)
+  v = %[1]v[2,1024,256]{2,1,0} parameter(1)
+  ROOT o = %[1]v[2,1,256]{2,1,0} dot(p, v), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}
+}`)
+		add("Wᵀ·x, W K×M", `HloModule gemv_sliced_wtx
+ENTRY main {
+  w = %[1]v[1030,264]{1,0} parameter(0)
+  x = %[1]v[1030,1]{1,0} parameter(1)
+  ROOT y = %[1]v[264,1]{1,0} dot(w, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+}`)
+	}
+	runTextCases(t, cases)
+}
+
 // TestMixedPrecisionDotOneKernel: a dot of bf16 or f16 operands with an f32 result
 // (preferred_element_type) and its operand converts are one kernel (the GEMM or
 // GEMV reads the 16-bit operands and widens them in registers; two where the
@@ -187,9 +231,11 @@ ENTRY main {
 // of 2) is split into parts, every k summed exactly once: with integer inputs in
 // [-2, 2] every partial sum is an integer below 2^24, exact in f32 in any order,
 // so the result must equal cpuref's bit for bit, fused (a bias epilogue in the
-// sum pass) and not; x·W and W·x (the transposed GEMV).
+// sum pass) and not; x·W, W·x (the transposed GEMV) and one row x·W (K =
+// 200002 in slices of 16 k).
 func TestGEMVLongK(t *testing.T) {
 	const k = 300002
+	const kSliced = 200002 // 12501 slices: within a quarter of the bound for the sum pass
 	rt := newRuntime(t)
 	rng := rand.New(rand.NewPCG(12, 2))
 	ints := func(dims ...int64) *hlo.Literal {
@@ -218,7 +264,15 @@ ENTRY main {
   d = f32[24,1]{1,0} dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   bb = f32[24,1]{1,0} broadcast(b), dimensions={0}
   ROOT y = f32[24,1]{1,0} add(d, bb)
-}`, k), []*hlo.Literal{ints(24, k), ints(k, 1), ints(24)}}} {
+}`, k), []*hlo.Literal{ints(24, k), ints(k, 1), ints(24)}}, {"one row, x·W sliced", fmt.Sprintf(`HloModule gemv_long_sliced
+ENTRY main {
+  x = f32[1,%[1]d]{1,0} parameter(0)
+  w = f32[%[1]d,24]{1,0} parameter(1)
+  b = f32[24]{0} parameter(2)
+  d = f32[1,24]{1,0} dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[1,24]{1,0} broadcast(b), dimensions={1}
+  ROOT y = f32[1,24]{1,0} add(d, bb)
+}`, kSliced), []*hlo.Literal{ints(1, kSliced), ints(kSliced, 24), ints(24)}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := hlo.ParseModule(tc.text)
 			require.NoError(t, err)

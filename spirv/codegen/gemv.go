@@ -22,7 +22,8 @@ import (
 //
 // Split K: with few blocks (a narrow output: attention's values, N = 64) the
 // device would sit mostly idle, and a K past the target's loop bound cannot run
-// in one invocation, so K is split into parts of whole quads: a first kernel
+// in one invocation, and a one-row x·W reads W faster in short slices of K
+// (gemvSliced), so K is split into parts of whole quads: a first kernel
 // (gemv_partial) sums each part into a scratch buffer of f32 partial sums, C of
 // part p at batch p·batches + b, and a second (gemv_sum) adds each element's parts
 // in part order and applies the epilogue. Splitting changes the order of the
@@ -33,18 +34,47 @@ const (
 	gemvMinWork     = 1 << 12 // N·K from which the GEMV is used
 	gemvSplitBlocks = 128     // blocks below which K is split, for parallel work (as convSplitBlocks)
 	gemvMinQuads    = 32      // quads of k per part at least, when split for that
+	gemvSliceWork   = 1 << 18 // N·K from which a one-row GEMV with N minor slices K
+	gemvSliceQuads  = 4       // quads of k per slice
 )
 
 // gemvCols is the columns of C per invocation: with B's k minor (each column's
-// vec4 holds 4 k, regrouped into column quads in registers) 8, else 16 (a block's
-// row at one k is a 64-byte cache line of f32), measured fastest on lavapipe
-// (BenchmarkGEMV: with N minor, 16 columns read 1.5-2× the bytes/s of 4 or 8 and
-// as much as 32; with k minor, 8 and 4 are alike and 16 slower).
-func gemvCols(gs gemmShape) int64 {
-	if gs.d.RhsContracting[0] == int64(len(gs.rhsDims)-1) {
+// vec4 holds 4 k, regrouped into column quads in registers) 8; with N minor 4
+// when K is sliced (gemvSliced), else 16 (a block's row at one k is a 64-byte
+// cache line of f32). Measured fastest on lavapipe (BenchmarkGEMV: with N minor
+// and K whole, 16 columns read 1.5-2× the bytes/s of 4 or 8 and as much as 32;
+// with k minor, 8 and 4 are alike and 16 slower).
+func gemvCols(gs gemmShape, t Target) int64 {
+	switch {
+	case kMinor(gs):
 		return 8
+	case gemvSliced(gs, t):
+		return 4
 	}
 	return 16
+}
+
+// kMinor: B is stored with k minor (x·Wᵀ).
+func kMinor(gs gemmShape) bool {
+	return gs.d.RhsContracting[0] == int64(len(gs.rhsDims)-1)
+}
+
+// gemvSliced: a one-row GEMV over B stored with N minor, large enough, is split
+// into slices of gemvSliceQuads quads of k (a split K with short parts), 4
+// columns per invocation: a SIMD batch of lanes then reads gemvSliceQuads·4 rows
+// side by side, 128 bytes of each, and the next batch the next 128 bytes of the
+// same rows, where with K whole each batch read 512 bytes of a row and jumped to
+// the next (9 KiB away for a 2304-wide W). BenchmarkGEMV, medians of 8 runs
+// each in two sweeps: x·W 0.37-0.50 → 0.47-0.53 of a copy, bf16 x·W 0.71-0.77 →
+// 0.89-1.02; with 4 rows the partial sums (4 per column) cost more than that
+// gains (0.34-0.36 → 0.28-0.29), so only M = 1. The partial sums add 1/16 of W's
+// f32 bytes (written and read once). Slices stay within the loop bound of the
+// sum pass.
+func gemvSliced(gs gemmShape, t Target) bool {
+	if gs.m != 1 || kMinor(gs) || gs.n*gs.k < gemvSliceWork {
+		return false
+	}
+	return t.MaxLoopIterations <= 0 || ceilDiv(gs.k/4, gemvSliceQuads) <= t.MaxLoopIterations/4
 }
 
 // gemvView is the dot's GEMV view: its GEMM view when it has at most
@@ -112,15 +142,19 @@ func useGEMV(root *hlo.Instruction, t Target) bool {
 
 // gemvParts is the number of parts K is summed in (1: no split): enough for each
 // part's loop (a quarter of its k, plus the grid's and the tail's) to stay within
-// a quarter of the target's loop bound, and, with fewer than gemvSplitBlocks
-// blocks, enough to reach that many with at least gemvMinQuads quads per part.
+// a quarter of the target's loop bound; slices of gemvSliceQuads quads where K
+// is sliced; and, with fewer than gemvSplitBlocks blocks, enough to reach that
+// many with at least gemvMinQuads quads per part.
 func gemvParts(gs gemmShape, t Target) int64 {
 	quads := gs.k / 4
 	parts := int64(1)
 	if lim := t.MaxLoopIterations; lim > 0 {
 		parts = ceilDiv(quads+4, lim/4)
 	}
-	blocks := product(gs.batch) * ceilDiv(gs.n, gemvCols(gs))
+	if gemvSliced(gs, t) {
+		parts = max(parts, ceilDiv(quads, gemvSliceQuads))
+	}
+	blocks := product(gs.batch) * ceilDiv(gs.n, gemvCols(gs, t))
 	if blocks < gemvSplitBlocks {
 		parts = max(parts, min(ceilDiv(gemvSplitBlocks, blocks), quads/gemvMinQuads))
 	}
@@ -171,7 +205,7 @@ func (l *lowering) gemvBlocks(name string, gv gemvShape, parts int64, dest gemmD
 	batches := product(gs.batch)
 	quads := gs.k / 4
 	perPart := ceilDiv(quads, parts)
-	return l.gemmKernelBlocks(name, parts*batches, gs.m, gs.n, gs.m, gemvCols(gs), dest, func(t gemmTile) {
+	return l.gemmKernelBlocks(name, parts*batches, gs.m, gs.n, gs.m, gemvCols(gs, l.t), dest, func(t gemmTile) {
 		k, f := t.g.k, t.g.k.f
 		part, b := k.ic(0), t.b
 		if parts > 1 {

@@ -95,11 +95,21 @@ func TestGEMVSplitK(t *testing.T) {
 	}{
 		// 1 block of 16 columns: min(256 blocks, 4096/4/32 quads per part) parts.
 		{"narrow output", LavapipeTarget(), []int64{2, 4096}, []int64{4096, 16}, 32},
-		// 8192/16 = 512 blocks: not split.
-		{"wide output", LavapipeTarget(), []int64{1, 256}, []int64{256, 8192}, 1},
+		// 8192/16 = 512 blocks: not split (2 rows: not sliced).
+		{"wide output", LavapipeTarget(), []int64{2, 256}, []int64{256, 8192}, 1},
 		// K = 2002: 500 quads and 2 more, in parts of 84 quads (within a quarter
 		// of the bound: 100 iterations).
 		{"past the loop bound", small, []int64{3, 2002}, []int64{2002, 1024}, 6},
+		// One row over W with N minor: K in slices of 4 quads (768/16 = 48),
+		// past the loop bound too (K = 1202: 300 quads in 75 parts, within a quarter of the
+		// bound for the sum pass); where slices would pass that (2002/16: 126
+		// parts), K is split for the bound alone.
+		{"x·W sliced", LavapipeTarget(), []int64{1, 768}, []int64{768, 2304}, 48},
+		{"x·W sliced past the loop bound", small, []int64{1, 1202}, []int64{1202, 1024}, 75},
+		{"x·W, too many slices", small, []int64{1, 2002}, []int64{2002, 1024}, 6},
+		// Not sliced: 2 rows; N·K below gemvSliceWork (256/16 blocks: split in 8 for work).
+		{"2 rows", LavapipeTarget(), []int64{2, 768}, []int64{768, 2304}, 1},
+		{"small", LavapipeTarget(), []int64{1, 256}, []int64{256, 256}, 2},
 		// W·x: 1024/8 = 128 blocks of Cᵀ, split only past the loop bound.
 		{"W·x", LavapipeTarget(), []int64{1024, 4096}, []int64{4096, 1}, 1},
 		{"W·x past the loop bound", small, []int64{1024, 2002}, []int64{2002, 1}, 6},
