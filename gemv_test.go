@@ -72,7 +72,7 @@ ENTRY main {
 // TestGEMVTransposedAgainstCPU runs W·x, the vector on the right (many rows, at
 // most 4 columns: codegen's GEMV of Cᵀ = xᵀ·Wᵀ), against cpuref, fused and
 // unfused: W stored M×K (vec4 along K) and K×M (lhs contracting dim 0: vec4
-// along M), 1 and 3 columns (C's columns strided in the output), odd sizes
+// along M), 1 to 4 columns (C's columns strided in the output), odd sizes
 // (element reads), batch dims, two merged free dims, an epilogue in the GEMV
 // kernel and one in the sum pass of a split K, in f32, bf16 and f16.
 func TestGEMVTransposedAgainstCPU(t *testing.T) {
@@ -92,6 +92,12 @@ ENTRY main {
   w = %[1]v[300,192]{1,0} parameter(0)
   x = %[1]v[192,3]{1,0} parameter(1)
   ROOT y = %[1]v[300,3]{1,0} dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`)
+		add("W·X, 4 columns (X read as vec4 of its 4 columns)", 1, `HloModule wx4
+ENTRY main {
+  w = %[1]v[300,192]{1,0} parameter(0)
+  x = %[1]v[192,4]{1,0} parameter(1)
+  ROOT y = %[1]v[300,4]{1,0} dot(w, x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }`)
 		add("Wᵀ·x, W K×M", 1, `HloModule wtx
 ENTRY main {
