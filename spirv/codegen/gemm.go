@@ -179,7 +179,7 @@ func (l *lowering) lowerGEMM() error {
 	return l.lowerDotBlocks("gemm", rm, rn)
 }
 
-// lowerDotBlocks emits the kernel's dot (the GEMM's or the GEMV's) in rm×rn
+// lowerDotBlocks emits the kernel's dot (the GEMM's) in rm×rn
 // blocks of C per invocation.
 func (l *lowering) lowerDotBlocks(name string, rm, rn int64) error {
 	// The dot is the root, or the one dot of a kernel whose root is its epilogue

@@ -42,6 +42,11 @@ func TestGEMV(t *testing.T) {
 		{"q·Kᵀ over a cache, batched", hlo.F32, []int64{12, 1, 64}, []int64{12, 512, 64}, batched, true},
 		{"bf16", hlo.BF16, []int64{2, 128}, []int64{128, 96}, std, true},
 		{"f16, W N×K", hlo.F16, []int64{1, 128}, []int64{96, 128}, nk, true},
+		// W·x: the GEMV of Cᵀ, W its B (vec4 along K, or along M when stored K×M).
+		{"W·x, W M×K", hlo.F32, []int64{768, 256}, []int64{256, 1}, std, true},
+		{"W·X, 4 columns", hlo.BF16, []int64{300, 128}, []int64{128, 4}, std, true},
+		{"Wᵀ·x, W K×M", hlo.F32, []int64{256, 768}, []int64{256, 1}, &hlo.DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{0}}, true},
+		{"odd K", hlo.F16, []int64{300, 131}, []int64{131, 1}, std, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCB(t, "gemv")
@@ -50,7 +55,11 @@ func TestGEMV(t *testing.T) {
 			require.True(t, useGEMV(root, LavapipeTarget()))
 			p := lowerOK(t, b.build(root))
 			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemv")
-			require.Equal(t, tc.bVec4, strings.Contains(disassembly(t, p), "in1_vec4"), "B through a vec4 view")
+			w := "in1_vec4" // the matrix: B, or A for W·x (many rows)
+			if tc.a[len(tc.a)-2] > gemvMaxRows {
+				w = "in0_vec4"
+			}
+			require.Equal(t, tc.bVec4, strings.Contains(disassembly(t, p), w), "the matrix through a vec4 view")
 		})
 	}
 	t.Run("fused widening convert read as bf16 vec4", func(t *testing.T) {
@@ -61,8 +70,10 @@ func TestGEMV(t *testing.T) {
 		p := lowerOK(t, b.build(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, xc, wc)))
 		require.Contains(t, disassembly(t, p), "in1_vec4")
 	})
-	// Not a GEMV: 5 rows (the GEMM), too little of B.
-	for _, tc := range []struct{ a, b []int64 }{{[]int64{5, 256}, []int64{256, 256}}, {[]int64{1, 32}, []int64{32, 16}}} {
+	// Not a GEMV: 5 rows and 5 columns (the GEMM), too little of B, one row and
+	// one column.
+	for _, tc := range []struct{ a, b []int64 }{{[]int64{5, 256}, []int64{256, 256}}, {[]int64{1, 32}, []int64{32, 16}},
+		{[]int64{256, 256}, []int64{256, 5}}, {[]int64{16, 16}, []int64{16, 1}}, {[]int64{1, 4096}, []int64{4096, 1}}} {
 		b := newCB(t, "not_gemv")
 		x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
 		require.False(t, useGEMV(b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y), LavapipeTarget()), "%v·%v", tc.a, tc.b)
@@ -84,19 +95,32 @@ func TestGEMVSplitK(t *testing.T) {
 	}{
 		// 1 block of 16 columns: min(256 blocks, 4096/4/32 quads per part) parts.
 		{"narrow output", LavapipeTarget(), []int64{2, 4096}, []int64{4096, 16}, 32},
-		// 8192/16 = 512 blocks: not split.
-		{"wide output", LavapipeTarget(), []int64{1, 256}, []int64{256, 8192}, 1},
+		// 8192/16 = 512 blocks: not split (2 rows: not sliced).
+		{"wide output", LavapipeTarget(), []int64{2, 256}, []int64{256, 8192}, 1},
 		// K = 2002: 500 quads and 2 more, in parts of 84 quads (within a quarter
 		// of the bound: 100 iterations).
 		{"past the loop bound", small, []int64{3, 2002}, []int64{2002, 1024}, 6},
+		// One row over W with N minor: K in slices of 4 quads (768/16 = 48),
+		// past the loop bound too (K = 1202: 300 quads in 75 parts, within a quarter of the
+		// bound for the sum pass); where slices would pass that (2002/16: 126
+		// parts), K is split for the bound alone.
+		{"x·W sliced", LavapipeTarget(), []int64{1, 768}, []int64{768, 2304}, 48},
+		{"x·W sliced past the loop bound", small, []int64{1, 1202}, []int64{1202, 1024}, 75},
+		{"x·W, too many slices", small, []int64{1, 2002}, []int64{2002, 1024}, 6},
+		// Not sliced: 2 rows; N·K below gemvSliceWork (256/16 blocks: split in 8 for work).
+		{"2 rows", LavapipeTarget(), []int64{2, 768}, []int64{768, 2304}, 1},
+		{"small", LavapipeTarget(), []int64{1, 256}, []int64{256, 256}, 2},
+		// W·x: 1024/8 = 128 blocks of Cᵀ, split only past the loop bound.
+		{"W·x", LavapipeTarget(), []int64{1024, 4096}, []int64{4096, 1}, 1},
+		{"W·x past the loop bound", small, []int64{1024, 2002}, []int64{2002, 1}, 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newCB(t, "gemv_split")
 			x, y := b.param(s(hlo.F32, tc.a...)), b.param(s(hlo.F32, tc.b...))
 			root := b.op(hlo.OpDot, hlo.Attributes{Dot: std}, nil, x, y)
 			require.True(t, useGEMV(root, tc.target))
-			gs, _ := gemmView(root)
-			require.Equal(t, tc.parts, gemvParts(gs, tc.target))
+			gv, _ := gemvView(root)
+			require.Equal(t, tc.parts, gemvParts(gv.gemmShape, tc.target))
 			c := b.build(root)
 			p := lowerFor(t, c, tc.target)
 			checkFacts(t, tc.name, c, tc.target)
@@ -108,7 +132,7 @@ func TestGEMVSplitK(t *testing.T) {
 			require.Len(t, p.Dispatches, 2)
 			require.Contains(t, p.Dispatches[0].Kernel.Name, "gemv_partial")
 			require.Contains(t, p.Dispatches[1].Kernel.Name, "gemv_sum")
-			require.Equal(t, []int64{tc.parts * tc.a[0] * tc.b[1] * 4}, p.Scratch)
+			require.Equal(t, []int64{tc.parts * tc.a[0] * tc.b[1] * 4}, p.Scratch, "one C of partial sums per part")
 		})
 	}
 }
