@@ -138,13 +138,16 @@ func softmaxRows(t *testing.T, dt hlo.DType, rows, cols int64, extra func(b *cb,
 // A row kernel computes softmax's exp(x − max) once per element: the sum's sweep
 // keeps it in the output buffer and the output sweep reads it back, so the kernel
 // holds one Exp per element of a sweep's group (4 in a vec4 sweep, 1 in a scalar
-// one) where recomputing it would hold two. Where the output sweep also reads an
-// input that may be written in place (x itself, here), the early store would
-// overwrite x before that read, and exp is computed twice.
+// one; also with a second output) where recomputing it would hold two. Where the
+// output sweep also reads an input that may be written in place (x itself, here),
+// the early store would overwrite x before that read, and exp is computed twice.
 func TestRowKernelKeepsExpensiveValue(t *testing.T) {
 	noSubgroups := LavapipeTarget()
 	noSubgroups.SubgroupArithmetic = false
 	plusX := func(b *cb, x, y *hlo.Instruction) *hlo.Instruction { return b.simple(hlo.OpAdd, y, x) }
+	withSquare := func(b *cb, _, y *hlo.Instruction) *hlo.Instruction {
+		return b.simple(hlo.OpTuple, y, b.simple(hlo.OpMultiply, y, y))
+	}
 	for _, tc := range []struct {
 		name string
 		c    *hlo.Computation
@@ -156,6 +159,7 @@ func TestRowKernelKeepsExpensiveValue(t *testing.T) {
 		{"f32 vec4 sweep, one invocation per row", softmaxRows(t, hlo.F32, 6, 64, nil), noSubgroups, 4},
 		{"bf16, kept in a bf16 buffer", softmaxRows(t, hlo.BF16, 6, 64, nil), LavapipeTarget(), 4},
 		{"output sweep reads the in-place input", softmaxRows(t, hlo.F32, 6, 64, plusX), LavapipeTarget(), 8},
+		{"two outputs, kept in the first", softmaxRows(t, hlo.F32, 6, 64, withSquare), LavapipeTarget(), 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := lowerFor(t, tc.c, tc.t)
