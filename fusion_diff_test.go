@@ -151,6 +151,9 @@ func TestRowFusionDifferential(t *testing.T) {
 		{name: "softmax 37x129 (scalar sweep)", build: softmax(37, 129), maxKernels: 1},
 		{name: "softmax 64x1024 (vec4 sweep)", build: softmax(64, 1024), maxKernels: 1},
 		{name: "softmax 5x3 (rows shorter than a subgroup)", build: softmax(5, 3), maxKernels: 1},
+		{name: "softmax of a product, in place over it", build: softmaxOfProduct(false), maxKernels: 2},
+		{name: "softmax of a product plus the product (exp computed twice)", build: softmaxOfProduct(true), maxKernels: 2},
+		{name: "bf16 softmax (exp kept in the bf16 output)", build: softmaxBF16, maxKernels: 1},
 		{name: "layernorm 16x96", build: layernorm(16, 96), maxKernels: 1},
 		{name: "layernorm 300x40", build: layernorm(300, 40), maxKernels: 1},
 		{name: "rank-2 rows and columns", maxKernels: 1, build: func(b *hlo.Builder) *hlo.Instruction {
@@ -178,6 +181,31 @@ func TestRowFusionDifferential(t *testing.T) {
 			return b.Mul(x, alongRows(b, rowReduce(b, x, hlo.OpMultiply, 1, 1), x))
 		}},
 	})
+}
+
+// softmaxOfProduct is softmax(p) over the rows of the product p = a·w, plus p when
+// plusP: p dies at the softmax's row kernel, which may then write over it, and
+// which keeps exp(p − max) in its output buffer between sweeps unless a later
+// sweep reads p itself (plusP), which the early store would have overwritten.
+func softmaxOfProduct(plusP bool) func(b *hlo.Builder) *hlo.Instruction {
+	return func(b *hlo.Builder) *hlo.Instruction {
+		a, w := b.Parameter(f32(24, 16), "a"), b.Parameter(f32(16, 64), "w")
+		p := b.Dot(a, w)
+		e := b.Exp(b.Sub(p, alongRows(b, rowReduce(b, p, hlo.OpMaximum, math.Inf(-1), 1), p)))
+		y := b.Div(e, alongRows(b, rowReduce(b, e, hlo.OpAdd, 0, 1), p))
+		if plusP {
+			y = b.Add(y, p)
+		}
+		return y
+	}
+}
+
+// softmaxBF16 is softmax over the rows of bf16[12, 40], computed in f32 and rounded
+// to bf16 at each op, as XLA does.
+func softmaxBF16(b *hlo.Builder) *hlo.Instruction {
+	x := b.Parameter(hlo.MakeShape(hlo.BF16, 12, 40), "x")
+	e := b.Exp(b.Sub(x, alongRows(b, rowReduce(b, x, hlo.OpMaximum, math.Inf(-1), 1), x)))
+	return b.Div(e, alongRows(b, rowReduce(b, e, hlo.OpAdd, 0, 1), x))
 }
 
 // epilogue builds act(dot(x, w) + bias) for x of dims [batch..., m, k] and w [batch..., k, n]

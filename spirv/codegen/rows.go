@@ -82,17 +82,24 @@ func (l *lowering) lowerRows(rp rowPlan) error {
 		return nil // nothing to compute
 	}
 	k := l.newKernel("", defaultLocal)
-	outs := l.bindOutputs(k)
+	outs := &rowBufs{k: k, bufs: l.bindOutputs(k), shapes: l.p.Outputs, vec: make([]spirv.Buffer, len(l.p.Outputs))}
 	g := l.kernelGen(k)
 	l.p.InPlace = inPlaceInputs(l.c, len(rp.rowDims))
+	keeps := planKeeps(l.c, rp, l.p.Outputs, l.p.InPlace)
 	var team rowTeam
 	row := func(r spirv.ID) {
 		g.scoped(func() {
 			rowIdx := k.delinearize(r, rp.rowDims)
+			var kept []keptValue // what this row's earlier sweeps stored
 			for _, red := range rp.reduces {
-				g.define(red, rowIdx, l.rowFold(g, team, red, r, rowIdx))
+				keep, keeping := keeps[red]
+				sw := rowSweep{team: team, r: r, rowIdx: rowIdx, outs: outs, kept: kept}
+				g.define(red, rowIdx, l.rowFold(g, sw, red, keep, keeping))
+				if keeping {
+					kept = append(kept, keptValue{value: red.Operands[0], out: keep})
+				}
 			}
-			l.rowOutputs(g, team, outs, r, rowIdx, rp.colDims)
+			l.rowOutputs(g, rowSweep{team: team, r: r, rowIdx: rowIdx, outs: outs, kept: kept}, rp.colDims)
 		})
 	}
 	ops := rowSubgroupOps(rp, l.t)
@@ -164,12 +171,24 @@ func rowSubgroupOp(c *hlo.Computation, dt hlo.DType, t Target) *subgroupOp {
 	return nil
 }
 
-// rowFold folds the row rowIdx (linear r) of reduction red. A team of one folds
-// in row-major order from the init value, as emitReduce does; a subgroup's lanes
-// fold their elements from the reducer's identity, the subgroup combines them,
-// and the init value is applied once, first.
-func (l *lowering) rowFold(g *gen, team rowTeam, red *hlo.Instruction, r spirv.ID, rowIdx []spirv.ID) []spirv.ID {
+// rowSweep is one sweep of a row: who sweeps it, which row (linear r, multi-index
+// rowIdx), and the values earlier sweeps of the row kept in the output buffers.
+type rowSweep struct {
+	team   rowTeam
+	r      spirv.ID
+	rowIdx []spirv.ID
+	outs   *rowBufs
+	kept   []keptValue
+}
+
+// rowFold folds the row of reduction red. A team of one folds in row-major order
+// from the init value, as emitReduce does; a subgroup's lanes fold their elements
+// from the reducer's identity, the subgroup combines them, and the init value is
+// applied once, first. When keeping, the sweep also stores each element of red's
+// operand in output keep's buffer, for the later sweeps to read back.
+func (l *lowering) rowFold(g *gen, sw rowSweep, red *hlo.Instruction, keep int, keeping bool) []spirv.ID {
 	k, f := g.k, g.k.f
+	team, r, rowIdx := sw.team, sw.r, sw.rowIdx
 	x, init, dt := red.Operands[0], red.Operands[1], red.Shape.DType
 	op := team.ops[red]
 	start := g.emit(init, scalarIndex)
@@ -179,9 +198,14 @@ func (l *lowering) rowFold(g *gen, team rowTeam, red *hlo.Instruction, r spirv.I
 	acc := k.variable(k.regType(dt), start, "acc")
 	colDims := x.Shape.Dims[len(rowIdx):]
 	sweepRow(g, team, r, rowIdx, x.Shape.Dims, colDims, func(elems []rowElem) {
-		for _, e := range elems {
-			v := g.emit(x, e.idx)
-			f.Store(acc, g.call(red.Called[0], []spirv.ID{f.Load(acc), v})[0])
+		sw.outs.defineKept(g, sw.kept, x.Shape.Dims, elems)
+		vals := make([]spirv.ID, len(elems))
+		for i, e := range elems {
+			vals[i] = g.emit(x, e.idx)
+			f.Store(acc, g.call(red.Called[0], []spirv.ID{f.Load(acc), vals[i]})[0])
+		}
+		if keeping {
+			sw.outs.store(keep, elems, vals)
 		}
 	})
 	v := f.Load(acc)
@@ -191,31 +215,25 @@ func (l *lowering) rowFold(g *gen, team rowTeam, red *hlo.Instruction, r spirv.I
 	return g.call(red.Called[0], []spirv.ID{g.emit(init, scalarIndex), op.combine(k, v)})
 }
 
-// rowOutputs computes and stores the output elements of row r, every output's
-// (a multi-output root's outputs share their dims) in one sweep.
-func (l *lowering) rowOutputs(g *gen, team rowTeam, bufs []spirv.Buffer, r spirv.ID, rowIdx []spirv.ID, colDims []int64) {
-	k, f := g.k, g.k.f
-	vecBufs := make([]spirv.Buffer, len(bufs))
-	sweepRow(g, team, r, rowIdx, l.p.Outputs[0].Dims, colDims, func(elems []rowElem) {
-		vals := make([][]spirv.ID, len(elems)) // per element, per output
-		for i, e := range elems {
-			vals[i] = g.emitN(l.c.Root, e.idx)
+// rowOutputs computes and stores the output elements of the row, every output's
+// (a multi-output root's outputs share their dims) in one sweep, reading the kept
+// values back from the buffers it then overwrites: every element's values are
+// computed before any is stored.
+func (l *lowering) rowOutputs(g *gen, sw rowSweep, colDims []int64) {
+	dims := l.p.Outputs[0].Dims
+	sweepRow(g, sw.team, sw.r, sw.rowIdx, dims, colDims, func(elems []rowElem) {
+		sw.outs.defineKept(g, sw.kept, dims, elems)
+		vals := make([][]spirv.ID, len(l.p.Outputs)) // per output, per element
+		for j := range vals {
+			vals[j] = make([]spirv.ID, len(elems))
 		}
-		for j, out := range l.p.Outputs {
-			if len(elems) < 4 || !is32(out.DType) {
-				for i, e := range elems {
-					k.store(bufs[j], e.lin, vals[i][j], out.DType)
-				}
-				continue
+		for i, e := range elems {
+			for j, v := range g.emitN(l.c.Root, e.idx) {
+				vals[j][i] = v
 			}
-			if vecBufs[j].Var == 0 { // through the output's own buffer: split or addressed too
-				vecBufs[j] = k.f.View(bufs[j], fmt.Sprintf("out%d_vec4", j), k.vec4Type(out.DType))
-			}
-			group := make([]spirv.ID, len(elems))
-			for i := range elems {
-				group[i] = k.toStore(vals[i][j], out.DType)
-			}
-			f.StoreElem(vecBufs[j], elems[0].group, f.CompositeConstruct(k.vec4Type(out.DType), group...))
+		}
+		for j := range l.p.Outputs {
+			sw.outs.store(j, elems, vals[j])
 		}
 	})
 }
@@ -266,4 +284,191 @@ func sweepRow(g *gen, team rowTeam, r spirv.ID, rowIdx []spirv.ID, dims, colDims
 		}
 		body(elems)
 	})
+}
+
+// Kept values. Each sweep of a row re-emits what its expressions read, so a value
+// that a reduction folds and a later sweep reads again (softmax's exp(x − max):
+// summed by the second sweep, divided by the sum in the third) would be computed
+// once per sweep. Where that value computes an expensive op per element (the op
+// table's Expensive column), the sweep that folds it also stores it in an output
+// buffer of its dims and type, and the later sweeps load it back instead; the
+// output sweep overwrites the buffer last. Each lane reads back only the elements
+// it stored itself (every sweep of a row splits it among the team's lanes alike),
+// and the buffer holds the value's own type, so the results are unchanged.
+
+// keptValue is a reduction's operand that its sweep stored in output out's buffer.
+type keptValue struct {
+	value *hlo.Instruction
+	out   int
+}
+
+// planKeeps picks, per reduction, the output (if any) whose buffer keeps its operand
+// for later sweeps: an operand that computes an expensive op per element, that a
+// later sweep reads at the same element, and that has the dims and type of an output
+// not already keeping another value. An input that may share its buffer with an
+// output (inPlace) must not be read by a later sweep other than through the kept
+// values: the early store would overwrite elements before that read.
+func planKeeps(c *hlo.Computation, rp rowPlan, outs []hlo.Shape, inPlace []bool) map[*hlo.Instruction]int {
+	keeps := map[*hlo.Instruction]int{}
+	used := make([]bool, len(outs))
+	stops := map[*hlo.Instruction]bool{} // where a sweep's reads end: registers and kept values
+	for _, red := range rp.reduces {
+		stops[red] = true
+	}
+	for i, red := range rp.reduces {
+		v := red.Operands[0]
+		later := []*hlo.Instruction{c.Root}
+		for _, r := range rp.reduces[i+1:] {
+			later = append(later, r.Operands[0])
+		}
+		j := freeOutput(outs, used, v.Shape)
+		if j < 0 || !expensivePerElement(v, stops, len(rp.rowDims)) || !readAtSameElement(later, v) {
+			continue
+		}
+		stops[v] = true
+		if readsInPlaceInput(later, stops, inPlace) {
+			delete(stops, v)
+			continue
+		}
+		keeps[red], used[j] = j, true
+	}
+	return keeps
+}
+
+// freeOutput is the first output of shape s not keeping a value yet, or -1.
+func freeOutput(outs []hlo.Shape, used []bool, s hlo.Shape) int {
+	for j, o := range outs {
+		if !used[j] && o.Equal(s) {
+			return j
+		}
+	}
+	return -1
+}
+
+// expensivePerElement reports whether emitting an element of v computes an
+// expensive op: one reached from v before the stops (values in registers) and the
+// broadcasts of per-row values along the row (computed once per row).
+func expensivePerElement(v *hlo.Instruction, stops map[*hlo.Instruction]bool, rows int) bool {
+	found := false
+	walkOperands([]*hlo.Instruction{v}, func(in *hlo.Instruction) bool {
+		if stops[in] || isRowBroadcast(in, rows) {
+			return false
+		}
+		found = found || in.Info().Expensive
+		return !found
+	})
+	return found
+}
+
+// readAtSameElement reports whether a sweep emitting the roots reads v at the
+// element it sweeps (through elementwise ops of one dims, and a tuple root's
+// elements), where it finds the value kept at that element.
+func readAtSameElement(roots []*hlo.Instruction, v *hlo.Instruction) bool {
+	found := false
+	walkOperands(roots, func(in *hlo.Instruction) bool {
+		found = found || in == v
+		if found || in.Op == hlo.OpTuple {
+			return !found
+		}
+		return isElementwise(in) && slices.IndexFunc(in.Operands, func(x *hlo.Instruction) bool { return !x.Shape.SameDims(in.Shape) }) < 0
+	})
+	return found
+}
+
+// readsInPlaceInput reports whether emitting the roots reads, before the stops, an
+// input that may share its buffer with an output.
+func readsInPlaceInput(roots []*hlo.Instruction, stops map[*hlo.Instruction]bool, inPlace []bool) bool {
+	found := false
+	walkOperands(roots, func(in *hlo.Instruction) bool {
+		if stops[in] {
+			return false
+		}
+		if n := int(in.Attrs.ParameterNumber); in.Op == hlo.OpParameter && n >= 0 && n < len(inPlace) && inPlace[n] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// walkOperands visits the roots and, depth first, the operands of every visited
+// instruction for which visit returns true, each instruction once.
+func walkOperands(roots []*hlo.Instruction, visit func(*hlo.Instruction) bool) {
+	seen := map[*hlo.Instruction]bool{}
+	var walk func(in *hlo.Instruction)
+	walk = func(in *hlo.Instruction) {
+		if seen[in] {
+			return
+		}
+		seen[in] = true
+		if visit(in) {
+			for _, x := range in.Operands {
+				walk(x)
+			}
+		}
+	}
+	for _, r := range roots {
+		walk(r)
+	}
+}
+
+// rowBufs are a row kernel's output buffers, with vec4 views made on first use
+// (through the buffer itself, so split and addressed outputs have them too).
+type rowBufs struct {
+	k      *kernel
+	bufs   []spirv.Buffer
+	shapes []hlo.Shape
+	vec    []spirv.Buffer
+}
+
+// vectorized reports whether output j's elems are written and read as one vec4.
+func (o *rowBufs) vectorized(j int, elems []rowElem) bool {
+	if len(elems) < 4 || !is32(o.shapes[j].DType) {
+		return false
+	}
+	if o.vec[j].Var == 0 {
+		o.vec[j] = o.k.f.View(o.bufs[j], fmt.Sprintf("out%d_vec4", j), o.k.vec4Type(o.shapes[j].DType))
+	}
+	return true
+}
+
+// store writes vals, one per element of elems, to output j.
+func (o *rowBufs) store(j int, elems []rowElem, vals []spirv.ID) {
+	k, dt := o.k, o.shapes[j].DType
+	if !o.vectorized(j, elems) {
+		for i, e := range elems {
+			k.store(o.bufs[j], e.lin, vals[i], dt)
+		}
+		return
+	}
+	group := make([]spirv.ID, len(elems))
+	for i, v := range vals {
+		group[i] = k.toStore(v, dt)
+	}
+	k.f.StoreElem(o.vec[j], elems[0].group, k.f.CompositeConstruct(k.vec4Type(dt), group...))
+}
+
+// defineKept hands a sweep of an array of dims the kept values of that dims at its
+// elems, loaded from their outputs' buffers, in place of recomputing them.
+func (o *rowBufs) defineKept(g *gen, kept []keptValue, dims []int64, elems []rowElem) {
+	k := o.k
+	for _, kv := range kept {
+		if !slices.Equal(kv.value.Shape.Dims, dims) {
+			continue
+		}
+		j, dt := kv.out, kv.value.Shape.DType
+		var vec spirv.ID
+		if o.vectorized(j, elems) {
+			vec = k.f.LoadElem(o.vec[j], elems[0].group)
+		}
+		for u, e := range elems {
+			var v spirv.ID
+			if vec != 0 {
+				v = k.f.CompositeExtract(vec, uint32(u))
+			} else {
+				v = k.f.LoadElem(o.bufs[j], e.lin)
+			}
+			g.define(kv.value, e.idx, []spirv.ID{k.fromStore(v, dt)})
+		}
+	}
 }

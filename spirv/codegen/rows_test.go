@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -114,4 +115,57 @@ func TestRowKernelRefused(t *testing.T) {
 	_, ok := planRows(comp)
 	require.False(t, ok)
 	require.Len(t, lowerOK(t, comp).Dispatches, 1)
+}
+
+// softmaxRows is softmax over the minor dim of dt[rows, cols], plus extra(x) when
+// given: exp(x − max) / Σ exp(x − max), the max and the sum row reductions.
+func softmaxRows(t *testing.T, dt hlo.DType, rows, cols int64, extra func(b *cb, x, y *hlo.Instruction) *hlo.Instruction) *hlo.Computation {
+	b := newCB(t, "softmax")
+	x := b.param(s(dt, rows, cols))
+	row := func(op hlo.Opcode, v *hlo.Instruction) *hlo.Instruction {
+		init := b.constant(hlo.NewLiteral(hlo.Scalar(dt)))
+		r := b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{1}}, []*hlo.Computation{scalarComp(t, op, dt)}, v, init)
+		return b.declared(hlo.OpBroadcast, s(dt, rows, cols), hlo.Attributes{Dimensions: []int64{0}}, r)
+	}
+	e := b.simple(hlo.OpExp, b.simple(hlo.OpSubtract, x, row(hlo.OpMaximum, x)))
+	y := b.simple(hlo.OpDivide, e, row(hlo.OpAdd, e))
+	if extra != nil {
+		y = extra(b, x, y)
+	}
+	return b.build(y)
+}
+
+// A row kernel computes softmax's exp(x − max) once per element: the sum's sweep
+// keeps it in the output buffer and the output sweep reads it back, so the kernel
+// holds one Exp per element of a sweep's group (4 in a vec4 sweep, 1 in a scalar
+// one; also with a second output) where recomputing it would hold two. Where the
+// output sweep also reads an input that may be written in place (x itself, here),
+// the early store would overwrite x before that read, and exp is computed twice.
+func TestRowKernelKeepsExpensiveValue(t *testing.T) {
+	noSubgroups := LavapipeTarget()
+	noSubgroups.SubgroupArithmetic = false
+	plusX := func(b *cb, x, y *hlo.Instruction) *hlo.Instruction { return b.simple(hlo.OpAdd, y, x) }
+	withSquare := func(b *cb, _, y *hlo.Instruction) *hlo.Instruction {
+		return b.simple(hlo.OpTuple, y, b.simple(hlo.OpMultiply, y, y))
+	}
+	for _, tc := range []struct {
+		name string
+		c    *hlo.Computation
+		t    Target
+		exps int
+	}{
+		{"f32 vec4 sweep, subgroup per row", softmaxRows(t, hlo.F32, 6, 64, nil), LavapipeTarget(), 4},
+		{"f32 scalar sweep", softmaxRows(t, hlo.F32, 6, 13, nil), LavapipeTarget(), 1},
+		{"f32 vec4 sweep, one invocation per row", softmaxRows(t, hlo.F32, 6, 64, nil), noSubgroups, 4},
+		{"bf16, kept in a bf16 buffer", softmaxRows(t, hlo.BF16, 6, 64, nil), LavapipeTarget(), 4},
+		{"output sweep reads the in-place input", softmaxRows(t, hlo.F32, 6, 64, plusX), LavapipeTarget(), 8},
+		{"two outputs, kept in the first", softmaxRows(t, hlo.F32, 6, 64, withSquare), LavapipeTarget(), 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := lowerFor(t, tc.c, tc.t)
+			require.Len(t, p.Dispatches, 1)
+			require.Equal(t, []bool{true}, p.InPlace)
+			require.Equal(t, tc.exps, strings.Count(disassembly(t, p), " Exp "))
+		})
+	}
 }
