@@ -125,17 +125,23 @@ func checkConv(t *testing.T, rt *vkxla.Runtime, cc convCase, want string, seed u
 // against cpuref over every layout and dtype, with strides, padding (negative
 // included), lhs and rhs dilation, window reversal, feature groups, N > 1 and odd
 // sizes.
-func TestConvolutionImplicitGEMM(t *testing.T) {
-	rt := newRuntime(t)
-	base := convCase{n: 2, c: 8, h: 9, w: 11, o: 12, kh: 3, kw: 3, stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+// everyLayout is base in every layout of convLayouts and each of dts.
+func everyLayout(base convCase, dts ...hlo.DType) []convCase {
 	var cases []convCase
 	for layout := range convLayouts {
-		for _, dt := range []hlo.DType{hlo.F32, hlo.F16, hlo.BF16} {
+		for _, dt := range dts {
 			cc := base
 			cc.layout, cc.dt = layout, dt
 			cases = append(cases, cc)
 		}
 	}
+	return cases
+}
+
+func TestConvolutionImplicitGEMM(t *testing.T) {
+	rt := newRuntime(t)
+	base := convCase{n: 2, c: 8, h: 9, w: 11, o: 12, kh: 3, kw: 3, stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
+	cases := everyLayout(base, hlo.F32, hlo.F16, hlo.BF16)
 	awkward := []func(*convCase){
 		func(c *convCase) { c.kh, c.kw, c.c, c.padLo, c.padHi = 1, 1, 32, [2]int64{}, [2]int64{} },        // 1×1: a plain GEMM
 		func(c *convCase) { c.stride = [2]int64{2, 3} },                                                   // strides
@@ -245,12 +251,7 @@ func TestConvolutionBatchGroups(t *testing.T) {
 	rt := newRuntime(t)
 	base := convCase{dt: hlo.F32, n: 4, c: 6, h: 9, w: 11, o: 8, kh: 3, kw: 3, batchGroups: 2,
 		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
-	var cases []convCase
-	for layout := range convLayouts {
-		cc := base
-		cc.layout = layout
-		cases = append(cases, cc)
-	}
+	cases := everyLayout(base, base.dt)
 	nhwc := base
 	nhwc.layout = "b01f_01io->b01f"
 	mods := []func(*convCase){
@@ -298,14 +299,7 @@ func TestConvolutionPhases(t *testing.T) {
 	rt := newRuntime(t)
 	base := convCase{n: 2, c: 8, h: 9, w: 11, o: 12, kh: 3, kw: 3, lhsDil: [2]int64{2, 2},
 		stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}}
-	var cases []convCase
-	for layout := range convLayouts {
-		for _, dt := range []hlo.DType{hlo.F32, hlo.F16, hlo.BF16} {
-			cc := base
-			cc.layout, cc.dt = layout, dt
-			cases = append(cases, cc)
-		}
-	}
+	cases := everyLayout(base, hlo.F32, hlo.F16, hlo.BF16)
 	mods := []func(*convCase){
 		func(c *convCase) { c.lhsDil, c.padLo, c.padHi = [2]int64{3, 3}, [2]int64{2, 2}, [2]int64{2, 2} },
 		func(c *convCase) { c.lhsDil, c.n = [2]int64{2, 3}, 1 },

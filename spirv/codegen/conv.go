@@ -161,10 +161,7 @@ func (l *lowering) splitConvFacts() {
 		return
 	}
 	_, parts := splitConvSizes(root, l.t)
-	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, n*parts*int64(partialDType(root.Shape.DType).Size()))
-	l.dispatchFact("conv_partial", scratchArgs(scratch, 1))
-	l.dispatchFact("conv_sum", scratchArgs(scratch, 1), l.outputArgs())
+	l.partialSumFacts("conv_partial", "conv_sum", n*parts*int64(partialDType(root.Shape.DType).Size()))
 }
 
 func (l *lowering) lowerSplitConv() error {

@@ -68,10 +68,7 @@ func dwGradParts(cg convGEMM, t Target) (parts, perPart int64) {
 
 func (l *lowering) dwGradFacts(cg convGEMM) {
 	parts, _ := dwGradParts(cg, l.t)
-	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
-	l.dispatchFact("conv_dwgrad_partial", scratchArgs(scratch, 1))
-	l.dispatchFact("conv_gemm_sum", scratchArgs(scratch, 1), l.outputArgs())
+	l.partialSumFacts("conv_dwgrad_partial", "conv_gemm_sum", cg.partialBytes(parts))
 }
 
 func (l *lowering) lowerDWGrad(cg convGEMM) error {

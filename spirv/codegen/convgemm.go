@@ -196,10 +196,7 @@ func (l *lowering) convGEMMFacts() {
 		l.dispatchFact("conv_gemm", l.outputArgs())
 		return
 	}
-	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, cg.partialBytes(parts))
-	l.dispatchFact("conv_gemm_partial", scratchArgs(scratch, 1))
-	l.dispatchFact("conv_gemm_sum", scratchArgs(scratch, 1), l.outputArgs())
+	l.partialSumFacts("conv_gemm_partial", "conv_gemm_sum", cg.partialBytes(parts))
 }
 
 func (l *lowering) lowerConvGEMM() error {

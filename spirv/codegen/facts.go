@@ -114,6 +114,16 @@ func scratchArgs(first, n int) []Arg {
 	return args
 }
 
+// partialSumFacts are the facts of a kernel split into parts: a scratch buffer
+// of bytes for the partial sums, the partial pass writing it and the sum pass
+// reading it into the output.
+func (l *lowering) partialSumFacts(partial, sum string, bytes int64) {
+	scratch := l.p.scratchIndex()
+	l.p.Scratch = append(l.p.Scratch, bytes)
+	l.dispatchFact(partial, scratchArgs(scratch, 1))
+	l.dispatchFact(sum, scratchArgs(scratch, 1), l.outputArgs())
+}
+
 // copyFacts is copyOperands' dispatch: skipped when the operand is empty.
 func (l *lowering) copyFacts() {
 	if l.c.Root.Operands[0].Shape.NumElements() == 0 {

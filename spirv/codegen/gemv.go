@@ -191,10 +191,7 @@ func (l *lowering) gemvFacts() {
 		l.dispatchFact("gemv", l.outputArgs())
 		return
 	}
-	scratch := l.p.scratchIndex()
-	l.p.Scratch = append(l.p.Scratch, gv.partialBytes(parts))
-	l.dispatchFact("gemv_partial", scratchArgs(scratch, 1))
-	l.dispatchFact("gemv_sum", scratchArgs(scratch, 1), l.outputArgs())
+	l.partialSumFacts("gemv_partial", "gemv_sum", gv.partialBytes(parts))
 }
 
 // gemvBlocks emits the GEMV's kernel of all-rows blocks: with parts = 1 the whole
