@@ -1,14 +1,12 @@
 package plan_test
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/vkxla/vkxla/heapsim"
 	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/plan"
 	"github.com/vkxla/vkxla/spirv/codegen"
 	"github.com/vkxla/vkxla/targets"
 )
@@ -28,18 +26,7 @@ func TestFactsAgreeOnPrograms(t *testing.T) {
 		t.Fatalf("no programs: %v", err)
 	}
 	for _, file := range files {
-		text, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m, err := hlo.ParseModule(string(text))
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		p, err := plan.Build(m, target, plan.Options{})
-		if err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
+		p := planFile(t, file, target, nil)
 		compared := 0
 		facts := func(kc *hlo.Computation) (*codegen.Program, error) {
 			want, err := codegen.Lower(kc, target.Codegen)

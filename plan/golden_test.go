@@ -70,18 +70,7 @@ func TestGoldenPlans(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".hlo"), func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := hlo.ParseModule(string(src))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := plan.Build(m, testTarget(t), optionsOf(t, string(src)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := planFile(t, f, testTarget(t), func(src string) plan.Options { return optionsOf(t, src) })
 			got := hlo.Print(p.Module) + "\n" + p.String()
 			golden := strings.TrimSuffix(f, ".hlo") + ".plan"
 			if *update {
@@ -99,4 +88,27 @@ func TestGoldenPlans(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planFile plans the HLO text file path for target with the options opts picks
+// from its text (nil: none), failing t on any error.
+func planFile(t *testing.T, path string, target plan.Target, opts func(src string) plan.Options) *plan.Plan {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hlo.ParseModule(string(src))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	var o plan.Options
+	if opts != nil {
+		o = opts(string(src))
+	}
+	p, err := plan.Build(m, target, o)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return p
 }

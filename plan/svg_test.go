@@ -5,27 +5,13 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/vkxla/vkxla/hlo"
-	"github.com/vkxla/vkxla/plan"
 )
 
 // TestSVG: the memory timeline of the chain module is well-formed XML with one bar
 // per step and one for the inputs, exactly one red (peak) bar whose height is the
 // lower bound, and the peak's live buffers named.
 func TestSVG(t *testing.T) {
-	src, err := os.ReadFile("testdata/golden/chain.hlo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := hlo.ParseModule(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(m, testTarget(t), plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planFile(t, "testdata/golden/chain.hlo", testTarget(t), nil)
 	svg := string(p.SVG())
 	dec := xml.NewDecoder(strings.NewReader(svg))
 	for {
@@ -65,18 +51,7 @@ func TestReadmePlot(t *testing.T) {
 		program = "../testdata/programs/attention.hlo"
 		plot    = "../docs/img/memory-attention.svg"
 	)
-	src, err := os.ReadFile(program)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := hlo.ParseModule(string(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := plan.Build(m, testTarget(t), plan.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := planFile(t, program, testTarget(t), nil)
 	got := p.SVG()
 	if *update {
 		if err := os.WriteFile(plot, got, 0o644); err != nil {
