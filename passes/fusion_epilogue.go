@@ -31,7 +31,10 @@ func (f *fuser) canFuseContraction(p, consumer *hlo.Instruction, k *fusedKernel)
 	if k == nil { // the consumer, the kernel's root-to-be, is p's only reader
 		return elementwiseOf(consumer, p)
 	}
-	if !k.fc.Root.Shape.IsArray() || !k.fc.Root.Shape.SameDims(p.Shape) || k.holds(hlo.OpDot, hlo.OpConvolution, hlo.OpReduce) {
+	// A kernel with extra outputs (multi-output fusion) is refused too: a GEMM's
+	// output stage writes one array, so code generation would compute the
+	// contraction element by element instead.
+	if !k.fc.Root.Shape.IsArray() || !k.fc.Root.Shape.SameDims(p.Shape) || len(k.outputs) > 0 || k.holds(hlo.OpDot, hlo.OpConvolution, hlo.OpReduce) {
 		return false
 	}
 	return readAtOwnIndex(k.fc.Params[slices.Index(k.fusion.Operands, p)], kernelReaders(k), p.Shape)

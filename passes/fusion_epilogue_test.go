@@ -5,6 +5,44 @@ import "testing"
 func TestEpilogueFusion(t *testing.T) {
 	runPassCases(t, []passCase{
 		{
+			name: "a kernel that has taken an extra output takes no dot: the GEMM's output stage writes one array",
+			before: `HloModule extra
+ENTRY %extra (x: f32[8,16], w: f32[16,32], b: f32[8,32]) -> (f32[8,32], f32[8,32]) {
+  %x = f32[8,16] parameter(0)
+  %w = f32[16,32] parameter(1)
+  %b = f32[8,32] parameter(2)
+  %d = f32[8,32] dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %eq = pred[8,32] compare(%d, %b), direction=EQ
+  %s = f32[8,32] select(%eq, %d, %b)
+  %a = f32[8,32] add(%s, %d)
+  ROOT %t = (f32[8,32], f32[8,32]) tuple(%a, %s)
+}
+`,
+			disabled: []string{"sibling-fusion"},
+			after: `HloModule extra, entry_computation_layout={(f32[8,16]{1,0}, f32[16,32]{1,0}, f32[8,32]{1,0})->(f32[8,32]{1,0}, f32[8,32]{1,0})}
+
+%fused_a (param_b: f32[8,32], param_d: f32[8,32]) -> (f32[8,32], f32[8,32]) {
+  %param_b = f32[8,32]{1,0} parameter(0)
+  %param_d = f32[8,32]{1,0} parameter(1)
+  %eq.1 = pred[8,32]{1,0} compare(f32[8,32]{1,0} %param_d, f32[8,32]{1,0} %param_b), direction=EQ
+  %s.1 = f32[8,32]{1,0} select(pred[8,32]{1,0} %eq.1, f32[8,32]{1,0} %param_d, f32[8,32]{1,0} %param_b)
+  %a.1 = f32[8,32]{1,0} add(f32[8,32]{1,0} %s.1, f32[8,32]{1,0} %param_d)
+  ROOT %tuple = (f32[8,32]{1,0}, f32[8,32]{1,0}) tuple(f32[8,32]{1,0} %a.1, f32[8,32]{1,0} %s.1)
+}
+
+ENTRY %extra (x: f32[8,16], w: f32[16,32], b: f32[8,32]) -> (f32[8,32], f32[8,32]) {
+  %x = f32[8,16]{1,0} parameter(0)
+  %w = f32[16,32]{1,0} parameter(1)
+  %b = f32[8,32]{1,0} parameter(2)
+  %d = f32[8,32]{1,0} dot(f32[8,16]{1,0} %x, f32[16,32]{1,0} %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %a = (f32[8,32]{1,0}, f32[8,32]{1,0}) fusion(f32[8,32]{1,0} %b, f32[8,32]{1,0} %d), kind=kLoop, calls=%fused_a
+  %a.2 = f32[8,32]{1,0} get-tuple-element((f32[8,32]{1,0}, f32[8,32]{1,0}) %a), index=0
+  %s.2 = f32[8,32]{1,0} get-tuple-element((f32[8,32]{1,0}, f32[8,32]{1,0}) %a), index=1
+  ROOT %t = (f32[8,32]{1,0}, f32[8,32]{1,0}) tuple(f32[8,32]{1,0} %a.2, f32[8,32]{1,0} %s.2)
+}
+`,
+		},
+		{
 			name: "an MLP layer, dot + bias + gelu, is one kernel; the dot's operands stay plain",
 			before: `HloModule mlp
 ENTRY %mlp (x: f32[8,16], w: f32[16,32], b: f32[32]) -> f32[8,32] {
