@@ -342,9 +342,11 @@ func (s *siblingFuser) merge(c *hlo.Computation, a, b loopKernel) {
 	}
 	fc.Instructions = slices.Concat(fc.Params, body, []*hlo.Instruction{fc.Root})
 	mergeEqualInstructions(fc) // a producer both kernels copied is computed once
-	fc.Renumber()
-	s.m.Computations = slices.Insert(s.m.Computations, slices.Index(s.m.Computations, c), fc)
-	s.callers[fc] = 1
+	if !unwrapLoneOp(fusion, fc) {
+		fc.Renumber()
+		s.m.Computations = slices.Insert(s.m.Computations, slices.Index(s.m.Computations, c), fc)
+		s.callers[fc] = 1
+	}
 	placed := append([]*hlo.Instruction{fusion}, s.readOutputs(a, fusion, 0)...)
 	placed = append(placed, s.readOutputs(b, fusion, len(a.outputs))...)
 	at := c.Instructions[min(a.first, b.first)]
@@ -360,6 +362,22 @@ func (s *siblingFuser) merge(c *hlo.Computation, a, b loopKernel) {
 	i := slices.Index(kept, at)
 	c.Instructions = slices.Insert(kept, i, placed...)
 	c.Renumber()
+}
+
+// unwrapLoneOp turns fusion, whose computation fc is one instruction over its
+// parameters (two unfused sibling reductions merged into one variadic reduce),
+// into that instruction over fusion's operands: a fusion of one op fuses nothing.
+func unwrapLoneOp(fusion *hlo.Instruction, fc *hlo.Computation) bool {
+	if len(fc.Instructions) != len(fc.Params)+1 {
+		return false
+	}
+	root := fc.Root
+	operands := make([]*hlo.Instruction, len(root.Operands))
+	for i, o := range root.Operands {
+		operands[i] = fusion.Operands[slices.Index(fc.Params, o)]
+	}
+	fusion.Op, fusion.Operands, fusion.Attrs, fusion.Called = root.Op, operands, root.Attrs, root.Called
+	return true
 }
 
 // mergedReduce is one reduction folding the inputs of both ra and rb (each

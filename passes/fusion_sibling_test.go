@@ -299,6 +299,60 @@ ENTRY %powers (step: f32[], w: f32[64,64]) -> (f32[], f32[], f32[64,64]) {
 `,
 		},
 		{
+			name: "two unfused reductions of one computed value become one variadic reduce, not a fusion of one op",
+			before: `HloModule lone
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%max (c: f32[], d: f32[]) -> f32[] {
+  %c = f32[] parameter(0)
+  %d = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%c, %d)
+}
+
+ENTRY %lone (x: f32[16,8], y: f32[16,8], w: f32[64,64], zero: f32[]) -> (f32[], f32[], f32[16,8], f32[64,64]) {
+  %x = f32[16,8] parameter(0)
+  %y = f32[16,8] parameter(1)
+  %w = f32[64,64] parameter(2)
+  %zero = f32[] parameter(3)
+  %pw = f32[16,8] power(%x, %y)
+  %sum = f32[] reduce(%pw, %zero), dimensions={0,1}, to_apply=%add
+  %top = f32[] reduce(%pw, %zero), dimensions={0,1}, to_apply=%max
+  %wn = f32[64,64] negate(%w)
+  ROOT %out = (f32[], f32[], f32[16,8], f32[64,64]) tuple(%sum, %top, %pw, %wn)
+}
+`,
+			after: `HloModule lone, entry_computation_layout={(f32[16,8]{1,0}, f32[16,8]{1,0}, f32[64,64]{1,0}, f32[])->(f32[], f32[], f32[16,8]{1,0}, f32[64,64]{1,0})}
+
+%siblings_add (a.1: f32[], c.1: f32[], b.1: f32[], d.1: f32[]) -> (f32[], f32[]) {
+  %a.1 = f32[] parameter(0)
+  %c.1 = f32[] parameter(1)
+  %b.1 = f32[] parameter(2)
+  %d.1 = f32[] parameter(3)
+  %s.1 = f32[] add(f32[] %a.1, f32[] %b.1)
+  %m.1 = f32[] maximum(f32[] %c.1, f32[] %d.1)
+  ROOT %tuple = (f32[], f32[]) tuple(f32[] %s.1, f32[] %m.1)
+}
+
+ENTRY %lone (x: f32[16,8], y: f32[16,8], w: f32[64,64], zero: f32[]) -> (f32[], f32[], f32[16,8], f32[64,64]) {
+  %x = f32[16,8]{1,0} parameter(0)
+  %y = f32[16,8]{1,0} parameter(1)
+  %w = f32[64,64]{1,0} parameter(2)
+  %zero = f32[] parameter(3)
+  %pw = f32[16,8]{1,0} power(f32[16,8]{1,0} %x, f32[16,8]{1,0} %y)
+  %wn = f32[64,64]{1,0} negate(f32[64,64]{1,0} %w)
+  %siblings_sum = (f32[], f32[]) reduce(f32[16,8]{1,0} %pw, f32[16,8]{1,0} %pw, f32[] %zero, f32[] %zero), dimensions={0,1}, to_apply=%siblings_add
+  %sum = f32[] get-tuple-element((f32[], f32[]) %siblings_sum), index=0
+  %top = f32[] get-tuple-element((f32[], f32[]) %siblings_sum), index=1
+  ROOT %out = (f32[], f32[], f32[16,8]{1,0}, f32[64,64]{1,0}) tuple(f32[] %sum, f32[] %top, f32[16,8]{1,0} %pw, f32[64,64]{1,0} %wn)
+}
+`,
+		},
+		{
 			name: "reductions long enough for the workgroup tree keep one kernel each (its subgroup path folds one value)",
 			before: `HloModule bigred
 
