@@ -15,6 +15,24 @@ func DCE(m *hlo.Module, _ Config) (bool, error) {
 // removeDeadInstructions keeps the parameters, the instructions with side effects
 // and what they and the root depend on.
 func removeDeadInstructions(c *hlo.Computation) bool {
+	live := liveInstructions(c)
+	kept := c.Instructions[:0:0]
+	for _, in := range c.Instructions {
+		if live[in] || in.Op == hlo.OpParameter {
+			kept = append(kept, in)
+		}
+	}
+	if len(kept) == len(c.Instructions) {
+		return false
+	}
+	c.Instructions = kept
+	c.Renumber()
+	return true
+}
+
+// liveInstructions is the root, the instructions with side effects and what they
+// depend on, transitively: what DCE keeps besides the parameters.
+func liveInstructions(c *hlo.Computation) map[*hlo.Instruction]bool {
 	live := map[*hlo.Instruction]bool{c.Root: true}
 	for _, in := range c.Instructions {
 		if !in.SideEffectFree() {
@@ -30,18 +48,7 @@ func removeDeadInstructions(c *hlo.Computation) bool {
 			live[op] = true
 		}
 	}
-	kept := c.Instructions[:0:0]
-	for _, in := range c.Instructions {
-		if live[in] || in.Op == hlo.OpParameter {
-			kept = append(kept, in)
-		}
-	}
-	if len(kept) == len(c.Instructions) {
-		return false
-	}
-	c.Instructions = kept
-	c.Renumber()
-	return true
+	return live
 }
 
 // removeUncalledComputations keeps the entry and what it calls, transitively.

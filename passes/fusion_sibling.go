@@ -124,12 +124,16 @@ type loopKernel struct {
 func (s *siblingFuser) fuseOnePair(c *hlo.Computation) bool {
 	c.Renumber()
 	users := c.Users()
+	live := liveInstructions(c) // a dead kernel (DCE's) merged with a live one would be computed for nothing
 	for _, x := range c.Instructions {
 		if !x.Shape.IsArray() || x.Op == hlo.OpConstant || x.Op == hlo.OpIota {
 			continue // what a kernel holds or computes itself is not shared
 		}
 		var sibs []loopKernel
 		for _, u := range users[x.ID] {
+			if !live[u] {
+				continue
+			}
 			if k, ok := s.loopKernelOf(c, u, users); ok {
 				sibs = append(sibs, k)
 			}

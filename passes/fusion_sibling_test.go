@@ -353,6 +353,33 @@ ENTRY %lone (x: f32[16,8], y: f32[16,8], w: f32[64,64], zero: f32[]) -> (f32[], 
 `,
 		},
 		{
+			name: "a dead kernel (DCE off) is merged with no live sibling: it would be computed for nothing",
+			before: `HloModule dead
+ENTRY %dead (x: f32[4,8], y: f32[4,8], w: f32[64,64]) -> (f32[4,8], f32[64,64]) {
+  %x = f32[4,8] parameter(0)
+  %y = f32[4,8] parameter(1)
+  %w = f32[64,64] parameter(2)
+  %a = f32[4,8] add(%x, %y)
+  %s = f32[4,8] multiply(%x, %y)
+  %sn = f32[4,8] negate(%s)
+  %wn = f32[64,64] negate(%w)
+  ROOT %out = (f32[4,8], f32[64,64]) tuple(%a, %wn)
+}
+`,
+			disabled: []string{"dce", "fusion"},
+			after: `HloModule dead, entry_computation_layout={(f32[4,8]{1,0}, f32[4,8]{1,0}, f32[64,64]{1,0})->(f32[4,8]{1,0}, f32[64,64]{1,0})}
+
+ENTRY %dead (x: f32[4,8], y: f32[4,8], w: f32[64,64]) -> (f32[4,8], f32[64,64]) {
+  %x = f32[4,8]{1,0} parameter(0)
+  %y = f32[4,8]{1,0} parameter(1)
+  %w = f32[64,64]{1,0} parameter(2)
+  %a = f32[4,8]{1,0} add(f32[4,8]{1,0} %x, f32[4,8]{1,0} %y)
+  %wn = f32[64,64]{1,0} negate(f32[64,64]{1,0} %w)
+  ROOT %out = (f32[4,8]{1,0}, f32[64,64]{1,0}) tuple(f32[4,8]{1,0} %a, f32[64,64]{1,0} %wn)
+}
+`,
+		},
+		{
 			name: "reductions long enough for the workgroup tree keep one kernel each (its subgroup path folds one value)",
 			before: `HloModule bigred
 
