@@ -210,11 +210,7 @@ func newExactGraph(c *hlo.Computation, cfg Config) (*exactGraph, error) {
 			}
 		}
 	}
-	roots := []*hlo.Instruction{c.Root}
-	if c.Root.Op == hlo.OpTuple {
-		roots = c.Root.Operands
-	}
-	for _, r := range roots {
+	for _, r := range c.Outputs() {
 		v, ok := g.valueOf[r]
 		if !ok || g.values[v].kernel < 0 {
 			return nil, fmt.Errorf("%w: root value %s is not a kernel's", ErrNotExact, r.Name)

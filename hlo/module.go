@@ -18,6 +18,15 @@ func (c *Computation) Renumber() {
 	}
 }
 
+// Outputs is the values c returns: its root tuple's elements, or its root. The
+// slice is the root's own operands when the root is a tuple: do not modify it.
+func (c *Computation) Outputs() []*Instruction {
+	if c.Root.Op == OpTuple {
+		return c.Root.Operands
+	}
+	return []*Instruction{c.Root}
+}
+
 // ParamShapes returns the parameter shapes in order.
 func (c *Computation) ParamShapes() []Shape {
 	shapes := make([]Shape, len(c.Params))

@@ -47,7 +47,6 @@ import (
 //     the pass leaves the module as it was.
 func SiblingFusion(m *hlo.Module, cfg Config) (bool, error) {
 	orig := m.Clone()
-	peak, measured := modelPeak(m, cfg.Memory)
 	s := newSiblingFuser(m, cfg)
 	changed := false
 	for _, c := range sequentialComputations(m) {
@@ -55,13 +54,16 @@ func SiblingFusion(m *hlo.Module, cfg Config) (bool, error) {
 			changed = true
 		}
 	}
-	if changed && measured {
+	if !changed {
+		return false, nil // no simulation: most modules have nothing to merge
+	}
+	if peak, measured := modelPeak(orig, cfg.Memory); measured {
 		if after, ok := modelPeak(m, cfg.Memory); !ok || after > peak+peak/maxSiblingPeakGrowth {
 			*m = *orig
 			return false, nil
 		}
 	}
-	return changed, nil
+	return true, nil
 }
 
 // maxSiblingPeakGrowth: the module's modelled peak may grow by at most
@@ -194,9 +196,6 @@ func (s *siblingFuser) loopKernelOf(c *hlo.Computation, in *hlo.Instruction, use
 		k.outputs = in.Shape.Elems
 	} else {
 		k.outputs = []hlo.Shape{in.Shape}
-	}
-	if len(readers) == 0 {
-		return k, false // dead code (DCE's)
 	}
 	for _, u := range readers {
 		k.first = min(k.first, u.ID)
@@ -416,11 +415,7 @@ func (s *siblingFuser) combinedReducer(r1 *hlo.Computation, n1 int, r2 *hlo.Comp
 				out.Instructions = append(out.Instructions, x)
 			}
 		}
-		if c.Root.Op == hlo.OpTuple {
-			roots = append(roots, c.Root.Operands...)
-		} else {
-			roots = append(roots, c.Root)
-		}
+		roots = append(roots, c.Outputs()...)
 	}
 	shapes := make([]hlo.Shape, len(roots))
 	for i, r := range roots {
@@ -455,15 +450,11 @@ func (s *siblingFuser) moveBody(in *hlo.Instruction, params map[*hlo.Instruction
 				x.Operands[j] = params[in.Operands[op.Attrs.ParameterNumber]]
 			}
 		}
-		if x == fc.Root && x.Op == hlo.OpTuple {
-			roots = x.Operands
-			continue
+		if x != fc.Root || x.Op != hlo.OpTuple {
+			body = append(body, x)
 		}
-		body = append(body, x)
 	}
-	if roots == nil {
-		roots = []*hlo.Instruction{fc.Root}
-	}
+	roots = fc.Outputs()
 	s.m.Computations = slices.DeleteFunc(s.m.Computations, func(x *hlo.Computation) bool { return x == fc })
 	return body, roots
 }

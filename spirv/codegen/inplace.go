@@ -41,12 +41,8 @@ func inPlaceInputs(c *hlo.Computation, rows int) []bool {
 			walk(in.Operands[j], operandAccess(in, j, a, rows))
 		}
 	}
-	if c.Root.Op == hlo.OpTuple {
-		for _, e := range c.Root.Operands {
-			walk(e, sameElement)
-		}
-	} else {
-		walk(c.Root, sameElement)
+	for _, e := range c.Outputs() {
+		walk(e, sameElement)
 	}
 	return ok
 }
