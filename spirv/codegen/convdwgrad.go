@@ -170,15 +170,7 @@ type dwGradViews struct {
 func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]int64, terms [][]dwGradTerm, pos []spirv.ID, cq, kv spirv.ID) {
 	f, cd := k.f, cg.cd
 	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
-	ri := make([]spirv.ID, len(v.rDims))
-	ri[cd.KernelInput], ri[cd.KernelOutput] = kv, cq
-	for s, d := range cd.KernelSpatial {
-		ri[d] = pos[s]
-		if cg.w[s].WindowReversal {
-			ri[d] = f.ISub(k.ic(cg.w[s].Size-1), pos[s])
-		}
-	}
-	dy := k.loadVec4(v.rhs, k.linearize(ri, v.rDims))
+	dy := k.loadVec4(v.rhs, k.linearize(cg.filterIndex(k, kv, cq, pos), v.rDims))
 	li := make([]spirv.ID, len(v.lDims))
 	li[cd.InputBatch], li[cd.InputFeature] = cq, kv
 	for _, d := range cd.InputSpatial {

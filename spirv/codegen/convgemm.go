@@ -478,6 +478,21 @@ func batchQuadCols(k *kernel, v spirv.Buffer, cd *hlo.ConvDims, dims []int64, li
 	}
 }
 
+// filterIndex is the filter's index at input feature in, output feature out and
+// window position pos (reversed where the window is).
+func (cg convGEMM) filterIndex(k *kernel, in, out spirv.ID, pos []spirv.ID) []spirv.ID {
+	cd := cg.cd
+	ri := make([]spirv.ID, cg.rhs.Shape.Rank())
+	ri[cd.KernelInput], ri[cd.KernelOutput] = in, out
+	for s, d := range cd.KernelSpatial {
+		ri[d] = pos[s]
+		if cg.w[s].WindowReversal {
+			ri[d] = k.f.ISub(k.ic(cg.w[s].Size-1), pos[s])
+		}
+	}
+	return ri
+}
+
 // convBLoaders sets B's loaders of one tap: B[(tap, c), col] is the filter at
 // input feature c, output feature group·n + col and the tap's window position
 // (reversed where the window is).
@@ -486,18 +501,7 @@ func (l *lowering) convBLoaders(t gemmTile, cg convGEMM, group spirv.ID, pos []s
 	cd := cg.cd
 	dims := cg.rhs.Shape.Dims
 	colBase := f.IMul(group, k.ic(cg.n))
-	index := func(kv, col spirv.ID) []spirv.ID {
-		ri := make([]spirv.ID, len(dims))
-		ri[cd.KernelInput] = kv
-		ri[cd.KernelOutput] = col
-		for s, d := range cd.KernelSpatial {
-			ri[d] = pos[s]
-			if cg.w[s].WindowReversal {
-				ri[d] = f.ISub(k.ic(cg.w[s].Size-1), pos[s])
-			}
-		}
-		return ri
-	}
+	index := func(kv, col spirv.ID) []spirv.ID { return cg.filterIndex(k, kv, col, pos) }
 	if v, ok := l.vec4View(k, cg.rhs, cd.KernelInput, cg.kIn); ok {
 		// OHWI: a vec4 of 4 input features per column.
 		dims4 := quarterMinor(dims)

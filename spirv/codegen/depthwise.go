@@ -162,18 +162,10 @@ func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, off 
 // depthwiseFilter is the vec4 of the filter of output features 4cq … 4cq+3 at tap
 // pos (reversed where the window is).
 func (l *lowering) depthwiseFilter(g *gen, cg convGEMM, pos []spirv.ID, cq spirv.ID) spirv.ID {
-	k, f := g.k, g.k.f
+	k := g.k
 	cd, dims := cg.cd, cg.rhs.Shape.Dims
-	ri := make([]spirv.ID, len(dims))
-	ri[cd.KernelInput] = k.ic(0)
-	for s, d := range cd.KernelSpatial {
-		ri[d] = pos[s]
-		if cg.w[s].WindowReversal {
-			ri[d] = f.ISub(k.ic(cg.w[s].Size-1), pos[s])
-		}
-	}
+	ri := cg.filterIndex(k, k.ic(0), cq, pos)
 	if v, ok := l.vec4View(k, cg.rhs, cd.KernelOutput, cg.groups); ok {
-		ri[cd.KernelOutput] = cq
 		return k.loadVec4(v, k.linearize(ri, quarterMinor(dims)))
 	}
 	return quadOf(g, cg.rhs, ri, cd.KernelOutput, cq)
