@@ -303,6 +303,8 @@ func (m *Module) TypeName(t ID) string {
 		return "[]" + m.TypeName(info.elem)
 	case OpTypePointer:
 		return fmt.Sprintf("ptr<%s, %s>", info.storage, m.TypeName(info.elem))
+	case OpTypeImage:
+		return fmt.Sprintf("imagebuffer<%s>", m.TypeName(info.elem))
 	case OpTypeStruct:
 		parts := make([]string, len(info.members))
 		for i, mem := range info.members {

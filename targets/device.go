@@ -30,6 +30,13 @@ type Device struct {
 	MaxMemoryAllocationSize         int64
 	MinStorageBufferOffsetAlignment int64
 	MaxStorageBuffersPerStage       int
+	// Uniform texel buffers (core Vulkan; the formats kernels view them in are ones
+	// every device must support for them): the most texels one view covers, the
+	// alignment of a view's offset, and maxPerStageDescriptorSampledImages, which
+	// counts them. Zero MaxTexelBufferElements: kernels read no texel buffers.
+	MaxTexelBufferElements        int64
+	MinTexelBufferOffsetAlignment int64
+	MaxSampledImagesPerStage      int
 	// Arithmetic types beyond 32 bits, and 8- and 16-bit storage.
 	Float16, Float64, Int8, Int16, Int64  bool
 	StorageBuffer8Bit, StorageBuffer16Bit bool
@@ -62,12 +69,23 @@ func (d Device) Codegen() codegen.Target {
 		StorageBuffer16Bit:       d.StorageBuffer16Bit,
 		SignedZeroInfNanPreserve: d.SignedZeroInfNanPreserve,
 	}
+	if d.texelViewsAligned() {
+		t.MaxTexelBufferElements, t.MaxTexelBuffers = d.MaxTexelBufferElements, d.MaxSampledImagesPerStage
+	}
 	for _, f := range families {
 		if f.matches(d) {
 			f.apply(&t)
 		}
 	}
 	return t
+}
+
+// texelViewsAligned: every offset the arena hands out (a multiple of Limits'
+// alignment) may start a texel buffer view, so kernels may view any tensor as one.
+// Where the device asks more of a view's offset, kernels read no texel buffers.
+func (d Device) texelViewsAligned() bool {
+	a := d.MinTexelBufferOffsetAlignment
+	return a > 0 && d.Limits().Alignment%a == 0
 }
 
 // Limits are the allocation rules: the device's offset alignment raised to

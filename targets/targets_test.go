@@ -133,3 +133,31 @@ ENTRY e {
 		}
 	}
 }
+
+// TestTexelFacts: kernels may read texel buffers where the profile states them and
+// every arena offset (a multiple of Limits' alignment) may start a view: lavapipe
+// and the NVIDIA and AMD reports (16-byte arena offsets; views at 16 and 4), not a
+// device asking 64-byte view offsets, and not the Intel profile, which leaves the
+// texel limits out.
+func TestTexelFacts(t *testing.T) {
+	for name, want := range map[string]int64{"lavapipe": 1 << 27, "nvidia-rtx2070": 1 << 27, "amd-rx5700xt": 1<<32 - 1, "intel-arc-a770": 0} {
+		d, err := Builtin(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.Codegen().MaxTexelBufferElements; got != want {
+			t.Errorf("%s: MaxTexelBufferElements %d, want %d", name, got, want)
+		}
+		if want > 0 && d.Codegen().MaxTexelBuffers < 16 {
+			t.Errorf("%s: %d texel buffers per kernel", name, d.Codegen().MaxTexelBuffers)
+		}
+	}
+	d, err := Builtin("lavapipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.MinTexelBufferOffsetAlignment = 64
+	if got := d.Codegen().MaxTexelBufferElements; got != 0 {
+		t.Errorf("views need 64-byte offsets, the arena gives 16: MaxTexelBufferElements %d, want 0", got)
+	}
+}

@@ -77,6 +77,9 @@ type profile struct {
 					MinStorageBufferOffsetAlignment     int64     `json:"minStorageBufferOffsetAlignment"`
 					MaxStorageBufferRange               int64     `json:"maxStorageBufferRange"`
 					MaxPerStageDescriptorStorageBuffers int       `json:"maxPerStageDescriptorStorageBuffers"`
+					MaxPerStageDescriptorSampledImages  int       `json:"maxPerStageDescriptorSampledImages"`
+					MaxTexelBufferElements              int64     `json:"maxTexelBufferElements"`
+					MinTexelBufferOffsetAlignment       int64     `json:"minTexelBufferOffsetAlignment"`
 					MaxComputeSharedMemorySize          uint32    `json:"maxComputeSharedMemorySize"`
 					MaxComputeWorkGroupInvocations      uint32    `json:"maxComputeWorkGroupInvocations"`
 					MaxComputeWorkGroupSize             [3]uint32 `json:"maxComputeWorkGroupSize"`
@@ -155,6 +158,9 @@ func FromVulkaninfo(data []byte) (Device, error) {
 			MaxMemoryAllocationSize:         cmp.Or(props.Maintenance3.MaxMemoryAllocationSize, props.Vulkan11.MaxMemoryAllocationSize),
 			MinStorageBufferOffsetAlignment: lim.MinStorageBufferOffsetAlignment,
 			MaxStorageBuffersPerStage:       lim.MaxPerStageDescriptorStorageBuffers,
+			MaxTexelBufferElements:          lim.MaxTexelBufferElements,
+			MinTexelBufferOffsetAlignment:   lim.MinTexelBufferOffsetAlignment,
+			MaxSampledImagesPerStage:        lim.MaxPerStageDescriptorSampledImages,
 			Float16:                         feats.Float16Int8.ShaderFloat16 || feats.Vulkan12.ShaderFloat16,
 			Float64:                         feats.Core.ShaderFloat64,
 			Int8:                            feats.Float16Int8.ShaderInt8 || feats.Vulkan12.ShaderInt8,

@@ -89,8 +89,8 @@ func (l *lowering) dwGradPartials(cg convGEMM, scratch int, parts, perPart int64
 	f, m := k.f, k.m
 	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, 0)
 	g := l.kernelGen(k)
-	v := dwGradViews{lhs: k.vec4Input(int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType),
-		rhs:   k.vec4Input(int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType),
+	v := dwGradViews{lhs: k.vec4SourceOf(int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType, false),
+		rhs:   k.vec4SourceOf(int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType, false),
 		lDims: quarterMinor(cg.lhs.Shape.Dims), rDims: quarterMinor(cg.rhs.Shape.Dims)}
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	zero := m.ConstOf(vec4, 0)
@@ -161,7 +161,7 @@ func (cg convGEMM) dwGradTerms(k *kernel, pos []spirv.ID, dims4 []int64) [][]dwG
 // dwGradViews are the vec4 views of the images and the gradient, with their dims
 // in vec4s.
 type dwGradViews struct {
-	lhs, rhs     spirv.Buffer
+	lhs, rhs     vec4Source
 	lDims, rDims []int64
 }
 
@@ -170,7 +170,7 @@ type dwGradViews struct {
 func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]int64, terms [][]dwGradTerm, pos []spirv.ID, cq, kv spirv.ID) {
 	f, cd := k.f, cg.cd
 	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
-	dy := k.loadVec4(v.rhs, k.linearize(cg.filterIndex(k, kv, cq, pos), v.rDims))
+	dy := k.readVec4(v.rhs, k.linearize(cg.filterIndex(k, kv, cq, pos), v.rDims))
 	li := make([]spirv.ID, len(v.lDims))
 	li[cd.InputBatch], li[cd.InputFeature] = cq, kv
 	for _, d := range cd.InputSpatial {
@@ -185,7 +185,7 @@ func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]
 				valid = append(valid, c)
 			}
 		}
-		x := k.loadVec4(v.lhs, at)
+		x := k.readVec4(v.lhs, at)
 		if len(valid) > 0 {
 			x = f.Select(k.all(valid...), x, zero)
 		}

@@ -149,26 +149,31 @@ func (l *lowering) depthwiseInput(g *gen, cg convGEMM, row, pos []spirv.ID, off 
 		v = f.SDiv(v, k.ic(wd.BaseDilation))
 	}
 	li[d] = k.clampIndex(v, 0, dims[d]-1)
-	var x spirv.ID
-	if v, ok := l.vec4View(k, cg.lhs, cd.InputFeature, cg.groups); ok {
-		li[cd.InputFeature] = cq
-		x = k.loadVec4(v, k.linearize(li, quarterMinor(dims)))
-	} else {
-		x = quadOf(g, cg.lhs, li, cd.InputFeature, cq)
-	}
+	x := l.depthwiseQuad(g, cg.lhs, li, cd.InputFeature, cg.groups, cq)
 	return f.Select(k.all(conds...), x, k.m.ConstOf(k.m.TypeOf(x), 0))
+}
+
+// depthwiseQuad is the vec4 of x's elements at idx with dimension dim (of size
+// elements) at 4cq … 4cq+3: where x is an input with dim minor, one read from its
+// vec4Source (a texel fetch where allowed: every input vec4 is read once per tap
+// that covers it), else four elements through the emitter.
+func (l *lowering) depthwiseQuad(g *gen, x *hlo.Instruction, idx []spirv.ID, dim, size int64, cq spirv.ID) spirv.ID {
+	k := g.k
+	at := func() spirv.ID {
+		q := append([]spirv.ID(nil), idx...)
+		q[dim] = cq
+		return k.linearize(q, quarterMinor(x.Shape.Dims))
+	}
+	if src, ok := l.vec4Source(k, x, dim, size); ok {
+		return k.readVec4(src, at())
+	}
+	return quadOf(g, x, idx, dim, cq)
 }
 
 // depthwiseFilter is the vec4 of the filter of output features 4cq … 4cq+3 at tap
 // pos (reversed where the window is).
 func (l *lowering) depthwiseFilter(g *gen, cg convGEMM, pos []spirv.ID, cq spirv.ID) spirv.ID {
-	k := g.k
-	cd, dims := cg.cd, cg.rhs.Shape.Dims
-	ri := cg.filterIndex(k, k.ic(0), cq, pos)
-	if v, ok := l.vec4View(k, cg.rhs, cd.KernelOutput, cg.groups); ok {
-		return k.loadVec4(v, k.linearize(ri, quarterMinor(dims)))
-	}
-	return quadOf(g, cg.rhs, ri, cd.KernelOutput, cq)
+	return l.depthwiseQuad(g, cg.rhs, cg.filterIndex(g.k, g.k.ic(0), cq, pos), cg.cd.KernelOutput, cg.groups, cq)
 }
 
 // quadOf is the vec4 of x's elements at idx with dimension dim at 4cq … 4cq+3,

@@ -49,3 +49,41 @@ func scalarOf(dt hlo.DType, v float64) *hlo.Literal {
 	l.SetFloat64(0, v)
 	return l
 }
+
+// TestDepthwiseReadsTexels: the depthwise kernel reads its input and filter
+// through uniform texel buffers (four f32, or the four u16 of 16-bit floats, per
+// texel) after its storage buffers where the target has them; not on a target
+// without texel buffers, not for an input with more texels than one view may
+// cover, and no more texel buffers than the target allows. The input stays bound
+// as a storage buffer.
+func TestDepthwiseReadsTexels(t *testing.T) {
+	conv := func(dt hlo.DType) *hlo.Computation {
+		b := newCB(t, "dw")
+		x, w := b.param(s(dt, 1, 10, 9, 16)), b.param(s(dt, 3, 3, 1, 16))
+		return b.build(b.op(hlo.OpConvolution, hlo.Attributes{Conv: convDims2D(), Window: win(3, 1, 1, 1, 1), FeatureGroupCount: 16, BatchGroupCount: 1}, nil, x, w))
+	}
+	texels := func(c *hlo.Computation, target Target) []Texel {
+		p := lowerFor(t, c, target)
+		require.Len(t, p.Dispatches, 1)
+		k := p.Dispatches[0].Kernel
+		require.True(t, strings.HasSuffix(k.Name, "depthwise"), k.Name)
+		require.Equal(t, 3, k.Bindings, "input, filter and output stay storage buffers")
+		return k.Texels
+	}
+	lp := LavapipeTarget()
+	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA32F}, {Arg: 1, Format: TexelRGBA32F}}, texels(conv(hlo.F32), lp))
+	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA16U}, {Arg: 1, Format: TexelRGBA16U}}, texels(conv(hlo.BF16), lp))
+	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA16U}, {Arg: 1, Format: TexelRGBA16U}}, texels(conv(hlo.F16), lp))
+
+	none := lp
+	none.MaxTexelBufferElements = 0
+	require.Empty(t, texels(conv(hlo.F32), none))
+	one := lp
+	one.MaxTexelBuffers = 1
+	require.Len(t, texels(conv(hlo.F32), one), 1)
+	small := lp
+	small.MaxTexelBufferElements = 10 * 9 * 16 / 4 // the input's 360 texels fit, exactly
+	require.Len(t, texels(conv(hlo.F32), small), 2)
+	small.MaxTexelBufferElements--
+	require.Equal(t, []Texel{{Arg: 1, Format: TexelRGBA32F}}, texels(conv(hlo.F32), small), "only the filter fits a view")
+}

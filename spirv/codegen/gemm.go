@@ -744,14 +744,36 @@ func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
 // be a convert of such an f16 or bf16 input to f32 (a mixed-precision dot's fused
 // operand convert): loadVec4's widening is that convert, exactly.
 func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
+	n, dt, ok := vec4Param(x, dim, size)
+	if !ok {
+		return spirv.Buffer{}, false
+	}
+	return k.vec4Input(n, dt), true
+}
+
+// vec4Param is the parameter number and dtype of the input vec4View aliases.
+func vec4Param(x *hlo.Instruction, dim, size int64) (int, hlo.DType, bool) {
 	if x.Op == hlo.OpConvert && x.Shape.DType == hlo.F32 && isNarrowFloat(x.Operands[0].Shape.DType) {
 		x = x.Operands[0]
 	}
 	dt := x.Shape.DType
 	if x.Op != hlo.OpParameter || !(dt == hlo.F32 || isNarrowFloat(dt)) || dim != int64(x.Shape.Rank()-1) || size%4 != 0 {
-		return spirv.Buffer{}, false
+		return 0, 0, false
 	}
-	return k.vec4Input(int(x.Attrs.ParameterNumber), dt), true
+	return int(x.Attrs.ParameterNumber), dt, true
+}
+
+// vec4Source is vec4View's source for reads that repeat: the input's texel buffer
+// where the target and the input allow one (kernel.texelInput), since a texel
+// fetch costs llvmpipe a fraction of a storage-buffer load (docs/codegen.md,
+// "Texel reads"), else the vec4 view. Not a texel buffer for an input the program
+// may write in place: the texel view is read-only.
+func (l *lowering) vec4Source(k *kernel, x *hlo.Instruction, dim, size int64) (vec4Source, bool) {
+	n, dt, ok := vec4Param(x, dim, size)
+	if !ok {
+		return vec4Source{}, false
+	}
+	return k.vec4SourceOf(n, dt, n < len(l.p.InPlace) && l.p.InPlace[n]), true
 }
 
 // mergedVec4View is vec4View for dim of a merged view (dims): its last dim is the
@@ -783,9 +805,15 @@ func (k *kernel) loadVec4(v spirv.Buffer, i spirv.ID) spirv.ID {
 	if !isNarrowFloat(dt) {
 		return vec
 	}
+	m := k.m
+	return k.widenVec4(k.f.Convert(m.TypeVector(m.TypeU32(), 4), vec), dt)
+}
+
+// widenVec4 is the f32 vec4 of four f16 or bf16 values whose bits are the low
+// halves of wide (a u32 vec4).
+func (k *kernel) widenVec4(wide spirv.ID, dt hlo.DType) spirv.ID {
 	f, m := k.f, k.m
 	u4 := m.TypeVector(m.TypeU32(), 4)
-	wide := f.Convert(u4, vec)
 	if dt == hlo.BF16 {
 		return f.Bitcast(m.TypeVector(m.TypeF32(), 4), f.Shl(wide, m.ConstOf(u4, 16)))
 	}

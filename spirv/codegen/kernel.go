@@ -53,6 +53,8 @@ type kernel struct {
 	iters, iterScale int64
 	// tables holds the Private constant tables declared so far, by initialiser.
 	tables map[spirv.ID]spirv.ID
+	// texels are the inputs read through uniform texel buffers (texel.go).
+	texels []texelInput
 }
 
 // newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects
@@ -144,6 +146,7 @@ func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	if k.err != nil {
 		return Dispatch{}, k.err
 	}
+	texels := k.bindTexels()
 	words, err := k.m.Assemble()
 	if err != nil {
 		return Dispatch{}, fmt.Errorf("kernel %s: %w", k.name, err)
@@ -151,7 +154,7 @@ func (k *kernel) finish(groups [3]uint32) (Dispatch, error) {
 	kern := &Kernel{
 		Name: k.name, SPIRV: spirv.Bytes(words), EntryPoint: "main",
 		LocalSize: [3]uint32{k.local, 1, 1}, Bindings: k.bindings,
-		Layout: append([]ArgBinding(nil), k.layout...), AddressTable: -1,
+		Layout: append([]ArgBinding(nil), k.layout...), AddressTable: -1, Texels: texels,
 	}
 	if k.table.Var != 0 {
 		kern.AddressTable = k.tableAt

@@ -56,6 +56,14 @@ type Target struct {
 	// invocation's loops after 65535 iterations in total; code generation picks
 	// strategies that stay below the bound and refuses kernels that cannot.
 	MaxLoopIterations int64
+	// MaxTexelBufferElements is the most texels one uniform texel buffer may view
+	// (maxTexelBufferElements), or 0 where kernels must not read through texel
+	// buffers; MaxTexelBuffers bounds the texel buffers one kernel declares
+	// (maxPerStageDescriptorSampledImages, which counts them). Kernels whose reads
+	// repeat per output (the depthwise convolution) read their inputs through
+	// texel buffers where these allow (Kernel.Texels).
+	MaxTexelBufferElements int64
+	MaxTexelBuffers        int
 	// GemmBlock is the rows × columns (a multiple of 4) of the output each
 	// invocation of the tiled f32 GEMM computes; zero picks 16×8, the blocking
 	// measured fastest on lavapipe (docs/results.md).
@@ -78,6 +86,7 @@ func LavapipeTarget() Target {
 		StorageBuffer8Bit: true, StorageBuffer16Bit: true,
 		MaxLoopIterations:        65535,
 		SignedZeroInfNanPreserve: FloatWidths{F16: true, F32: true, F64: true},
+		MaxTexelBufferElements:   1 << 27, MaxTexelBuffers: 128,
 	}
 }
 
@@ -117,7 +126,34 @@ type Kernel struct {
 	// AddressTable is the binding of the table of device addresses (one u64 per
 	// argument reached by address, at its Slot), or -1 when there is none.
 	AddressTable int
+	// Texels are the kernel's uniform texel buffers, read-only, at bindings
+	// Bindings, Bindings+1, … (after the storage buffers): each views the whole
+	// range of one of the dispatch's arguments (which is also bound as a storage
+	// buffer) in a format.
+	Texels []Texel
 }
+
+// Texel is a uniform texel buffer of a kernel: a view of argument Arg (an index
+// into the dispatch's Args) as texels of Format.
+type Texel struct {
+	Arg    int
+	Format TexelFormat
+}
+
+// TexelFormat is the format of a texel buffer's view.
+type TexelFormat uint8
+
+// The texel formats kernels read: four f32 (a vec4 of f32 tensors), four u16 (the
+// bits of a vec4 of f16 or bf16, widened in registers).
+const (
+	TexelRGBA32F TexelFormat = iota // VK_FORMAT_R32G32B32A32_SFLOAT
+	TexelRGBA16U                    // VK_FORMAT_R16G16B16A16_UINT
+)
+
+// Bytes is the size of one texel.
+func (f TexelFormat) Bytes() int64 { return [...]int64{16, 8}[f] }
+
+func (f TexelFormat) String() string { return [...]string{"rgba32f", "rgba16u"}[f] }
 
 // Path is how a kernel reaches a buffer.
 type Path uint8

@@ -35,6 +35,7 @@ var All = []Kernel{
 	{"gemm", GEMM},
 	{"split_buffers", SplitBuffers},
 	{"addressed_buffers", AddressedBuffers},
+	{"texel_buffers", TexelBuffers},
 }
 
 // VectorAdd is c[i] = a[i] + b[i] for i < n, with n a push constant.
@@ -390,6 +391,23 @@ func Vec4(v spirv.Version) *spirv.Module {
 	y = k.Select(k.Less(y, m.ConstOf(vec4, 0)), m.ConstOf(vec4, 0), y)
 	y = k.Select(k.Greater(d, m.F32(0)), y, rev) // a scalar condition on vectors
 	k.StoreElem(out, i, k.GLSL(spirv.GLSLSqrt, y))
+	return m
+}
+
+// TexelBuffers reads texel i of a float and of an integer uniform texel buffer and
+// stores their sum: out[i] = a[i] + float(b[i]).
+func TexelBuffers(v spirv.Version) *spirv.Module {
+	m := spirv.NewModule(v)
+	f32, u32 := m.TypeF32(), m.TypeU32()
+	vec4 := m.TypeVector(f32, 4)
+	out := m.StorageBuffer("out", 0, 0, vec4, spirv.WriteOnly)
+	a := m.UniformTexelBuffer("a", 0, f32)
+	b := m.UniformTexelBuffer("b", 0, u32)
+	m.Decorate(a.Var, spirv.DecorationBinding, 1)
+	m.Decorate(b.Var, spirv.DecorationBinding, 2)
+	k := m.Kernel("main", 64, 1, 1)
+	i := k.BuiltInComponent(spirv.BuiltInGlobalInvocationId, 0)
+	k.StoreElem(out, i, k.FAdd(k.Fetch(a, i), k.Convert(vec4, k.Fetch(b, i))))
 	return m
 }
 

@@ -1,0 +1,113 @@
+package codegen
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// Texel reads. On llvmpipe (lavapipe) a storage-buffer load at a per-invocation
+// offset is a loop over the SIMD lanes with a branch per lane and component, while
+// a fetch from a uniform texel buffer is one branch-free gather; a kernel that reads
+// every input vec4 several times (a depthwise convolution reads each 9 times for a
+// 3×3 window) therefore reads it through a texel buffer viewing the same memory
+// (docs/codegen.md, "Texel reads"). The input stays bound as a storage buffer too;
+// the texel buffers take the bindings after the storage buffers (Kernel.Texels).
+
+// texelInput is one texel buffer of a kernel: a view of one input.
+type texelInput struct {
+	buf    spirv.TexelBuffer
+	arg    int // the index of the input's argument in the kernel's arguments
+	format TexelFormat
+	dt     hlo.DType // the input's element type (f32, f16 or bf16)
+}
+
+// texelInput is input n, holding dt (f32, f16 or bf16) in vec4 groups, as a uniform
+// texel buffer, declared once per kernel; ok is false where the target has no texel
+// buffers or no more of them, or the input is not reached through one binding or
+// has more texels than one view may cover. Then the caller reads it through its
+// storage buffer.
+func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
+	for _, t := range k.texels {
+		if t.arg == n {
+			return t, true
+		}
+	}
+	format := TexelRGBA32F
+	sampled := k.m.TypeF32()
+	if isNarrowFloat(dt) {
+		format, sampled = TexelRGBA16U, k.m.TypeU32()
+	} else if dt != hlo.F32 {
+		return texelInput{}, false
+	}
+	if !k.texelsAllowed(n, format) {
+		return texelInput{}, false
+	}
+	t := texelInput{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, sampled), arg: n, format: format, dt: dt}
+	k.texels = append(k.texels, t)
+	return t, true
+}
+
+// texelsAllowed: the target reads texel buffers and has room for one more, and
+// argument n (an input, so its index among the arguments is n) is bound whole with
+// a size in whole texels that one view may cover.
+func (k *kernel) texelsAllowed(n int, format TexelFormat) bool {
+	t := k.t
+	if t.MaxTexelBufferElements <= 0 || len(k.texels) >= t.MaxTexelBuffers || k.argBytes == nil ||
+		n >= len(k.layout) || k.layout[n].Path != PathBinding {
+		return false
+	}
+	bytes := k.argBytes(k.args[n])
+	return bytes > 0 && bytes%format.Bytes() == 0 && bytes/format.Bytes() <= min(t.MaxTexelBufferElements, math.MaxInt32)
+}
+
+// fetchVec4 is vec4 group i of a texel input, widened to f32.
+func (k *kernel) fetchVec4(t texelInput, i spirv.ID) spirv.ID {
+	if i32 := k.m.TypeI32(); k.idxT != i32 { // texel coordinates are 32-bit; views hold < 2^31 texels
+		i = k.f.Convert(i32, i)
+	}
+	v := k.f.Fetch(t.buf, i)
+	if t.format == TexelRGBA32F {
+		return v
+	}
+	return k.widenVec4(v, t.dt)
+}
+
+// bindTexels numbers the texel buffers after the storage buffers, now that the
+// kernel has declared all of those, and lists them for the runtime.
+func (k *kernel) bindTexels() []Texel {
+	var out []Texel
+	for i, t := range k.texels {
+		k.m.Decorate(t.buf.Var, spirv.DecorationBinding, uint32(k.bindings+i))
+		out = append(out, Texel{Arg: t.arg, Format: t.format})
+	}
+	return out
+}
+
+// vec4Source is where a kernel reads the vec4 groups of an input: its texel buffer
+// (texel non-nil), else the vec4 view of its storage buffer.
+type vec4Source struct {
+	buf   spirv.Buffer
+	texel *texelInput
+}
+
+// vec4SourceOf is input n, holding dt, as a vec4 source: its texel buffer where
+// one is allowed (never for an input written in place), else its vec4 view.
+func (k *kernel) vec4SourceOf(n int, dt hlo.DType, inPlace bool) vec4Source {
+	if !inPlace {
+		if t, ok := k.texelInput(n, dt); ok {
+			return vec4Source{texel: &t}
+		}
+	}
+	return vec4Source{buf: k.vec4Input(n, dt)}
+}
+
+// readVec4 is vec4 group i of a source, widened to f32.
+func (k *kernel) readVec4(s vec4Source, i spirv.ID) spirv.ID {
+	if s.texel != nil {
+		return k.fetchVec4(*s.texel, i)
+	}
+	return k.loadVec4(s.buf, i)
+}
