@@ -25,7 +25,7 @@ func (r *recorder) dispatchBindings(st plan.Step, table device.BufferRange) ([]d
 	if len(k.Layout) != len(st.Args) {
 		return nil, fmt.Errorf("kernel %s: layout of %d arguments for %d", k.Name, len(k.Layout), len(st.Args))
 	}
-	bindings := make([]device.BufferRange, k.Bindings)
+	bindings := make([]device.BufferRange, k.Bindings, k.Bindings+len(k.Texels))
 	for i, a := range st.Args {
 		ar, rng := r.placedRange(a)
 		lay := k.Layout[i]
@@ -49,7 +49,26 @@ func (r *recorder) dispatchBindings(st plan.Step, table device.BufferRange) ([]d
 	if k.AddressTable >= 0 {
 		bindings[k.AddressTable] = table
 	}
+	for _, t := range k.Texels { // after the storage buffers: views of arguments bound whole
+		_, rng := r.placedRange(st.Args[t.Arg])
+		bindings = append(bindings, rng.BufferRange())
+	}
 	return bindings, nil
+}
+
+// kernelSpec is the device's description of a generated kernel.
+func kernelSpec(k *codegen.Kernel) device.KernelSpec {
+	spec := device.KernelSpec{EntryPoint: k.EntryPoint, Bindings: k.Bindings, PushConstantSize: k.PushConstantSize}
+	for _, t := range k.Texels {
+		spec.Texels = append(spec.Texels, texelFormats[t.Format])
+	}
+	return spec
+}
+
+// texelFormats is each codegen texel format as the device names it.
+var texelFormats = map[codegen.TexelFormat]device.TexelFormat{
+	codegen.TexelRGBA32F: device.TexelRGBA32F,
+	codegen.TexelRGBA16U: device.TexelRGBA16U,
 }
 
 // addressTables makes the address tables of the dispatches among steps that reach

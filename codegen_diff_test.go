@@ -435,8 +435,7 @@ func runProgramFor(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs [
 	for _, pd := range prog.Dispatches {
 		k := kernels[pd.Kernel]
 		if k == nil {
-			k, err = d.NewKernel(pd.Kernel.SPIRV, device.KernelSpec{EntryPoint: pd.Kernel.EntryPoint,
-				Bindings: pd.Kernel.Bindings, PushConstantSize: pd.Kernel.PushConstantSize})
+			k, err = d.NewKernel(pd.Kernel.SPIRV, vkxla.KernelSpec(pd.Kernel))
 			require.NoError(t, err, pd.Kernel.Name)
 			t.Cleanup(func() { require.NoError(t, k.Close()) })
 			kernels[pd.Kernel] = k
@@ -444,6 +443,9 @@ func runProgramFor(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs [
 		var bs []device.BufferRange
 		for _, a := range pd.Args {
 			bs = append(bs, device.BufferRange{Buffer: args[a.Kind][a.Index]})
+		}
+		for _, tx := range pd.Kernel.Texels { // texel views of arguments, after the storage buffers
+			bs = append(bs, bs[tx.Arg])
 		}
 		require.NoError(t, cb.Dispatch(k, bs, pd.Push, pd.Groups[0], pd.Groups[1], pd.Groups[2]))
 		require.NoError(t, cb.Barrier())

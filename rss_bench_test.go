@@ -81,7 +81,7 @@ func benchRawPipelines(b *testing.B, which func(int) int) {
 		kernels[i] = kernel(i)
 	}
 	create := func(k *codegen.Kernel) {
-		dk, err := d.NewKernel(k.SPIRV, device.KernelSpec{EntryPoint: k.EntryPoint, Bindings: k.Bindings, PushConstantSize: k.PushConstantSize})
+		dk, err := d.NewKernel(k.SPIRV, vkxla.KernelSpec(k))
 		require.NoError(b, err)
 		require.NoError(b, dk.Close())
 	}

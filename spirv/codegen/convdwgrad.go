@@ -170,7 +170,7 @@ type dwGradViews struct {
 func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]int64, terms [][]dwGradTerm, pos []spirv.ID, cq, kv spirv.ID) {
 	f, cd := k.f, cg.cd
 	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
-	dy := k.readVec4(v.rhs, k.linearize(cg.filterIndex(k, kv, cq, pos), v.rDims))
+	dy := k.loadVec4(v.rhs, k.linearize(cg.filterIndex(k, kv, cq, pos), v.rDims))
 	li := make([]spirv.ID, len(v.lDims))
 	li[cd.InputBatch], li[cd.InputFeature] = cq, kv
 	for _, d := range cd.InputSpatial {
@@ -185,7 +185,7 @@ func (cg convGEMM) dwGradAdd(k *kernel, v dwGradViews, acc []spirv.ID, rows [][]
 				valid = append(valid, c)
 			}
 		}
-		x := k.readVec4(v.lhs, at)
+		x := k.loadVec4(v.lhs, at)
 		if len(valid) > 0 {
 			x = f.Select(k.all(valid...), x, zero)
 		}

@@ -448,7 +448,7 @@ func (l *lowering) convALoaders(t gemmTile, cg convGEMM, group spirv.ID, rows []
 // batches 4b … 4b+3 at one pixel, one vec4 of the input at the quad's base +
 // k·(the feature dim's stride in vec4s). Where the quads share one pixel
 // (shared), quad q's base is quad 0's + q.
-func batchQuadCols(k *kernel, v spirv.Buffer, cd *hlo.ConvDims, dims []int64, lidx [][]spirv.ID, valid []spirv.ID, shared bool) func(kv spirv.ID) []spirv.ID {
+func batchQuadCols(k *kernel, v vec4Source, cd *hlo.ConvDims, dims []int64, lidx [][]spirv.ID, valid []spirv.ID, shared bool) func(kv spirv.ID) []spirv.ID {
 	f := k.f
 	dims4 := quarterMinor(dims)
 	stride := k.ic(product(dims4[cd.InputFeature+1:]))

@@ -164,8 +164,8 @@ func (l *lowering) depthwiseQuad(g *gen, x *hlo.Instruction, idx []spirv.ID, dim
 		q[dim] = cq
 		return k.linearize(q, quarterMinor(x.Shape.Dims))
 	}
-	if src, ok := l.vec4Source(k, x, dim, size); ok {
-		return k.readVec4(src, at())
+	if src, ok := l.vec4View(k, x, dim, size); ok {
+		return k.loadVec4(src, at())
 	}
 	return quadOf(g, x, idx, dim, cq)
 }

@@ -610,7 +610,7 @@ func quadsFromCols(k *kernel, aCol func(kv spirv.ID) []spirv.ID) func(kk spirv.I
 // vec4RowQuads reads, per block row, the vec4 at bases[i] + kk of a view whose
 // vec4 holds 4 consecutive k; valid (when set) marks rows whose vec4 is read, the
 // others are zero.
-func vec4RowQuads(k *kernel, v spirv.Buffer, bases, valid []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
+func vec4RowQuads(k *kernel, v vec4Source, bases, valid []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
 	f := k.f
 	zero := k.m.ConstOf(k.m.TypeVector(k.m.TypeF32(), 4), 0)
 	return func(kk spirv.ID) [][4]spirv.ID {
@@ -641,7 +641,7 @@ func columnQuads(k *kernel, col0 spirv.ID, rn, n int64) []spirv.ID {
 
 // vec4Row reads B's row at one k from a view whose vec4 holds 4 columns: the vec4
 // at base + c for each column quad c.
-func vec4Row(k *kernel, v spirv.Buffer, base spirv.ID, cs []spirv.ID) []spirv.ID {
+func vec4Row(k *kernel, v vec4Source, base spirv.ID, cs []spirv.ID) []spirv.ID {
 	out := make([]spirv.ID, len(cs))
 	for q, c := range cs {
 		out[q] = k.loadVec4(v, k.f.IAdd(base, c))
@@ -674,7 +674,7 @@ func rowFromElems(k *kernel, col0 spirv.ID, rn, n int64, elem func(kv, col spirv
 // gemmAColumnQuads reads A stored with its free (row) dimension minor: for each k
 // of a quad, one vec4 per 4 block rows (row quads clamped to the last full quad;
 // the block's rows start at a multiple of RM, a multiple of 4).
-func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, batch, rows []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
+func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v vec4Source, batch, rows []spirv.ID) func(kk spirv.ID) [][4]spirv.ID {
 	f := k.f
 	dims4 := quarterMinor(gs.lhsDims)
 	strideK := product(dims4[gs.d.LhsContracting[0]+1:]) // vec4 units per step of k
@@ -702,7 +702,7 @@ func (l *lowering) gemmAColumnQuads(k *kernel, gs gemmShape, v spirv.Buffer, bat
 
 // vec4ColumnQuads reads B stored with k minor: one vec4 of 4 k per block column
 // (at bases[j] + kk), regrouped into the vec4 column quads of each of the 4 k.
-func vec4ColumnQuads(k *kernel, v spirv.Buffer, bases []spirv.ID) func(kk spirv.ID) [4][]spirv.ID {
+func vec4ColumnQuads(k *kernel, v vec4Source, bases []spirv.ID) func(kk spirv.ID) [4][]spirv.ID {
 	f, m := k.f, k.m
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	return func(kk spirv.ID) [4][]spirv.ID {
@@ -737,21 +737,25 @@ func (k *kernel) clampHigh(v spirv.ID, hi int64) spirv.ID {
 	return k.f.Select(k.f.Greater(v, k.ic(hi)), k.ic(hi), v)
 }
 
-// vec4View is a vec4 alias of the binding of operand x when x is a kernel input
-// whose minor dimension is dim and has a multiple of 4 elements (so every vec4 the
-// block reads is aligned and inside one row), of f32 or, where the target stores
-// 16-bit types, f16 or bf16 (a vector of 4 u16, widened by loadVec4). x may also
-// be a convert of such an f16 or bf16 input to f32 (a mixed-precision dot's fused
-// operand convert): loadVec4's widening is that convert, exactly.
-func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (spirv.Buffer, bool) {
+// vec4View is where a kernel reads operand x four elements at a time, when x is a
+// kernel input whose minor dimension is dim and has a multiple of 4 elements (so
+// every vec4 read is aligned and inside one row), of f32 or, where the target
+// stores 16-bit types, f16 or bf16 (4 u16, widened by loadVec4): its texel buffer
+// where the target and the input allow one (kernel.texelInput: a texel fetch costs
+// llvmpipe a fraction of a storage-buffer load, docs/codegen.md "Texel reads"),
+// else a vec4 alias of its binding. Not a texel buffer for an input the program may
+// write in place: the texel view is read-only. x may also be a convert of such an
+// f16 or bf16 input to f32 (a mixed-precision dot's fused operand convert):
+// loadVec4's widening is that convert, exactly.
+func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (vec4Source, bool) {
 	n, dt, ok := vec4Param(x, dim, size)
 	if !ok {
-		return spirv.Buffer{}, false
+		return vec4Source{}, false
 	}
-	return k.vec4Input(n, dt), true
+	return k.vec4SourceOf(n, dt, n < len(l.p.InPlace) && l.p.InPlace[n]), true
 }
 
-// vec4Param is the parameter number and dtype of the input vec4View aliases.
+// vec4Param is the parameter number and dtype of the input vec4View reads.
 func vec4Param(x *hlo.Instruction, dim, size int64) (int, hlo.DType, bool) {
 	if x.Op == hlo.OpConvert && x.Shape.DType == hlo.F32 && isNarrowFloat(x.Operands[0].Shape.DType) {
 		x = x.Operands[0]
@@ -763,24 +767,11 @@ func vec4Param(x *hlo.Instruction, dim, size int64) (int, hlo.DType, bool) {
 	return int(x.Attrs.ParameterNumber), dt, true
 }
 
-// vec4Source is vec4View's source for reads that repeat: the input's texel buffer
-// where the target and the input allow one (kernel.texelInput), since a texel
-// fetch costs llvmpipe a fraction of a storage-buffer load (docs/codegen.md,
-// "Texel reads"), else the vec4 view. Not a texel buffer for an input the program
-// may write in place: the texel view is read-only.
-func (l *lowering) vec4Source(k *kernel, x *hlo.Instruction, dim, size int64) (vec4Source, bool) {
-	n, dt, ok := vec4Param(x, dim, size)
-	if !ok {
-		return vec4Source{}, false
-	}
-	return k.vec4SourceOf(n, dt, n < len(l.p.InPlace) && l.p.InPlace[n]), true
-}
-
 // mergedVec4View is vec4View for dim of a merged view (dims): its last dim is the
 // operand's minor dims, contiguous in memory.
-func (l *lowering) mergedVec4View(k *kernel, x *hlo.Instruction, dims []int64, dim int64) (spirv.Buffer, bool) {
+func (l *lowering) mergedVec4View(k *kernel, x *hlo.Instruction, dims []int64, dim int64) (vec4Source, bool) {
 	if dim != int64(len(dims)-1) {
-		return spirv.Buffer{}, false
+		return vec4Source{}, false
 	}
 	return l.vec4View(k, x, int64(x.Shape.Rank()-1), dims[dim])
 }
@@ -799,7 +790,7 @@ func (k *kernel) vec4Input(n int, dt hlo.DType) spirv.Buffer {
 
 // loadVec4 reads vec4 i of a vec4 view as 4 f32 register values: f32 as stored,
 // f16 and bf16 widened exactly.
-func (k *kernel) loadVec4(v spirv.Buffer, i spirv.ID) spirv.ID {
+func (k *kernel) loadVec4Buffer(v spirv.Buffer, i spirv.ID) spirv.ID {
 	vec := k.f.LoadElem(v, i)
 	dt := k.vec4DTs[v.Var]
 	if !isNarrowFloat(dt) {

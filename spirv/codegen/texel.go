@@ -3,6 +3,8 @@ package codegen
 import (
 	"fmt"
 	"math"
+	"os"
+	"strings"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -40,6 +42,9 @@ func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
 	if isNarrowFloat(dt) {
 		format, sampled = TexelRGBA16U, k.m.TypeU32()
 	} else if dt != hlo.F32 {
+		return texelInput{}, false
+	}
+	if v := os.Getenv("VKXLA_TEXEL"); v == "0" || (v == "dw" && !strings.Contains(k.name, "depthwise") && !strings.Contains(k.name, "dwgrad")) { // TEMPORARY A/B knob
 		return texelInput{}, false
 	}
 	if !k.texelsAllowed(n, format) {
@@ -104,10 +109,10 @@ func (k *kernel) vec4SourceOf(n int, dt hlo.DType, inPlace bool) vec4Source {
 	return vec4Source{buf: k.vec4Input(n, dt)}
 }
 
-// readVec4 is vec4 group i of a source, widened to f32.
-func (k *kernel) readVec4(s vec4Source, i spirv.ID) spirv.ID {
+// loadVec4 is vec4 group i of a source as 4 f32 register values.
+func (k *kernel) loadVec4(s vec4Source, i spirv.ID) spirv.ID {
 	if s.texel != nil {
 		return k.fetchVec4(*s.texel, i)
 	}
-	return k.loadVec4(s.buf, i)
+	return k.loadVec4Buffer(s.buf, i)
 }
