@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -169,8 +170,14 @@ func literalString(words []uint32) string {
 	return string(b)
 }
 
-// Spec returns the kernel's interface.
-func (k *Kernel) Spec() KernelSpec { return k.spec }
+// Spec returns the kernel's interface. Its slices are copies: Dispatch checks
+// against the kernel's own, which must keep matching its descriptor set layout.
+func (k *Kernel) Spec() KernelSpec {
+	s := k.spec
+	s.SpecConstants = slices.Clone(s.SpecConstants)
+	s.Texels = slices.Clone(s.Texels)
+	return s
+}
 
 // Close frees the kernel once no submission in flight uses it. Command buffers that
 // recorded it can no longer be submitted (ErrClosed). A second Close does nothing.

@@ -174,6 +174,8 @@ func TestTexelKernelErrors(t *testing.T) {
 	k := newKernel(t, d, texelSPV, spec)
 	spec.Texels[0] = device.TexelRGBA16U
 	assert.Equal(t, texelSpec.Texels, k.Spec().Texels, "NewKernel keeps its own copy")
+	k.Spec().Texels[1] = device.TexelRGBA32F
+	assert.Equal(t, texelSpec.Texels, k.Spec().Texels, "Spec returns a copy")
 }
 
 // TestTexelDispatchErrors: each bad texel range is refused before anything is
