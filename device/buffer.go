@@ -11,8 +11,8 @@ import (
 	"unsafe"
 )
 
-// Buffer is one VkBuffer bound to its own VkDeviceMemory, usable as a storage buffer
-// and as a transfer source and destination.
+// Buffer is one VkBuffer bound to its own VkDeviceMemory, usable as a storage buffer,
+// as a uniform texel buffer and as a transfer source and destination.
 type Buffer struct {
 	res    resource
 	c      *C.vkx_buffer

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -152,6 +153,17 @@ type Caps struct {
 	MaxStorageBuffersPerStage       int
 	NonCoherentAtomSize             int64
 
+	// Uniform texel buffers (KernelSpec.Texels): a view covers at most
+	// MaxTexelBufferElements texels from an offset that is a multiple of
+	// MinTexelBufferOffsetAlignment; they count against MaxSampledImagesPerStage
+	// (maxPerStageDescriptorSampledImages), and with the storage buffers against
+	// MaxResourcesPerStage. TexelFormats are the formats they can be read with.
+	MaxTexelBufferElements        int64
+	MinTexelBufferOffsetAlignment int64
+	MaxSampledImagesPerStage      int
+	MaxResourcesPerStage          int
+	TexelFormats                  []TexelFormat
+
 	MemoryHeaps []Heap
 	MemoryTypes []MemoryType
 	// UnifiedMemory: the preferred device-local memory type is also host-visible and
@@ -227,6 +239,9 @@ func (w FloatWidths) String() string {
 	return strings.Join(names, "|")
 }
 
+// SupportsTexel reports whether a uniform texel buffer can be read with format f.
+func (c Caps) SupportsTexel(f TexelFormat) bool { return slices.Contains(c.TexelFormats, f) }
+
 func (c Caps) String() string {
 	return fmt.Sprintf("%s (%s, %s, Vulkan %s, driver %s %s)", c.Name, c.DeviceType, c.Vendor.Name,
 		c.APIVersion, c.Driver.Name, c.Driver.Info)
@@ -271,6 +286,11 @@ func queryCaps(in *C.vkx_instance, index int) Caps {
 		MaxStorageBuffersPerStage:       int(c.max_storage_buffers_per_stage),
 		NonCoherentAtomSize:             int64(c.non_coherent_atom),
 
+		MaxTexelBufferElements:        int64(c.max_texel_elements),
+		MinTexelBufferOffsetAlignment: int64(c.min_texel_align),
+		MaxSampledImagesPerStage:      int(c.max_sampled_per_stage),
+		MaxResourcesPerStage:          int(c.max_resources_per_stage),
+
 		TimestampsSupported: c.timestamp_bits > 0,
 		TimestampValidBits:  uint32(c.timestamp_bits),
 		TimestampPeriod:     float64(c.timestamp_period),
@@ -282,6 +302,11 @@ func queryCaps(in *C.vkx_instance, index int) Caps {
 	}
 	if caps.Vendor.Name == "" {
 		caps.Vendor.Name = fmt.Sprintf("0x%x", caps.Vendor.ID)
+	}
+	for _, f := range texelFormats {
+		if c.texel_formats&(1<<f) != 0 {
+			caps.TexelFormats = append(caps.TexelFormats, f)
+		}
 	}
 	fillMemory(&caps, &c)
 	fillFeatures(&caps, &c)

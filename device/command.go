@@ -13,8 +13,8 @@ import (
 	"unsafe"
 )
 
-// BufferRange is one storage-buffer binding: Size bytes of Buffer from Offset. Size 0
-// means the rest of the buffer.
+// BufferRange is one binding of a dispatch, a storage buffer or a uniform texel
+// buffer: Size bytes of Buffer from Offset. Size 0 means the rest of the buffer.
 type BufferRange struct {
 	Buffer *Buffer
 	Offset int64
@@ -164,6 +164,9 @@ func (cb *CommandBuffer) discardLocked() error {
 	if err := cb.openIdleLocked(); err != nil {
 		return err
 	}
+	// The texel bindings' views go first: they must not outlive their buffers, which
+	// forgetting the uses may free.
+	C.vkx_cmd_release_views(cb.d.c, cb.c)
 	cb.forgetUses()
 	cb.state, cb.ran = cbInitial, false
 	return nil
@@ -188,8 +191,11 @@ func (cb *CommandBuffer) use(r *resource) {
 	}
 }
 
-// Dispatch records a dispatch of k with the given storage-buffer bindings (one per
-// binding of k) and push constants (exactly k's PushConstantSize bytes).
+// Dispatch records a dispatch of k with the given bindings, one per binding of k:
+// its storage buffers, then its uniform texel buffers (KernelSpec.Texels), each read
+// through a view of the range in the kernel's format, made here and owned by the
+// command buffer until the recording is discarded. push is exactly k's
+// PushConstantSize bytes.
 func (cb *CommandBuffer) Dispatch(k *Kernel, bindings []BufferRange, push []byte, x, y, z uint32) error {
 	return cb.with(func() error {
 		return cb.record("Dispatch", func() error { return cb.dispatch(k, bindings, push, x, y, z) })
@@ -251,8 +257,9 @@ func (cb *CommandBuffer) checkDispatch(k *Kernel, bindings []BufferRange, push [
 	if k.res.isClosed() {
 		return fmt.Errorf("device: Dispatch: kernel %s: %w", k.spec.EntryPoint, ErrClosed)
 	}
-	if len(bindings) != k.spec.Bindings {
-		return fmt.Errorf("device: Dispatch(%s): %d bindings, the kernel has %d", k.spec.EntryPoint, len(bindings), k.spec.Bindings)
+	if n := k.spec.Bindings + len(k.spec.Texels); len(bindings) != n {
+		return fmt.Errorf("device: Dispatch(%s): %d bindings, the kernel has %d (%d storage and %d uniform texel buffers)",
+			k.spec.EntryPoint, len(bindings), n, k.spec.Bindings, len(k.spec.Texels))
 	}
 	if len(push) != k.spec.PushConstantSize {
 		return fmt.Errorf("device: Dispatch(%s): %d bytes of push constants, the kernel takes %d",
@@ -264,36 +271,94 @@ func (cb *CommandBuffer) checkDispatch(k *Kernel, bindings []BufferRange, push [
 				k.spec.EntryPoint, g, i, cb.d.caps.MaxWorkgroupCount[i])
 		}
 	}
-	for i, r := range bindings {
-		if err := cb.checkBinding(r); err != nil {
+	for i, r := range bindings[:k.spec.Bindings] {
+		if err := cb.checkStorage(r); err != nil {
 			return fmt.Errorf("device: Dispatch(%s): binding %d: %w", k.spec.EntryPoint, i, err)
+		}
+	}
+	for i, f := range k.spec.Texels {
+		if err := cb.checkTexel(bindings[k.spec.Bindings+i], f); err != nil {
+			return fmt.Errorf("device: Dispatch(%s): binding %d (uniform texel buffer, %v): %w", k.spec.EntryPoint, k.spec.Bindings+i, f, err)
 		}
 	}
 	return nil
 }
 
-func (cb *CommandBuffer) checkBinding(r BufferRange) error {
+// rangeSize checks that r is a range of an open buffer of this device and returns
+// its size.
+func (cb *CommandBuffer) rangeSize(r BufferRange) (int64, error) {
 	b := r.Buffer
 	if b == nil || b.res.d != cb.d {
-		return errors.New("nil buffer or a buffer of another device")
+		return 0, errors.New("nil buffer or a buffer of another device")
 	}
 	if b.res.isClosed() {
-		return ErrClosed
+		return 0, ErrClosed
 	}
 	size := r.Size
 	if size == 0 {
 		size = b.size - r.Offset
 	}
+	if r.Offset < 0 || size <= 0 || r.Offset > b.size || size > b.size-r.Offset {
+		return 0, fmt.Errorf("range [%d, %d) outside the %d-byte buffer", r.Offset, r.Offset+size, b.size)
+	}
+	return size, nil
+}
+
+func (cb *CommandBuffer) checkStorage(r BufferRange) error {
+	size, err := cb.rangeSize(r)
+	if err != nil {
+		return err
+	}
 	caps := &cb.d.caps
 	switch {
-	case r.Offset < 0 || size <= 0 || r.Offset > b.size || size > b.size-r.Offset:
-		return fmt.Errorf("range [%d, %d) outside the %d-byte buffer", r.Offset, r.Offset+size, b.size)
 	case r.Offset%caps.MinStorageBufferOffsetAlignment != 0:
 		return fmt.Errorf("offset %d is not a multiple of minStorageBufferOffsetAlignment %d", r.Offset, caps.MinStorageBufferOffsetAlignment)
 	case size > caps.MaxStorageBufferRange:
 		return fmt.Errorf("%d bytes exceed maxStorageBufferRange %d", size, caps.MaxStorageBufferRange)
 	}
 	return nil
+}
+
+// checkTexel checks a uniform texel buffer's range against the limits of a buffer
+// view of format f.
+func (cb *CommandBuffer) checkTexel(r BufferRange, f TexelFormat) error {
+	size, err := cb.rangeSize(r)
+	if err != nil {
+		return err
+	}
+	caps := &cb.d.caps
+	switch {
+	case r.Offset%caps.MinTexelBufferOffsetAlignment != 0:
+		return fmt.Errorf("offset %d is not a multiple of minTexelBufferOffsetAlignment %d", r.Offset, caps.MinTexelBufferOffsetAlignment)
+	case size%f.Bytes() != 0:
+		return fmt.Errorf("size %d is not a multiple of the %d-byte texel", size, f.Bytes())
+	case size/f.Bytes() > caps.MaxTexelBufferElements:
+		return fmt.Errorf("%d texels exceed maxTexelBufferElements %d", size/f.Bytes(), caps.MaxTexelBufferElements)
+	}
+	return nil
+}
+
+// texelViews counts the buffer views the recording holds (tests).
+func (cb *CommandBuffer) texelViews() int {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.closed {
+		return 0
+	}
+	return int(C.vkx_cmd_view_count(cb.c))
+}
+
+// descriptorRoom is the room of the command buffer's descriptor pools together, in
+// storage buffer and uniform texel buffer descriptors (tests).
+func (cb *CommandBuffer) descriptorRoom() (storage, texels int64) {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.closed {
+		return 0, 0
+	}
+	var s, t C.uint64_t
+	C.vkx_cmd_descriptor_room(cb.c, &s, &t)
+	return int64(s), int64(t)
 }
 
 // Barrier records a full memory barrier between compute and transfer commands:

@@ -20,3 +20,14 @@ func SetDispatchCheckedHook(f func()) {
 	}
 	testHookDispatchChecked = f
 }
+
+// TexelViews counts the buffer views cb's recording holds.
+func TexelViews(cb *CommandBuffer) int { return cb.texelViews() }
+
+// DescriptorRoom is the room of cb's descriptor pools together, in storage buffer
+// and uniform texel buffer descriptors.
+func DescriptorRoom(cb *CommandBuffer) (storage, texels int64) { return cb.descriptorRoom() }
+
+// EditCaps changes the capabilities the device checks requests against (not the
+// device's own limits), so a test can reach a limit without allocating up to it.
+func EditCaps(d *Device, edit func(*Caps)) { edit(&d.caps) }

@@ -9,6 +9,7 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -18,6 +19,10 @@ type KernelSpec struct {
 	Bindings         int      // storage buffers at set 0, bindings 0..Bindings-1
 	PushConstantSize int      // bytes, a multiple of 4; every Dispatch passes exactly this many
 	SpecConstants    []uint32 // value of specialisation constant_id i
+	// Texels are the read-only uniform texel buffers after the storage buffers, at
+	// set 0, bindings Bindings..Bindings+len(Texels)-1, with the format each is read
+	// with.
+	Texels []TexelFormat
 }
 
 // Kernel is a compute pipeline with its descriptor set and pipeline layouts.
@@ -42,14 +47,20 @@ func (d *Device) NewKernel(spirv []byte, spec KernelSpec) (*Kernel, error) {
 	defer d.exit()
 	entry := C.CString(spec.EntryPoint)
 	defer C.free(unsafe.Pointer(entry))
+	texels := make([]uint32, len(spec.Texels))
+	for i, f := range spec.Texels {
+		texels[i] = uint32(f)
+	}
 	var c *C.vkx_kernel
 	err = check(C.vkx_kernel_create(d.c, (*C.uint32_t)(unsafe.SliceData(words)), C.size_t(4*len(words)), entry,
-		C.uint32_t(spec.Bindings), C.uint32_t(spec.PushConstantSize),
+		C.uint32_t(spec.Bindings), (*C.uint32_t)(unsafe.SliceData(texels)), C.uint32_t(len(texels)),
+		C.uint32_t(spec.PushConstantSize),
 		(*C.uint32_t)(unsafe.SliceData(spec.SpecConstants)), C.uint32_t(len(spec.SpecConstants)), &c))
 	if err != nil {
 		return nil, fmt.Errorf("NewKernel(%s): %w", spec.EntryPoint, err)
 	}
 	spec.SpecConstants = append([]uint32(nil), spec.SpecConstants...)
+	spec.Texels = append([]TexelFormat(nil), spec.Texels...)
 	k := &Kernel{c: c, spec: spec}
 	k.res.init(d, "kernel", func() {
 		C.vkx_kernel_destroy(d.c, k.c)
@@ -70,6 +81,9 @@ func (d *Device) checkKernel(spirv []byte, spec KernelSpec) ([]uint32, error) {
 	if spec.Bindings < 0 || spec.Bindings > d.caps.MaxStorageBuffersPerStage {
 		return nil, fail("%d bindings; the device allows 0..%d", spec.Bindings, d.caps.MaxStorageBuffersPerStage)
 	}
+	if err := d.checkTexels(spec); err != nil {
+		return nil, fail("%v", err)
+	}
 	if spec.PushConstantSize < 0 || spec.PushConstantSize%4 != 0 || spec.PushConstantSize > d.caps.MaxPushConstantsSize {
 		return nil, fail("push constant size %d must be a multiple of 4 in 0..%d", spec.PushConstantSize, d.caps.MaxPushConstantsSize)
 	}
@@ -81,6 +95,27 @@ func (d *Device) checkKernel(spirv []byte, spec KernelSpec) ([]uint32, error) {
 		return nil, fail("the SPIR-V has no GLCompute entry point %q", spec.EntryPoint)
 	}
 	return words, nil
+}
+
+// checkTexels checks the uniform texel buffers' count and formats.
+func (d *Device) checkTexels(spec KernelSpec) error {
+	caps := &d.caps
+	if n := len(spec.Texels); n > caps.MaxSampledImagesPerStage {
+		return fmt.Errorf("%d uniform texel buffers; the device allows %d (maxPerStageDescriptorSampledImages)", n, caps.MaxSampledImagesPerStage)
+	}
+	if n := spec.Bindings + len(spec.Texels); n > caps.MaxResourcesPerStage {
+		return fmt.Errorf("%d storage and %d uniform texel buffers; the device allows %d in all (maxPerStageResources)",
+			spec.Bindings, len(spec.Texels), caps.MaxResourcesPerStage)
+	}
+	for i, f := range spec.Texels {
+		if f.Bytes() == 0 {
+			return fmt.Errorf("binding %d (uniform texel buffer): unknown format %v", spec.Bindings+i, f)
+		}
+		if !caps.SupportsTexel(f) {
+			return fmt.Errorf("binding %d (uniform texel buffer): the device cannot read %v texels (no VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT)", spec.Bindings+i, f)
+		}
+	}
+	return nil
 }
 
 const spirvMagic = 0x07230203
@@ -135,8 +170,14 @@ func literalString(words []uint32) string {
 	return string(b)
 }
 
-// Spec returns the kernel's interface.
-func (k *Kernel) Spec() KernelSpec { return k.spec }
+// Spec returns the kernel's interface. Its slices are copies: Dispatch checks
+// against the kernel's own, which must keep matching its descriptor set layout.
+func (k *Kernel) Spec() KernelSpec {
+	s := k.spec
+	s.SpecConstants = slices.Clone(s.SpecConstants)
+	s.Texels = slices.Clone(s.Texels)
+	return s
+}
 
 // Close frees the kernel once no submission in flight uses it. Command buffers that
 // recorded it can no longer be submitted (ErrClosed). A second Close does nothing.

@@ -26,6 +26,7 @@
 	X(vkGetPhysicalDeviceProperties)           \
 	X(vkGetPhysicalDeviceProperties2)          \
 	X(vkGetPhysicalDeviceFeatures2)            \
+	X(vkGetPhysicalDeviceFormatProperties)     \
 	X(vkGetPhysicalDeviceMemoryProperties)     \
 	X(vkGetPhysicalDeviceQueueFamilyProperties) \
 	X(vkEnumerateDeviceExtensionProperties)    \
@@ -38,6 +39,8 @@
 	X(vkDeviceWaitIdle)           \
 	X(vkCreateBuffer)             \
 	X(vkDestroyBuffer)            \
+	X(vkCreateBufferView)         \
+	X(vkDestroyBufferView)        \
 	X(vkGetBufferMemoryRequirements) \
 	X(vkAllocateMemory)           \
 	X(vkFreeMemory)               \
@@ -111,17 +114,21 @@ struct vkx_buffer {
 	VkDeviceMemory mem;
 };
 
+// A kernel's set 0 holds bindings storage buffers, then texels uniform texel buffers
+// of formats[0..texels-1].
 struct vkx_kernel {
 	VkDescriptorSetLayout dsl; // VK_NULL_HANDLE when the kernel has no bindings
 	VkPipelineLayout layout;
 	VkPipeline pipe;
-	uint32_t bindings, push;
+	uint32_t bindings, texels, push;
+	VkFormat *formats;
 };
 
-// A descriptor pool with the room left in it; pools are reset when recording restarts.
+// A descriptor pool with the room left in it, per descriptor type (storage buffers,
+// uniform texel buffers); pools are reset when recording restarts.
 typedef struct {
 	VkDescriptorPool pool;
-	uint32_t sets, descs, sets_left, descs_left;
+	uint32_t sets, descs, texels, sets_left, descs_left, texels_left;
 } vkx_dpool;
 
 struct vkx_cmd {
@@ -132,6 +139,9 @@ struct vkx_cmd {
 	uint32_t nqueries;
 	vkx_dpool *dpools;
 	uint32_t ndpools, capdpools, curdpool;
+	// The views of the recording's uniform texel buffer bindings, made at record time.
+	VkBufferView *views;
+	uint32_t nviews, capviews;
 };
 
 // ---- loader ----
@@ -491,6 +501,10 @@ static void query_properties(vkx_instance *in, VkPhysicalDevice p, vkx_features 
 	c->max_alloc = m3.maxMemoryAllocationSize;
 	c->min_storage_align = l->minStorageBufferOffsetAlignment;
 	c->non_coherent_atom = l->nonCoherentAtomSize;
+	c->max_texel_elements = l->maxTexelBufferElements;
+	c->min_texel_align = l->minTexelBufferOffsetAlignment;
+	c->max_sampled_per_stage = l->maxPerStageDescriptorSampledImages;
+	c->max_resources_per_stage = l->maxPerStageResources;
 	c->timestamp_period = l->timestampPeriod;
 	c->queue_family = queue_family(in, p, &c->timestamp_bits);
 	c->fc_known = f->has_float_controls;
@@ -528,6 +542,27 @@ static void copy_features(const vkx_features *f, vkx_caps *c) {
 	c->f_buffer_device_address = f->bda.bufferDeviceAddress;
 }
 
+VkFormat vkx_texel_format(uint32_t f) {
+	switch (f) {
+	case VKX_TEXEL_RGBA32F:
+		return VK_FORMAT_R32G32B32A32_SFLOAT;
+	case VKX_TEXEL_RGBA16U:
+		return VK_FORMAT_R16G16B16A16_UINT;
+	}
+	return VK_FORMAT_UNDEFINED;
+}
+
+// query_texel_formats sets bit f of c->texel_formats for each format a uniform texel
+// buffer can be read with.
+static void query_texel_formats(vkx_instance *in, VkPhysicalDevice p, vkx_caps *c) {
+	for (uint32_t f = 1; f < VKX_TEXEL_END; f++) {
+		VkFormatProperties fp;
+		in->vkGetPhysicalDeviceFormatProperties(p, vkx_texel_format(f), &fp);
+		if (fp.bufferFeatures & VK_FORMAT_FEATURE_UNIFORM_TEXEL_BUFFER_BIT)
+			c->texel_formats |= 1u << f;
+	}
+}
+
 void vkx_query_caps(vkx_instance *in, uint32_t index, vkx_caps *c) {
 	memset(c, 0, sizeof *c);
 	VkPhysicalDevice p = in->phys[index];
@@ -535,6 +570,7 @@ void vkx_query_caps(vkx_instance *in, uint32_t index, vkx_caps *c) {
 	query_features(in, p, &f);
 	query_properties(in, p, &f, c);
 	copy_features(&f, c);
+	query_texel_formats(in, p, c);
 	VkPhysicalDeviceMemoryProperties mp;
 	in->vkGetPhysicalDeviceMemoryProperties(p, &mp);
 	c->heap_count = mp.memoryHeapCount < VKX_MAX_HEAPS ? mp.memoryHeapCount : VKX_MAX_HEAPS;
@@ -681,8 +717,8 @@ vkx_err vkx_buffer_create(vkx_device *d, uint64_t size, const uint32_t *types, u
 		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
 	VkBufferCreateInfo ci = {VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
 	ci.size = size;
-	ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
-		   VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+	ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_UNIFORM_TEXEL_BUFFER_BIT |
+		   VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
 	if (d->get_address)
 		ci.usage |= VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
 	ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
@@ -723,18 +759,22 @@ void vkx_buffer_destroy(vkx_device *d, vkx_buffer *b) {
 
 // ---- kernels ----
 
+static uint32_t descriptors(const vkx_kernel *k) { return k->bindings + k->texels; }
+
 static vkx_err create_set_layout(vkx_device *d, vkx_kernel *k) {
-	VkDescriptorSetLayoutBinding *binds = calloc(k->bindings, sizeof *binds);
+	uint32_t n = descriptors(k);
+	VkDescriptorSetLayoutBinding *binds = calloc(n, sizeof *binds);
 	if (!binds)
 		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
-	for (uint32_t i = 0; i < k->bindings; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		binds[i].binding = i;
-		binds[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+		binds[i].descriptorType =
+			i < k->bindings ? VK_DESCRIPTOR_TYPE_STORAGE_BUFFER : VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
 		binds[i].descriptorCount = 1;
 		binds[i].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
 	}
 	VkDescriptorSetLayoutCreateInfo dl = {VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-	dl.bindingCount = k->bindings;
+	dl.bindingCount = n;
 	dl.pBindings = binds;
 	VkResult r = d->vkCreateDescriptorSetLayout(d->dev, &dl, NULL, &k->dsl);
 	free(binds);
@@ -742,14 +782,14 @@ static vkx_err create_set_layout(vkx_device *d, vkx_kernel *k) {
 }
 
 static vkx_err create_layouts(vkx_device *d, vkx_kernel *k) {
-	if (k->bindings) {
+	if (descriptors(k)) {
 		vkx_err e = create_set_layout(d, k);
 		if (e.res != VK_SUCCESS)
 			return e;
 	}
 	VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, k->push};
 	VkPipelineLayoutCreateInfo pl = {VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-	pl.setLayoutCount = k->bindings ? 1 : 0;
+	pl.setLayoutCount = descriptors(k) ? 1 : 0;
 	pl.pSetLayouts = &k->dsl;
 	pl.pushConstantRangeCount = k->push ? 1 : 0;
 	pl.pPushConstantRanges = &push;
@@ -778,13 +818,21 @@ static vkx_err create_pipeline(vkx_device *d, vkx_kernel *k, VkShaderModule mod,
 }
 
 vkx_err vkx_kernel_create(vkx_device *d, const uint32_t *code, size_t size, const char *entry,
-			  uint32_t bindings, uint32_t push_size, const uint32_t *spec, uint32_t nspec,
-			  vkx_kernel **out) {
+			  uint32_t bindings, const uint32_t *texels, uint32_t ntexels, uint32_t push_size,
+			  const uint32_t *spec, uint32_t nspec, vkx_kernel **out) {
 	*out = NULL;
 	vkx_kernel *k = calloc(1, sizeof *k);
 	if (!k)
 		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
+	k->formats = calloc(ntexels ? ntexels : 1, sizeof *k->formats);
+	if (!k->formats) {
+		free(k);
+		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
+	}
+	for (uint32_t i = 0; i < ntexels; i++)
+		k->formats[i] = vkx_texel_format(texels[i]);
 	k->bindings = bindings;
+	k->texels = ntexels;
 	k->push = push_size;
 	VkShaderModuleCreateInfo mi = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
 	mi.codeSize = size;
@@ -816,6 +864,7 @@ void vkx_kernel_destroy(vkx_device *d, vkx_kernel *k) {
 		d->vkDestroyPipelineLayout(d->dev, k->layout, NULL);
 	if (k->dsl)
 		d->vkDestroyDescriptorSetLayout(d->dev, k->dsl, NULL);
+	free(k->formats);
 	free(k);
 }
 
@@ -853,9 +902,30 @@ vkx_err vkx_cmd_create(vkx_device *d, vkx_cmd **out) {
 	return OK;
 }
 
+// destroy_views destroys the views from index from on.
+static void destroy_views(vkx_device *d, vkx_cmd *c, uint32_t from) {
+	for (uint32_t i = from; i < c->nviews; i++)
+		d->vkDestroyBufferView(d->dev, c->views[i], NULL);
+	c->nviews = from;
+}
+
+void vkx_cmd_release_views(vkx_device *d, vkx_cmd *c) { destroy_views(d, c, 0); }
+
+uint32_t vkx_cmd_view_count(vkx_cmd *c) { return c->nviews; }
+
+void vkx_cmd_descriptor_room(vkx_cmd *c, uint64_t *storage, uint64_t *texels) {
+	*storage = *texels = 0;
+	for (uint32_t i = 0; i < c->ndpools; i++) {
+		*storage += c->dpools[i].descs;
+		*texels += c->dpools[i].texels;
+	}
+}
+
 void vkx_cmd_destroy(vkx_device *d, vkx_cmd *c) {
 	if (!c)
 		return;
+	destroy_views(d, c, 0);
+	free(c->views);
 	for (uint32_t i = 0; i < c->ndpools; i++)
 		d->vkDestroyDescriptorPool(d->dev, c->dpools[i].pool, NULL);
 	free(c->dpools);
@@ -896,12 +966,15 @@ static void full_barrier(vkx_device *d, vkx_cmd *c) {
 	d->vkCmdPipelineBarrier(c->cb, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+// vkx_cmd_begin starts a new recording; the previous one's views were released
+// (vkx_cmd_release_views).
 vkx_err vkx_cmd_begin(vkx_device *d, vkx_cmd *c) {
 	CHECK(d->vkResetCommandPool(d->dev, c->pool, 0), "vkResetCommandPool");
 	for (uint32_t i = 0; i < c->ndpools; i++) {
 		CHECK(d->vkResetDescriptorPool(d->dev, c->dpools[i].pool, 0), "vkResetDescriptorPool");
 		c->dpools[i].sets_left = c->dpools[i].sets;
 		c->dpools[i].descs_left = c->dpools[i].descs;
+		c->dpools[i].texels_left = c->dpools[i].texels;
 	}
 	c->curdpool = 0;
 	// Neither ONE_TIME_SUBMIT (it is replayed) nor SIMULTANEOUS_USE (Go serialises
@@ -915,7 +988,7 @@ vkx_err vkx_cmd_begin(vkx_device *d, vkx_cmd *c) {
 }
 
 // vkx_cmd_reset returns the command buffer to the initial state and frees its
-// descriptor pools.
+// descriptor pools; its views were released (vkx_cmd_release_views).
 vkx_err vkx_cmd_reset(vkx_device *d, vkx_cmd *c) {
 	CHECK(d->vkResetCommandPool(d->dev, c->pool, VK_COMMAND_POOL_RESET_RELEASE_RESOURCES_BIT),
 	      "vkResetCommandPool");
@@ -938,7 +1011,7 @@ vkx_err vkx_cmd_end(vkx_device *d, vkx_cmd *c) {
 	return OK;
 }
 
-static vkx_err add_dpool(vkx_device *d, vkx_cmd *c, uint32_t descs) {
+static vkx_err add_dpool(vkx_device *d, vkx_cmd *c, uint32_t descs, uint32_t texels) {
 	if (c->ndpools == c->capdpools) {
 		uint32_t cap = c->capdpools ? 2 * c->capdpools : 4;
 		vkx_dpool *p = realloc(c->dpools, cap * sizeof *p);
@@ -950,14 +1023,17 @@ static vkx_err add_dpool(vkx_device *d, vkx_cmd *c, uint32_t descs) {
 	vkx_dpool *p = &c->dpools[c->ndpools];
 	p->sets = 64;
 	p->descs = descs > 256 ? descs : 256;
-	VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p->descs};
+	p->texels = texels > 256 ? texels : 256;
+	VkDescriptorPoolSize sizes[2] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p->descs},
+					 {VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER, p->texels}};
 	VkDescriptorPoolCreateInfo ci = {VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
 	ci.maxSets = p->sets;
-	ci.poolSizeCount = 1;
-	ci.pPoolSizes = &size;
+	ci.poolSizeCount = 2;
+	ci.pPoolSizes = sizes;
 	CHECK(d->vkCreateDescriptorPool(d->dev, &ci, NULL, &p->pool), "vkCreateDescriptorPool");
 	p->sets_left = p->sets;
 	p->descs_left = p->descs;
+	p->texels_left = p->texels;
 	c->ndpools++;
 	return OK;
 }
@@ -966,10 +1042,11 @@ static vkx_err add_dpool(vkx_device *d, vkx_cmd *c, uint32_t descs) {
 // allocation never fails for lack of it (which the validation layer would report).
 static vkx_err alloc_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, VkDescriptorSet *set) {
 	while (c->curdpool < c->ndpools &&
-	       (c->dpools[c->curdpool].sets_left == 0 || c->dpools[c->curdpool].descs_left < k->bindings))
+	       (c->dpools[c->curdpool].sets_left == 0 || c->dpools[c->curdpool].descs_left < k->bindings ||
+		c->dpools[c->curdpool].texels_left < k->texels))
 		c->curdpool++;
 	if (c->curdpool == c->ndpools) {
-		vkx_err e = add_dpool(d, c, k->bindings);
+		vkx_err e = add_dpool(d, c, k->bindings, k->texels);
 		if (e.res != VK_SUCCESS)
 			return e;
 	}
@@ -981,15 +1058,44 @@ static vkx_err alloc_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, VkDescriptorS
 	CHECK(d->vkAllocateDescriptorSets(d->dev, &ai, set), "vkAllocateDescriptorSets");
 	p->sets_left--;
 	p->descs_left -= k->bindings;
+	p->texels_left -= k->texels;
 	return OK;
 }
 
-static vkx_err write_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_range *ranges, VkDescriptorSet *out) {
+// create_views makes a view of each of the kernel's uniform texel buffer ranges,
+// appended to the command buffer's views (which it owns from then on).
+static vkx_err create_views(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_range *ranges) {
+	if (c->nviews + k->texels > c->capviews) {
+		uint32_t cap = c->capviews ? 2 * c->capviews : 16;
+		while (cap < c->nviews + k->texels)
+			cap *= 2;
+		VkBufferView *v = realloc(c->views, cap * sizeof *v);
+		if (!v)
+			return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "realloc");
+		c->views = v;
+		c->capviews = cap;
+	}
+	for (uint32_t i = 0; i < k->texels; i++) {
+		VkBufferViewCreateInfo vi = {VK_STRUCTURE_TYPE_BUFFER_VIEW_CREATE_INFO};
+		vi.buffer = ((vkx_buffer *)ranges[i].buf)->buf;
+		vi.format = k->formats[i];
+		vi.offset = ranges[i].offset;
+		vi.range = ranges[i].size;
+		CHECK(d->vkCreateBufferView(d->dev, &vi, NULL, &c->views[c->nviews]), "vkCreateBufferView");
+		c->nviews++;
+	}
+	return OK;
+}
+
+// write_set writes the storage bindings from ranges and the uniform texel buffer
+// bindings after them from views.
+static vkx_err write_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_range *ranges,
+			 const VkBufferView *views, VkDescriptorSet *out) {
 	VkDescriptorSet set;
 	vkx_err e = alloc_set(d, c, k, &set);
 	if (e.res != VK_SUCCESS)
 		return e;
-	VkDescriptorBufferInfo *infos = calloc(k->bindings, sizeof *infos);
+	VkDescriptorBufferInfo *infos = calloc(k->bindings ? k->bindings : 1, sizeof *infos);
 	if (!infos)
 		return FAIL(VK_ERROR_OUT_OF_HOST_MEMORY, "calloc");
 	for (uint32_t i = 0; i < k->bindings; i++) {
@@ -997,14 +1103,28 @@ static vkx_err write_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_ran
 		infos[i].offset = ranges[i].offset;
 		infos[i].range = ranges[i].size;
 	}
-	// One write spanning bindings 0..n-1: consecutive bindings of one type are updated
-	// in order.
-	VkWriteDescriptorSet w = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-	w.dstSet = set;
-	w.descriptorCount = k->bindings;
-	w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-	w.pBufferInfo = infos;
-	d->vkUpdateDescriptorSets(d->dev, 1, &w, 0, NULL);
+	// One write per descriptor type, each spanning its consecutive bindings: those of
+	// one type are updated in order.
+	VkWriteDescriptorSet w[2];
+	uint32_t nw = 0;
+	if (k->bindings) {
+		w[nw] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+		w[nw].dstSet = set;
+		w[nw].descriptorCount = k->bindings;
+		w[nw].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+		w[nw].pBufferInfo = infos;
+		nw++;
+	}
+	if (k->texels) {
+		w[nw] = (VkWriteDescriptorSet){VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+		w[nw].dstSet = set;
+		w[nw].dstBinding = k->bindings;
+		w[nw].descriptorCount = k->texels;
+		w[nw].descriptorType = VK_DESCRIPTOR_TYPE_UNIFORM_TEXEL_BUFFER;
+		w[nw].pTexelBufferView = views;
+		nw++;
+	}
+	d->vkUpdateDescriptorSets(d->dev, nw, w, 0, NULL);
 	free(infos);
 	*out = set;
 	return OK;
@@ -1012,15 +1132,18 @@ static vkx_err write_set(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_ran
 
 vkx_err vkx_cmd_dispatch(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_range *ranges, uint32_t n,
 			 const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z) {
-	if (n != k->bindings || push_size > k->push)
+	if (n != descriptors(k) || push_size > k->push)
 		return FAIL(VK_ERROR_VALIDATION_FAILED_EXT, "vkx_cmd_dispatch(arguments)");
-	// The descriptor set is allocated before anything is recorded, so a failure
-	// leaves the command buffer as it was.
+	// The views and the descriptor set are made before anything is recorded, and a
+	// failure destroys this dispatch's views, so it leaves the command buffer as it was.
+	uint32_t first = c->nviews;
+	vkx_err e = create_views(d, c, k, ranges + k->bindings);
 	VkDescriptorSet set = VK_NULL_HANDLE;
-	if (k->bindings) {
-		vkx_err e = write_set(d, c, k, ranges, &set);
-		if (e.res != VK_SUCCESS)
-			return e;
+	if (e.res == VK_SUCCESS && n)
+		e = write_set(d, c, k, ranges, c->views + first, &set);
+	if (e.res != VK_SUCCESS) {
+		destroy_views(d, c, first);
+		return e;
 	}
 	d->vkCmdBindPipeline(c->cb, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipe);
 	if (set)

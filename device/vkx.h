@@ -38,6 +38,9 @@ typedef struct {
 	uint32_t max_shared, max_wg_size[3], max_wg_invocations, max_wg_count[3];
 	uint32_t max_storage_range, max_push, max_bound_sets, max_storage_buffers_per_stage;
 	uint64_t max_alloc, min_storage_align, non_coherent_atom;
+	uint32_t max_texel_elements, max_sampled_per_stage, max_resources_per_stage;
+	uint64_t min_texel_align;
+	uint32_t texel_formats; // bit f: vkx_texel_format(f) can be read as a uniform texel buffer
 	float timestamp_period;
 	uint32_t timestamp_bits; // of the chosen queue family; 0: no timestamps
 	uint32_t queue_family;   // UINT32_MAX: no compute queue
@@ -61,8 +64,14 @@ typedef struct {
 	uint32_t fc_denorm_preserve[3], fc_denorm_ftz[3], fc_szinp[3], fc_rte[3];
 } vkx_caps;
 
-// vkx_range is one storage-buffer binding of a dispatch. buf is a vkx_buffer* carried
-// as an integer so that the Go array holding it is pointer-free.
+// The formats uniform texel buffers are read with (Go's TexelFormat values); 0 is
+// none. vkx_texel_format maps them to VkFormat.
+enum { VKX_TEXEL_RGBA32F = 1, VKX_TEXEL_RGBA16U, VKX_TEXEL_END };
+VkFormat vkx_texel_format(uint32_t f);
+
+// vkx_range is one binding of a dispatch: a storage buffer, or the range a uniform
+// texel buffer's view covers. buf is a vkx_buffer* carried as an integer so that the
+// Go array holding it is pointer-free.
 typedef struct {
 	uintptr_t buf;
 	uint64_t offset, size;
@@ -92,8 +101,8 @@ uint64_t vkx_buffer_address(vkx_device *d, vkx_buffer *b);
 int vkx_device_addresses(vkx_device *d);
 
 vkx_err vkx_kernel_create(vkx_device *d, const uint32_t *code, size_t size, const char *entry,
-			  uint32_t bindings, uint32_t push_size, const uint32_t *spec, uint32_t nspec,
-			  vkx_kernel **out);
+			  uint32_t bindings, const uint32_t *texels, uint32_t ntexels, uint32_t push_size,
+			  const uint32_t *spec, uint32_t nspec, vkx_kernel **out);
 void vkx_kernel_destroy(vkx_device *d, vkx_kernel *k);
 
 vkx_err vkx_cmd_create(vkx_device *d, vkx_cmd **out);
@@ -102,6 +111,13 @@ vkx_err vkx_cmd_timestamps(vkx_device *d, vkx_cmd *c, uint32_t n);
 vkx_err vkx_cmd_begin(vkx_device *d, vkx_cmd *c);
 vkx_err vkx_cmd_end(vkx_device *d, vkx_cmd *c);
 vkx_err vkx_cmd_reset(vkx_device *d, vkx_cmd *c);
+// vkx_cmd_release_views destroys the buffer views the recording's dispatches made;
+// the recording must be discarded (not in flight, not to be submitted again).
+void vkx_cmd_release_views(vkx_device *d, vkx_cmd *c);
+uint32_t vkx_cmd_view_count(vkx_cmd *c);
+// vkx_cmd_descriptor_room is the room of the command buffer's descriptor pools
+// together, per descriptor type (tests).
+void vkx_cmd_descriptor_room(vkx_cmd *c, uint64_t *storage, uint64_t *texels);
 vkx_err vkx_cmd_dispatch(vkx_device *d, vkx_cmd *c, vkx_kernel *k, const vkx_range *ranges, uint32_t n,
 			 const void *push, uint32_t push_size, uint32_t x, uint32_t y, uint32_t z);
 void vkx_cmd_barrier(vkx_device *d, vkx_cmd *c);

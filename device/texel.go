@@ -1,0 +1,44 @@
+package device
+
+/*
+#include "vkx.h"
+*/
+import "C"
+
+import "fmt"
+
+// TexelFormat is the format a kernel reads a uniform texel buffer binding with
+// (texelFetch on a samplerBuffer or usamplerBuffer): one texel per element of the
+// view. The zero value is no format. On lavapipe a texel fetch compiles to a
+// branch-free gather, where a storage-buffer load at a computed offset becomes a
+// loop over the SIMD lanes.
+type TexelFormat uint8
+
+const (
+	TexelRGBA32F TexelFormat = C.VKX_TEXEL_RGBA32F // VK_FORMAT_R32G32B32A32_SFLOAT: a vec4 per texel
+	TexelRGBA16U TexelFormat = C.VKX_TEXEL_RGBA16U // VK_FORMAT_R16G16B16A16_UINT: a uvec4 of 16-bit values per texel
+)
+
+// texelFormats lists every TexelFormat, for the capability query.
+var texelFormats = []TexelFormat{TexelRGBA32F, TexelRGBA16U}
+
+// Bytes is the size of one texel; 0 for an unknown format.
+func (f TexelFormat) Bytes() int64 {
+	switch f {
+	case TexelRGBA32F:
+		return 16
+	case TexelRGBA16U:
+		return 8
+	}
+	return 0
+}
+
+func (f TexelFormat) String() string {
+	switch f {
+	case TexelRGBA32F:
+		return "rgba32f"
+	case TexelRGBA16U:
+		return "rgba16ui"
+	}
+	return fmt.Sprintf("TexelFormat(%d)", uint8(f))
+}
