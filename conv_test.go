@@ -406,7 +406,9 @@ func TestConvolutionSplitGEMM(t *testing.T) {
 // smaller devices than lavapipe on lavapipe, against cpuref: 128 or 256
 // invocations per workgroup, 16 KiB of shared memory, a grid of 16 or 64
 // workgroups per dimension (invocations loop over blocks and elements), loop
-// bounds of 2000 or 4000 (more tap ranges) and 8×8 or 4×12 GEMM blocks.
+// bounds of 2000 or 4000 (more tap ranges) and 8×8 or 4×12 GEMM blocks; and
+// devices with no texel buffers, or room for one per kernel (docs/codegen.md,
+// "Texel reads").
 func TestConvolutionUnderSmallTargets(t *testing.T) {
 	rt := newRuntime(t)
 	small := func(inv, groups uint32, loops int64, block [2]uint32) codegen.Target {
@@ -417,7 +419,11 @@ func TestConvolutionUnderSmallTargets(t *testing.T) {
 		tg.MaxLoopIterations, tg.GemmBlock = loops, block
 		return tg
 	}
-	targets := []codegen.Target{small(128, 16, 2000, [2]uint32{8, 8}), small(256, 64, 4000, [2]uint32{4, 12})}
+	noTexels := small(256, 64, 4000, [2]uint32{16, 8})
+	noTexels.MaxTexelBufferElements = 0 // every operand through its storage buffer's vec4 view
+	oneTexel := small(128, 16, 2000, [2]uint32{16, 8})
+	oneTexel.MaxTexelBuffers = 1 // one operand through a texel buffer, the other its storage buffer
+	targets := []codegen.Target{small(128, 16, 2000, [2]uint32{8, 8}), small(256, 64, 4000, [2]uint32{4, 12}), noTexels, oneTexel}
 	cases := []convCase{
 		{layout: "b01f_01io->b01f", dt: hlo.F32, n: 2, c: 16, h: 13, w: 11, o: 20, kh: 3, kw: 3,
 			stride: [2]int64{1, 1}, padLo: [2]int64{1, 1}, padHi: [2]int64{1, 1}},

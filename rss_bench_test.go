@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
-	"github.com/vkxla/vkxla/device"
 	"github.com/vkxla/vkxla/device/devicetest"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv/codegen"

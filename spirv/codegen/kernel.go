@@ -249,10 +249,25 @@ func (k *kernel) linearGroup() (id, count spirv.ID) {
 // grid (id and stride from the dispatch) and returns the grid to dispatch: enough
 // workgroups for one element per invocation up to streamGroups, and more when the
 // loops one element runs would otherwise exceed the target's loop-iteration bound.
+//
+// Where one item per invocation fits in streamGroups workgroups, the grid covers n
+// and each invocation takes at most one item: that is emitted as an `if`, not a
+// loop. On llvmpipe the loop alone made a depthwise convolution kernel 1.7× slower
+// (docs/results.md, "Texel reads and the grid-stride loop").
 func (k *kernel) gridStride(n int64, body func(i spirv.ID)) [3]uint32 {
-	return k.teamStride(n, int64(k.local), func() (spirv.ID, spirv.ID) {
-		return k.toIndex(k.f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)), k.ic(int64(k.local))
-	}, body)
+	local := int64(k.local)
+	want := max(1, (n+local-1)/local)
+	if want > streamGroups || want > k.t.gridLimit(0)*k.t.gridLimit(1) {
+		return k.teamStride(n, local, func() (spirv.ID, spirv.ID) {
+			return k.toIndex(k.f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)), k.ic(local)
+		}, body)
+	}
+	f := k.f
+	group, _ := k.linearGroup()
+	i := f.IAdd(f.IMul(group, k.ic(local)), k.toIndex(f.BuiltInComponent(spirv.BuiltInLocalInvocationId, 0)))
+	k.iters += k.iterScale // as one loop iteration: the item's inner loops count themselves
+	f.If(f.Less(i, k.ic(n)), func() { body(i) }, nil)
+	return k.grid(want)
 }
 
 // teamStride is gridStride for teams of invocations (an invocation, or a

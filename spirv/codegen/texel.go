@@ -3,8 +3,6 @@ package codegen
 import (
 	"fmt"
 	"math"
-	"os"
-	"strings"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -42,9 +40,6 @@ func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
 	if isNarrowFloat(dt) {
 		format, sampled = TexelRGBA16U, k.m.TypeU32()
 	} else if dt != hlo.F32 {
-		return texelInput{}, false
-	}
-	if v := os.Getenv("VKXLA_TEXEL"); v == "0" || (v == "dw" && !strings.Contains(k.name, "depthwise") && !strings.Contains(k.name, "dwgrad")) { // TEMPORARY A/B knob
 		return texelInput{}, false
 	}
 	if !k.texelsAllowed(n, format) {
