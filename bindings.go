@@ -67,7 +67,7 @@ func kernelSpec(k *codegen.Kernel) device.KernelSpec {
 
 // texelFormats is each codegen texel format as the device names it.
 var texelFormats = map[codegen.TexelFormat]device.TexelFormat{
-	codegen.TexelRGBA32F: device.TexelRGBA32F,
+	codegen.TexelRGBA32U: device.TexelRGBA32U,
 	codegen.TexelRGBA16U: device.TexelRGBA16U,
 }
 

@@ -43,7 +43,7 @@ var incSPV []byte
 //go:embed testdata/spin.spv
 var spinSPV []byte
 
-// texelSPV: for i < n, y[8i..8i+3] are the bits of texel i of F (an rgba32f uniform
+// texelSPV: for i < n, y[8i..8i+3] are the bits of texel i of F (an rgba32ui uniform
 // texel buffer, binding 1) and y[8i+4..8i+7] the values of texel i of U (rgba16ui,
 // binding 2); y[8n] and y[8n+1] are textureSize(F) and textureSize(U) (binding 0 is
 // y; push constant n; workgroup size 64).

@@ -15,17 +15,17 @@ import "fmt"
 type TexelFormat uint8
 
 const (
-	TexelRGBA32F TexelFormat = C.VKX_TEXEL_RGBA32F // VK_FORMAT_R32G32B32A32_SFLOAT: a vec4 per texel
+	TexelRGBA32U TexelFormat = C.VKX_TEXEL_RGBA32U // VK_FORMAT_R32G32B32A32_UINT: a vec4 per texel
 	TexelRGBA16U TexelFormat = C.VKX_TEXEL_RGBA16U // VK_FORMAT_R16G16B16A16_UINT: a uvec4 of 16-bit values per texel
 )
 
 // texelFormats lists every TexelFormat, for the capability query.
-var texelFormats = []TexelFormat{TexelRGBA32F, TexelRGBA16U}
+var texelFormats = []TexelFormat{TexelRGBA32U, TexelRGBA16U}
 
 // Bytes is the size of one texel; 0 for an unknown format.
 func (f TexelFormat) Bytes() int64 {
 	switch f {
-	case TexelRGBA32F:
+	case TexelRGBA32U:
 		return 16
 	case TexelRGBA16U:
 		return 8
@@ -35,8 +35,8 @@ func (f TexelFormat) Bytes() int64 {
 
 func (f TexelFormat) String() string {
 	switch f {
-	case TexelRGBA32F:
-		return "rgba32f"
+	case TexelRGBA32U:
+		return "rgba32ui"
 	case TexelRGBA16U:
 		return "rgba16ui"
 	}

@@ -18,7 +18,7 @@ import (
 )
 
 var texelSpec = device.KernelSpec{Bindings: 1, PushConstantSize: 4,
-	Texels: []device.TexelFormat{device.TexelRGBA32F, device.TexelRGBA16U}}
+	Texels: []device.TexelFormat{device.TexelRGBA32U, device.TexelRGBA16U}}
 
 // texelInput is one buffer holding both texel ranges of texel.comp at aligned
 // offsets that are not zero, with garbage around them, and what the kernel must
@@ -26,7 +26,7 @@ var texelSpec = device.KernelSpec{Bindings: 1, PushConstantSize: 4,
 type texelInput struct {
 	n          uint32   // texels the kernel reads
 	buf        []byte   // the whole buffer
-	f          []uint32 // the rgba32f texels' bits, 4 per texel
+	f          []uint32 // the rgba32ui texels' bits, 4 per texel
 	u          []uint32 // the rgba16ui texels' values, 4 per texel
 	fOff, uOff int64    // the ranges; F is n texels, U runs to the buffer's end
 	uTexels    uint32   // texels from uOff to the end
@@ -40,7 +40,10 @@ func newTexelInput(n uint32) texelInput {
 	for i := range in.buf {
 		in.buf[i] = 0xab
 	}
-	specials := []float32{float32(math.Copysign(0, -1)), float32(math.Inf(1)), -3.4e38, 1e-30}
+	// The view is an integer format: float bits come back exactly, a denormal and a
+	// NaN's payload included (a float format's texel fetch may flush or quiet them).
+	specials := []float32{float32(math.Copysign(0, -1)), float32(math.Inf(1)), -3.4e38, 1e-30,
+		math.Float32frombits(1), math.Float32frombits(0x7fa01234), math.Float32frombits(0xffc00001)}
 	for i := range 4 * n {
 		v := float32(i)*0.75 - 100
 		if int(i) < len(specials) {
@@ -104,13 +107,13 @@ func TestTexelCaps(t *testing.T) {
 	assert.LessOrEqual(t, c.MinTexelBufferOffsetAlignment, int64(256))
 	assert.GreaterOrEqual(t, c.MaxSampledImagesPerStage, 16)
 	assert.GreaterOrEqual(t, c.MaxResourcesPerStage, 128)
-	assert.True(t, c.SupportsTexel(device.TexelRGBA32F))
+	assert.True(t, c.SupportsTexel(device.TexelRGBA32U))
 	assert.True(t, c.SupportsTexel(device.TexelRGBA16U))
 	assert.False(t, c.SupportsTexel(0))
-	assert.Equal(t, int64(16), device.TexelRGBA32F.Bytes())
+	assert.Equal(t, int64(16), device.TexelRGBA32U.Bytes())
 	assert.Equal(t, int64(8), device.TexelRGBA16U.Bytes())
 	assert.Equal(t, int64(0), device.TexelFormat(0).Bytes())
-	assert.Equal(t, "rgba32f", device.TexelRGBA32F.String())
+	assert.Equal(t, "rgba32ui", device.TexelRGBA32U.String())
 	assert.Equal(t, "rgba16ui", device.TexelRGBA16U.String())
 	assert.Equal(t, "TexelFormat(9)", device.TexelFormat(9).String())
 	if c.Driver.Name == "llvmpipe" {
@@ -121,7 +124,7 @@ func TestTexelCaps(t *testing.T) {
 	}
 }
 
-// TestTexelFetch reads an rgba32f and an rgba16ui range of one buffer, each at a
+// TestTexelFetch reads an rgba32ui and an rgba16ui range of one buffer, each at a
 // non-zero offset among garbage, through uniform texel buffers: every value arrives
 // bit for bit, and each view's size is its range's (the second to the buffer's end).
 func TestTexelFetch(t *testing.T) {
@@ -148,14 +151,14 @@ func TestTexelKernelErrors(t *testing.T) {
 	caps := d.Caps()
 	many := make([]device.TexelFormat, caps.MaxSampledImagesPerStage+1)
 	for i := range many {
-		many[i] = device.TexelRGBA32F
+		many[i] = device.TexelRGBA32U
 	}
 	_, err := d.NewKernel(texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4, Texels: many})
 	assert.ErrorContains(t, err, fmt.Sprintf("device: NewKernel(main): %d uniform texel buffers; the device allows %d (maxPerStageDescriptorSampledImages)",
 		len(many), caps.MaxSampledImagesPerStage))
-	_, err = d.NewKernel(texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4, Texels: []device.TexelFormat{device.TexelRGBA32F, 0}})
+	_, err = d.NewKernel(texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4, Texels: []device.TexelFormat{device.TexelRGBA32U, 0}})
 	assert.ErrorContains(t, err, "binding 2 (uniform texel buffer): unknown format TexelFormat(0)")
-	_, err = d.NewKernel(texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4, Texels: []device.TexelFormat{device.TexelRGBA32F, 7}})
+	_, err = d.NewKernel(texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4, Texels: []device.TexelFormat{device.TexelRGBA32U, 7}})
 	assert.ErrorContains(t, err, "binding 2 (uniform texel buffer): unknown format TexelFormat(7)")
 
 	device.EditCaps(d, func(c *device.Caps) { c.MaxResourcesPerStage = 2 })
@@ -163,7 +166,7 @@ func TestTexelKernelErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "1 storage and 2 uniform texel buffers; the device allows 2 in all (maxPerStageResources)")
 	device.EditCaps(d, func(c *device.Caps) {
 		c.MaxResourcesPerStage = caps.MaxResourcesPerStage
-		c.TexelFormats = []device.TexelFormat{device.TexelRGBA32F}
+		c.TexelFormats = []device.TexelFormat{device.TexelRGBA32U}
 	})
 	_, err = d.NewKernel(texelSPV, texelSpec)
 	assert.ErrorContains(t, err, "binding 2 (uniform texel buffer): the device cannot read rgba16ui texels")
@@ -174,7 +177,7 @@ func TestTexelKernelErrors(t *testing.T) {
 	k := newKernel(t, d, texelSPV, spec)
 	spec.Texels[0] = device.TexelRGBA16U
 	assert.Equal(t, texelSpec.Texels, k.Spec().Texels, "NewKernel keeps its own copy")
-	k.Spec().Texels[1] = device.TexelRGBA32F
+	k.Spec().Texels[1] = device.TexelRGBA32U
 	assert.Equal(t, texelSpec.Texels, k.Spec().Texels, "Spec returns a copy")
 }
 
@@ -198,9 +201,9 @@ func TestTexelDispatchErrors(t *testing.T) {
 		want string
 	}{
 		{device.BufferRange{Buffer: src, Offset: align / 2, Size: 64}, u,
-			fmt.Sprintf("device: Dispatch(main): binding 1 (uniform texel buffer, rgba32f): offset %d is not a multiple of minTexelBufferOffsetAlignment %d", align/2, align)},
+			fmt.Sprintf("device: Dispatch(main): binding 1 (uniform texel buffer, rgba32ui): offset %d is not a multiple of minTexelBufferOffsetAlignment %d", align/2, align)},
 		{device.BufferRange{Buffer: src, Offset: 16, Size: 24}, u,
-			"device: Dispatch(main): binding 1 (uniform texel buffer, rgba32f): size 24 is not a multiple of the 16-byte texel"},
+			"device: Dispatch(main): binding 1 (uniform texel buffer, rgba32ui): size 24 is not a multiple of the 16-byte texel"},
 		{f, device.BufferRange{Buffer: src, Offset: 16}, // 1012 bytes to the end
 			"device: Dispatch(main): binding 2 (uniform texel buffer, rgba16ui): size 1012 is not a multiple of the 8-byte texel"},
 		{f, device.BufferRange{Buffer: src, Offset: 1024, Size: 8},

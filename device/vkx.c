@@ -544,8 +544,8 @@ static void copy_features(const vkx_features *f, vkx_caps *c) {
 
 VkFormat vkx_texel_format(uint32_t f) {
 	switch (f) {
-	case VKX_TEXEL_RGBA32F:
-		return VK_FORMAT_R32G32B32A32_SFLOAT;
+	case VKX_TEXEL_RGBA32U:
+		return VK_FORMAT_R32G32B32A32_UINT;
 	case VKX_TEXEL_RGBA16U:
 		return VK_FORMAT_R16G16B16A16_UINT;
 	}

@@ -71,7 +71,7 @@ func TestDepthwiseReadsTexels(t *testing.T) {
 		return k.Texels
 	}
 	lp := LavapipeTarget()
-	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA32F}, {Arg: 1, Format: TexelRGBA32F}}, texels(conv(hlo.F32), lp))
+	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA32U}, {Arg: 1, Format: TexelRGBA32U}}, texels(conv(hlo.F32), lp))
 	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA16U}, {Arg: 1, Format: TexelRGBA16U}}, texels(conv(hlo.BF16), lp))
 	require.ElementsMatch(t, []Texel{{Arg: 0, Format: TexelRGBA16U}, {Arg: 1, Format: TexelRGBA16U}}, texels(conv(hlo.F16), lp))
 
@@ -85,5 +85,5 @@ func TestDepthwiseReadsTexels(t *testing.T) {
 	small.MaxTexelBufferElements = 10 * 9 * 16 / 4 // the input's 360 texels fit, exactly
 	require.Len(t, texels(conv(hlo.F32), small), 2)
 	small.MaxTexelBufferElements--
-	require.Equal(t, []Texel{{Arg: 1, Format: TexelRGBA32F}}, texels(conv(hlo.F32), small), "only the filter fits a view")
+	require.Equal(t, []Texel{{Arg: 1, Format: TexelRGBA32U}}, texels(conv(hlo.F32), small), "only the filter fits a view")
 }

@@ -143,17 +143,18 @@ type Texel struct {
 // TexelFormat is the format of a texel buffer's view.
 type TexelFormat uint8
 
-// The texel formats kernels read: four f32 (a vec4 of f32 tensors), four u16 (the
-// bits of a vec4 of f16 or bf16, widened in registers).
+// The texel formats kernels read, both integer so that a fetch returns the stored
+// bits exactly: four u32 (the bits of a vec4 of an f32 tensor), four u16 (the bits
+// of a vec4 of f16 or bf16, widened in registers).
 const (
-	TexelRGBA32F TexelFormat = iota // VK_FORMAT_R32G32B32A32_SFLOAT
+	TexelRGBA32U TexelFormat = iota // VK_FORMAT_R32G32B32A32_UINT
 	TexelRGBA16U                    // VK_FORMAT_R16G16B16A16_UINT
 )
 
 // Bytes is the size of one texel.
 func (f TexelFormat) Bytes() int64 { return [...]int64{16, 8}[f] }
 
-func (f TexelFormat) String() string { return [...]string{"rgba32f", "rgba16u"}[f] }
+func (f TexelFormat) String() string { return [...]string{"rgba32ui", "rgba16ui"}[f] }
 
 // Path is how a kernel reaches a buffer.
 type Path uint8

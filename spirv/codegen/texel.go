@@ -35,17 +35,18 @@ func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
 			return t, true
 		}
 	}
-	format := TexelRGBA32F
-	sampled := k.m.TypeF32()
+	// Integer formats: a texel fetch returns the stored bits exactly (a float
+	// format's fetch may flush denormals on some devices); f32 is bitcast back.
+	format := TexelRGBA32U
 	if isNarrowFloat(dt) {
-		format, sampled = TexelRGBA16U, k.m.TypeU32()
+		format = TexelRGBA16U
 	} else if dt != hlo.F32 {
 		return texelInput{}, false
 	}
 	if !k.texelsAllowed(n, format) {
 		return texelInput{}, false
 	}
-	t := texelInput{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, sampled), arg: n, format: format, dt: dt}
+	t := texelInput{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, k.m.TypeU32()), arg: n, format: format, dt: dt}
 	k.texels = append(k.texels, t)
 	return t, true
 }
@@ -69,8 +70,8 @@ func (k *kernel) fetchVec4(t texelInput, i spirv.ID) spirv.ID {
 		i = k.f.Convert(i32, i)
 	}
 	v := k.f.Fetch(t.buf, i)
-	if t.format == TexelRGBA32F {
-		return v
+	if t.format == TexelRGBA32U {
+		return k.f.Bitcast(k.m.TypeVector(k.m.TypeF32(), 4), v)
 	}
 	return k.widenVec4(v, t.dt)
 }
