@@ -63,6 +63,7 @@ func (l *lowering) lowerDepthwise() error {
 	l.p.InPlace = l.epilogueInPlace(conv)
 	k := l.newKernel("depthwise", defaultLocal)
 	out := l.bindOutputs(k)[0]
+	out4 := k.f.View(out, "out0_vec4", k.vec4Type(l.p.Outputs[0].DType)) // the output's vec4 groups
 	g := l.kernelGen(k)
 	f, m := k.f, k.m
 	vec4 := m.TypeVector(m.TypeF32(), 4)
@@ -108,7 +109,7 @@ func (l *lowering) lowerDepthwise() error {
 			for j := range run {
 				at := append([]spirv.ID(nil), row...)
 				at[last] = f.IAdd(row[last], k.ic(j))
-				store := func() { l.depthwiseStore(g, cg, out, at, cq, f.Load(acc[j])) }
+				store := func() { l.depthwiseStore(g, cg, out4, at, cq, f.Load(acc[j])) }
 				if cg.rowDims[last]%run == 0 {
 					store()
 					continue
@@ -193,10 +194,10 @@ func quadOf(g *gen, x *hlo.Instruction, idx []spirv.ID, dim int64, cq spirv.ID) 
 // depthwiseStore writes the four sums (from zero) of output pixel row, features
 // 4cq … 4cq+3: through the kernel's epilogue when its root is one of the
 // convolution (epilogue.go: a bias add, ReLU6, a residual, converts), so the
-// convolution's value never goes to memory; one vec4 for an f32 output, else
-// four rounded elements.
-func (l *lowering) depthwiseStore(g *gen, cg convGEMM, out spirv.Buffer, row []spirv.ID, cq, v spirv.ID) {
-	k, f, m := g.k, g.k.f, g.k.m
+// convolution's value never goes to memory; one vector store of four f32, or of
+// four rounded f16/bf16.
+func (l *lowering) depthwiseStore(g *gen, cg convGEMM, out4 spirv.Buffer, row []spirv.ID, cq, v spirv.ID) {
+	k, f := g.k, g.k.f
 	dt, conv := l.p.Outputs[0].DType, cg.in
 	dims := conv.Shape.Dims
 	idx := cg.outputIndex(k, dims, row, cq)
@@ -212,18 +213,12 @@ func (l *lowering) depthwiseStore(g *gen, cg convGEMM, out spirv.Buffer, row []s
 				lanes[u] = l.gemmEpilogue(g, conv, idxs[u], k.round(lanes[u], conv.Shape.DType))
 			}
 		}
-		if dt == hlo.F32 {
-			out4 := k.view(len(l.p.Inputs), "out0_vec4", m.TypeVector(m.TypeF32(), 4))
-			f.StoreElem(out4, group, f.CompositeConstruct(m.TypeVector(m.TypeF32(), 4), lanes[:]...))
-			return
-		}
-		base := f.IMul(group, k.ic(4))
-		for u, x := range lanes {
-			if conv == l.c.Root { // an epilogue's value is already of the output's type
-				x = k.round(x, dt)
+		if conv == l.c.Root { // an epilogue's value is already of the output's type
+			for u := range lanes {
+				lanes[u] = k.round(lanes[u], dt)
 			}
-			k.store(out, f.IAdd(base, k.ic(int64(u))), x, dt)
 		}
+		k.storeVec4(out4, group, lanes, dt)
 	})
 }
 

@@ -82,20 +82,29 @@ func (l *lowering) gemmEpilogue(g *gen, dot *hlo.Instruction, idx []spirv.ID, v 
 	return g.emit(l.c.Root, idx)
 }
 
-// gemmEpilogue4 is the epilogue of an f32 output's vec4 group group: the four
+// gemmEpilogue4 is the epilogue of an output's vec4 group group: the four
 // products lanes (f32, as the GEMM accumulates) at row index rowIdx and column
-// quad quad, through the epilogue, as the vec4 to store.
-func (l *lowering) gemmEpilogue4(g *gen, dot *hlo.Instruction, rowIdx []spirv.ID, group, quad spirv.ID, lanes [4]spirv.ID) (v spirv.ID) {
+// quad quad, through the epilogue, as the four values to store (register values
+// of the output's dtype).
+func (l *lowering) gemmEpilogue4(g *gen, dot *hlo.Instruction, rowIdx []spirv.ID, group, quad spirv.ID, lanes [4]spirv.ID) (vals [4]spirv.ID) {
 	k, f := g.k, g.k.f
 	g.scoped(func() {
 		idxs := k.epilogueLanes(dot.Shape.Dims, rowIdx, f.IMul(group, k.ic(4)), quad, group)
-		var vals [4]spirv.ID
 		for j := range vals {
 			vals[j] = l.gemmEpilogue(g, dot, idxs[j], k.round(lanes[j], dot.Shape.DType))
 		}
-		v = f.CompositeConstruct(k.vec4Type(hlo.F32), vals[:]...)
 	})
-	return v
+	return vals
+}
+
+// storeVec4 writes four register values of dt (f32, f16 or bf16) as vec4 group
+// group of out4, a vec4 view of an output holding dt: one vector store.
+func (k *kernel) storeVec4(out4 spirv.Buffer, group spirv.ID, lanes [4]spirv.ID, dt hlo.DType) {
+	var st [4]spirv.ID
+	for j, v := range lanes {
+		st[j] = k.toStore(v, dt)
+	}
+	k.f.StoreElem(out4, group, k.f.CompositeConstruct(k.vec4Type(dt), st[:]...))
 }
 
 // epilogueInPlace is the GEMM's InPlace: nil for a bare dot; with an epilogue,

@@ -433,8 +433,9 @@ type gemmOut struct {
 
 // gemmStore is the GEMM's output stage: it writes the block's elements that lie
 // inside C, through the epilogue when the kernel has one, a vec4 per row and
-// column quad where gemmOut allows it and the output is f32, else element by
-// element (rounded to f16/bf16). Every element is a sum from zero (sumFromZero).
+// column quad where gemmOut allows it (four f32, or four f16/bf16 rounded: one
+// vector store, where lavapipe pays a loop over the SIMD lanes per store), else
+// element by element. Every element is a sum from zero (sumFromZero).
 func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 	k, f, m := t.g.k, t.g.k.f, t.g.k.m
 	dt, pdt := t.dest.dt, t.dest.dt // the stored type and the product's
@@ -442,8 +443,8 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 		pdt = o.epilogue.Shape.DType
 	}
 	var out4 spirv.Buffer
-	if dt == hlo.F32 && o.vec4 && o.colStride == 1 {
-		out4 = f.View(t.out, t.dest.arg.String()+"_vec4", m.TypeVector(m.TypeF32(), 4))
+	if (dt == hlo.F32 || isNarrowFloat(dt)) && o.vec4 && o.colStride == 1 {
+		out4 = f.View(t.out, t.dest.arg.String()+"_vec4", k.vec4Type(dt))
 	}
 	q0 := f.SDiv(t.col0, k.ic(4)) // col0 is a multiple of 4
 	storeRow := func(i int64, row spirv.ID, accAt func(q int64) spirv.ID) {
@@ -465,16 +466,19 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 				for j := range lanes {
 					lanes[j] = k.sumFromZero(f.CompositeExtract(v, uint32(j)), pdt)
 				}
-				v = f.CompositeConstruct(m.TypeOf(v), lanes[:]...)
 				if out4.Var != 0 {
 					quad := f.IAdd(q0, k.ic(q))
 					f.If(f.Less(quad, k.ic(o.n/4)), func() {
 						group := f.IAdd(f.SDiv(rowBase, k.ic(4)), quad)
-						st := v
+						st := lanes
 						if o.epilogue != nil {
 							st = l.gemmEpilogue4(t.g, o.epilogue, rowIdx, group, quad, lanes)
+						} else if dt != hlo.F32 {
+							for j := range st {
+								st[j] = k.round(st[j], pdt)
+							}
 						}
-						f.StoreElem(out4, group, st)
+						k.storeVec4(out4, group, st, dt)
 					}, nil)
 					continue
 				}
@@ -486,7 +490,7 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 							at = f.IMul(col, k.ic(o.colStride))
 						}
 						at = f.IAdd(rowBase, at)
-						v := k.round(f.CompositeExtract(v, uint32(j)), pdt)
+						v := k.round(lanes[j], pdt)
 						if o.epilogue == nil {
 							k.store(t.out, at, v, dt)
 							return
