@@ -75,6 +75,9 @@ func BenchmarkConvolution(b *testing.B) {
 		{name: "dense3x3s2-38x38x128-256", dt: hlo.F32, n: 2, h: 38, w: 38, c: 128, o: 256, size: 3, stride: 2, pad: 1, grp: 1},
 		{name: "dense1x1-bf16-38x38x256-256", dt: hlo.BF16, n: 1, h: 38, w: 38, c: 256, o: 256, size: 1, stride: 1, grp: 1},
 		{name: "dense3x3-bf16-19x19x512-512", dt: hlo.BF16, n: 1, h: 19, w: 19, c: 512, o: 512, size: 3, stride: 1, pad: 1, grp: 1},
+		// MobileNet-SSD's costliest 1×1 layer: few input features, a large image.
+		{name: "dense1x1-bf16-150x150x32-64", dt: hlo.BF16, n: 1, h: 150, w: 150, c: 32, o: 64, size: 1, stride: 1, grp: 1},
+		{name: "dense1x1-bf16-150x150x32-64+bias+relu6", epilogue: true, dt: hlo.BF16, n: 1, h: 150, w: 150, c: 32, o: 64, size: 1, stride: 1, grp: 1},
 		{name: "backward-3x3-38x38x128-128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 1, pad: 1, grp: 1},
 		{name: "backward-3x3-16x16x64-64-batch16", backward: true, dt: hlo.F32, n: 16, h: 16, w: 16, c: 64, o: 64, size: 3, stride: 1, pad: 1, grp: 1},
 		{name: "backward-3x3s2-38x38x128-128", backward: true, dt: hlo.F32, n: 1, h: 38, w: 38, c: 128, o: 128, size: 3, stride: 2, pad: 1, grp: 1},

@@ -249,10 +249,16 @@ func (l *lowering) convGEMMKernel(cg convGEMM, dest gemmDest, parts int64) error
 			if cg.phases != nil {
 				o.rowValid = func(row spirv.ID) spirv.ID { return cg.phases.valid(k, row) }
 			}
-			if cg.in != l.c.Root { // an epilogue reads the output element's index, stored one by one
-				o.epilogue, o.vec4 = cg.in, false
+			if cg.in != l.c.Root { // an epilogue reads the output element's index
+				o.epilogue = cg.in
 				o.index = func(i int64, col spirv.ID) []spirv.ID {
 					return cg.outputIndex(k, out, rows[i], f.IAdd(f.IMul(group, k.ic(cg.n)), col))
+				}
+				if o.vec4 && cg.cd.OutputFeature == int64(len(out)-1) { // features minor: a vec4 per quad
+					o.rowIndex = func(i int64) []spirv.ID { return o.index(i, k.ic(0))[:len(out)-1] }
+					o.quad0 = f.SDiv(f.IMul(group, k.ic(cg.n)), k.ic(4))
+				} else {
+					o.vec4 = false // stored one by one
 				}
 			}
 			l.gemmStore(t, acc, o)

@@ -415,8 +415,13 @@ type gemmOut struct {
 	colStride int64
 	rowBase   func(i int64, row spirv.ID) spirv.ID
 	// vec4: the columns are contiguous (colStride 1) and every rowBase a multiple
-	// of 4, so that an f32 output takes a vec4 per column quad.
+	// of 4, so that the output takes a vec4 per column quad.
 	vec4 bool
+	// rowIndex and quad0, when set, place a vec4 store's epilogue (a convolution's,
+	// whose output features are its minor dim): block row i's index in the
+	// epilogue's leading dims, and the feature quad of the block's column 0.
+	rowIndex func(i int64) []spirv.ID
+	quad0    spirv.ID
 	// epilogue is the dot whose product the kernel's epilogue reads (epilogue.go),
 	// with the block's batch indices; nil: C is stored as it is.
 	epilogue *hlo.Instruction
@@ -455,9 +460,12 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 		f.If(inside, func() {
 			rowBase := o.rowBase(i, row)
 			rowIdx := slices.Clone(o.batch)
-			if len(o.rowDims) > 1 { // the lhs's free dims, merged into rows
+			switch {
+			case o.rowIndex != nil:
+				rowIdx = o.rowIndex(i)
+			case len(o.rowDims) > 1: // the lhs's free dims, merged into rows
 				rowIdx = append(rowIdx, k.delinearize(row, o.rowDims)...)
-			} else {
+			default:
 				rowIdx = append(rowIdx, row)
 			}
 			for q := range t.rn / 4 {
@@ -472,7 +480,11 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 						group := f.IAdd(f.SDiv(rowBase, k.ic(4)), quad)
 						st := lanes
 						if o.epilogue != nil {
-							st = l.gemmEpilogue4(t.g, o.epilogue, rowIdx, group, quad, lanes)
+							equad := quad
+							if o.quad0 != 0 {
+								equad = f.IAdd(o.quad0, quad)
+							}
+							st = l.gemmEpilogue4(t.g, o.epilogue, rowIdx, group, equad, lanes)
 						} else if dt != hlo.F32 {
 							for j := range st {
 								st[j] = k.round(st[j], pdt)

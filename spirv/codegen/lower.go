@@ -294,7 +294,7 @@ func (l *lowering) kernelGen(k *kernel) *gen {
 			return 0
 		}
 		lin := k.linearize(idx, p.Shape.Dims)
-		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType); ok {
+		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType, n < len(l.p.InPlace) && l.p.InPlace[n]); ok {
 			return v
 		}
 		return k.load(k.bufs[n], lin, p.Shape.DType)

@@ -48,17 +48,30 @@ func is32(dt hlo.DType) bool { return dt == hlo.F32 || dt == hlo.S32 || dt == hl
 // vec4Type is the vec4 of a dtype's storage type.
 func (k *kernel) vec4Type(dt hlo.DType) spirv.ID { return k.m.TypeVector(k.storeType(dt), 4) }
 
-// vecLoad reads the element at linear index lin of input n from a vec4 load of its
-// group, when lin is one of the elements of the current vec4 group.
-func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType) (spirv.ID, bool) {
+// vecLoad reads the element at linear index lin of input n from a vec4 read of its
+// group, when lin is one of the elements of the current vec4 group: a texel fetch
+// for a float input the kernel does not write in place, where the target allows
+// (texel.go; f16 and bf16 widened, so the value is the register form), else a vec4
+// load for 32-bit types.
+func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType, inPlace bool) (spirv.ID, bool) {
 	ln, ok := k.lanes[lin]
-	if !ok || !is32(dt) {
+	if !ok {
+		return 0, false
+	}
+	// One read per group and input, shared by its four elements (cached like any
+	// emitted value, so a read inside a branch is not reused outside it).
+	key := fmt.Sprint("vec4 ", n, " ", ln.group)
+	if (dt == hlo.F32 || isNarrowFloat(dt)) && !inPlace {
+		if t, ok := k.texelInput(n, dt); ok {
+			vec := g.memo(key, func() spirv.ID { return k.fetchVec4(t, ln.group) })
+			return k.f.CompositeExtract(vec, ln.u), true
+		}
+	}
+	if !is32(dt) {
 		return 0, false
 	}
 	buf := k.vec4Input(n, dt)
-	// One load per group and input, shared by its four elements (cached like any
-	// emitted value, so a load inside a branch is not reused outside it).
-	vec := g.memo(fmt.Sprint("vec4 ", n, " ", ln.group), func() spirv.ID { return k.f.LoadElem(buf, ln.group) })
+	vec := g.memo(key, func() spirv.ID { return k.f.LoadElem(buf, ln.group) })
 	return k.f.CompositeExtract(vec, ln.u), true
 }
 
