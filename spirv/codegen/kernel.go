@@ -54,7 +54,7 @@ type kernel struct {
 	// tables holds the Private constant tables declared so far, by initialiser.
 	tables map[spirv.ID]spirv.ID
 	// texels are the inputs read through uniform texel buffers (texel.go).
-	texels []texelInput
+	texels []texelView
 }
 
 // newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects
@@ -253,7 +253,7 @@ func (k *kernel) linearGroup() (id, count spirv.ID) {
 // Where one item per invocation fits in streamGroups workgroups, the grid covers n
 // and each invocation takes at most one item: that is emitted as an `if`, not a
 // loop. On llvmpipe the loop alone made a depthwise convolution kernel 1.7× slower
-// (docs/results.md, "Texel reads and the grid-stride loop").
+// (docs/results.md, "Session 6: texel reads and no grid-stride loop").
 func (k *kernel) gridStride(n int64, body func(i spirv.ID)) [3]uint32 {
 	local := int64(k.local)
 	want := max(1, (n+local-1)/local)

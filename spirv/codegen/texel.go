@@ -10,14 +10,15 @@ import (
 
 // Texel reads. On llvmpipe (lavapipe) a storage-buffer load at a per-invocation
 // offset is a loop over the SIMD lanes with a branch per lane and component, while
-// a fetch from a uniform texel buffer is one branch-free gather; a kernel that reads
-// every input vec4 several times (a depthwise convolution reads each 9 times for a
-// 3×3 window) therefore reads it through a texel buffer viewing the same memory
-// (docs/codegen.md, "Texel reads"). The input stays bound as a storage buffer too;
-// the texel buffers take the bindings after the storage buffers (Kernel.Texels).
+// a fetch from a uniform texel buffer is one branch-free gather; so kernels read
+// inputs four elements at a time through a texel buffer viewing the same memory
+// where the target allows (the GEMM, the convolutions, elementwise reads of inputs
+// not written in place: docs/codegen.md, "Texel reads"). The input stays bound as a
+// storage buffer too; the texel buffers take the bindings after the storage
+// buffers (Kernel.Texels).
 
-// texelInput is one texel buffer of a kernel: a view of one input.
-type texelInput struct {
+// texelView is one texel buffer of a kernel: a view of one input.
+type texelView struct {
 	buf    spirv.TexelBuffer
 	arg    int // the index of the input's argument in the kernel's arguments
 	format TexelFormat
@@ -29,7 +30,7 @@ type texelInput struct {
 // buffers or no more of them, or the input is not reached through one binding or
 // has more texels than one view may cover. Then the caller reads it through its
 // storage buffer.
-func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
+func (k *kernel) texelInput(n int, dt hlo.DType) (texelView, bool) {
 	for _, t := range k.texels {
 		if t.arg == n {
 			return t, true
@@ -41,12 +42,12 @@ func (k *kernel) texelInput(n int, dt hlo.DType) (texelInput, bool) {
 	if isNarrowFloat(dt) {
 		format = TexelRGBA16U
 	} else if dt != hlo.F32 {
-		return texelInput{}, false
+		return texelView{}, false
 	}
 	if !k.texelsAllowed(n, format) {
-		return texelInput{}, false
+		return texelView{}, false
 	}
-	t := texelInput{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, k.m.TypeU32()), arg: n, format: format, dt: dt}
+	t := texelView{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, k.m.TypeU32()), arg: n, format: format, dt: dt}
 	k.texels = append(k.texels, t)
 	return t, true
 }
@@ -65,7 +66,7 @@ func (k *kernel) texelsAllowed(n int, format TexelFormat) bool {
 }
 
 // fetchVec4 is vec4 group i of a texel input, widened to f32.
-func (k *kernel) fetchVec4(t texelInput, i spirv.ID) spirv.ID {
+func (k *kernel) fetchVec4(t texelView, i spirv.ID) spirv.ID {
 	if i32 := k.m.TypeI32(); k.idxT != i32 { // texel coordinates are 32-bit; views hold < 2^31 texels
 		i = k.f.Convert(i32, i)
 	}
@@ -91,7 +92,7 @@ func (k *kernel) bindTexels() []Texel {
 // (texel non-nil), else the vec4 view of its storage buffer.
 type vec4Source struct {
 	buf   spirv.Buffer
-	texel *texelInput
+	texel *texelView
 }
 
 // vec4SourceOf is input n, holding dt, as a vec4 source: its texel buffer where
