@@ -12,8 +12,9 @@ import (
 // input, NaN, ±0 and ±inf included (x+0 is not one: −0+0 is +0; x*0 is not one:
 // inf*0 is NaN). Chains of reshapes, transposes and broadcasts collapse into one;
 // movement ops that move nothing, converts to the same type or through an exact
-// widening and back, double negation and multiplication by one disappear, and an
-// element of a tuple instruction is read from its operand. A rule
+// widening and back, double negation and multiplication by one disappear, an
+// element of a tuple instruction is read from its operand, and a convolution
+// reads its kernel from under a reverse of spatial dims (as window reversal). A rule
 // either names an earlier instruction that takes over the value or rewrites the
 // instruction in place.
 func Simplify(m *hlo.Module, _ Config) (bool, error) {
@@ -35,6 +36,7 @@ var simplifications = map[hlo.Opcode]simplification{
 	hlo.OpConcatenate:  unlessMoves(func(in *hlo.Instruction) bool { return len(in.Operands) == 1 }),
 	hlo.OpCopy:         unlessMoves(func(*hlo.Instruction) bool { return true }),
 	hlo.OpReverse:      simplifyReverse,
+	hlo.OpConvolution:  simplifyConvolution,
 	hlo.OpNegate:       involution,
 	hlo.OpNot:          involution,
 	hlo.OpMultiply:     dropIdentityOperand(isOne, true),
@@ -109,7 +111,30 @@ func simplifyTranspose(in *hlo.Instruction) (*hlo.Instruction, bool) {
 	if isIota(in.Attrs.Dimensions) {
 		return sameValue(in), mutated
 	}
+	if movesOnlyUnitDims(in) { // a reshape: every element stays where it is
+		in.Op, in.Attrs.Dimensions = hlo.OpReshape, nil
+		with, _ := simplifyReshape(in)
+		return with, true
+	}
 	return nil, mutated
+}
+
+// movesOnlyUnitDims reports a transpose that keeps its operand's dims of more than
+// one element in order (it moves only dims of size 1), so that in row-major order
+// it moves no element. Autodiff's feature-group reshuffles of a depthwise kernel
+// are such transposes.
+func movesOnlyUnitDims(in *hlo.Instruction) bool {
+	dims, last := in.Operands[0].Shape.Dims, int64(-1)
+	for _, d := range in.Attrs.Dimensions {
+		if dims[d] == 1 {
+			continue
+		}
+		if d < last {
+			return false
+		}
+		last = d
+	}
+	return true
 }
 
 // simplifyBroadcast composes a broadcast of a broadcast (x's dim k goes to the
@@ -208,6 +233,78 @@ func simplifyReverse(in *hlo.Instruction) (*hlo.Instruction, bool) {
 		return op.Operands[0], false
 	}
 	return nil, false
+}
+
+// simplifyConvolution reads a convolution's kernel from under a reverse of
+// spatial dims and then a reshape that moves only unit dims, as autodiff's input
+// gradient of a depthwise convolution writes it (reshape, reverse, convolution).
+func simplifyConvolution(in *hlo.Instruction) (*hlo.Instruction, bool) {
+	folded := foldKernelReverse(in)
+	relabeled := relabelUnitReshape(in)
+	return nil, folded || relabeled
+}
+
+// foldKernelReverse reads a convolution's kernel from under a reverse of some of
+// its spatial dims, flipping those dims' window reversal instead (rhs_reversal is
+// that reverse, tap for tap: the same products summed in the same order).
+// Autodiff's input gradients and JAX's transposed convolutions reverse the
+// kernel so; as a separate kernel the reverse cost a launch and kept the
+// convolution from reading the filter four features at a time.
+func foldKernelReverse(in *hlo.Instruction) bool {
+	rev, cd := in.Operands[1], in.Attrs.Conv
+	if rev.Op != hlo.OpReverse || cd == nil {
+		return false
+	}
+	win := slices.Clone(in.Attrs.Window)
+	for _, d := range rev.Attrs.Dimensions {
+		i := slices.Index(cd.KernelSpatial, d)
+		if i < 0 || i >= len(win) {
+			return false // a feature dim reversed: not a window reversal
+		}
+		win[i].WindowReversal = !win[i].WindowReversal
+	}
+	in.Attrs.Window = win
+	in.Operands[1] = rev.Operands[0]
+	return true
+}
+
+// relabelUnitReshape reads a convolution's kernel from under a reshape of the same
+// rank that moves only dims of size 1 (the dims of more than one element keep
+// their order: no element moves), naming the operand's dims in the dim labels
+// instead: each of the reshape's dims of more than one element is the operand's
+// next such dim, each of size 1 the operand's next dim of size 1.
+func relabelUnitReshape(in *hlo.Instruction) bool {
+	r, cd := in.Operands[1], in.Attrs.Conv
+	if r.Op != hlo.OpReshape || cd == nil {
+		return false
+	}
+	from := r.Operands[0].Shape.Dims
+	to := r.Shape.Dims
+	if len(from) != len(to) || slices.Contains(to, 0) {
+		return false
+	}
+	dimOf := make([]int64, len(to)) // the operand's dim each of the reshape's dims is
+	next := [2]int64{}              // the next unit and non-unit dim of the operand to take
+	for i, size := range to {
+		kind := min(size, 2) - 1 // 0: a unit dim, 1: a larger one
+		for next[kind] < int64(len(from)) && (min(from[next[kind]], 2)-1) != kind {
+			next[kind]++
+		}
+		if next[kind] == int64(len(from)) || from[next[kind]] != size {
+			return false
+		}
+		dimOf[i] = next[kind]
+		next[kind]++
+	}
+	relabeled := *cd
+	relabeled.KernelInput, relabeled.KernelOutput = dimOf[cd.KernelInput], dimOf[cd.KernelOutput]
+	relabeled.KernelSpatial = make([]int64, len(cd.KernelSpatial))
+	for i, d := range cd.KernelSpatial {
+		relabeled.KernelSpatial[i] = dimOf[d]
+	}
+	in.Attrs.Conv = &relabeled
+	in.Operands[1] = r.Operands[0]
+	return true
 }
 
 // involution drops f(f(x)) for negate (a sign flip, NaNs included) and not.

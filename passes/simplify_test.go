@@ -174,3 +174,84 @@ ENTRY %e (x: f32[3], y: f32[3]) -> f32[3] {
 `,
 	}})
 }
+
+func TestSimplifyFoldsKernelReverse(t *testing.T) {
+	runPassCases(t, []passCase{{
+		name:     "a reverse of the kernel's spatial dims becomes window reversal; of a feature dim it stays",
+		disabled: noLater,
+		before: `HloModule m
+ENTRY %e (x: f32[1,5,5,4], k: f32[3,3,1,4]) -> (f32[1,5,5,4], f32[1,5,5,4], f32[1,5,5,4]) {
+  %x = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,1,4] parameter(1)
+  %r = f32[3,3,1,4] reverse(%k), dimensions={0,1}
+  %c = f32[1,5,5,4] convolution(%x, %r), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  %r0 = f32[3,3,1,4] reverse(%k), dimensions={0}
+  %c0 = f32[1,5,5,4] convolution(%x, %r0), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x0}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  %rf = f32[3,3,1,4] reverse(%k), dimensions={3}
+  %cf = f32[1,5,5,4] convolution(%x, %rf), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  ROOT %out = (f32[1,5,5,4], f32[1,5,5,4], f32[1,5,5,4]) tuple(%c, %c0, %cf)
+}
+`,
+		after: `HloModule m
+ENTRY %e (x: f32[1,5,5,4], k: f32[3,3,1,4]) -> (f32[1,5,5,4], f32[1,5,5,4], f32[1,5,5,4]) {
+  %x = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,1,4] parameter(1)
+  %c = f32[1,5,5,4] convolution(%x, %k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  %c0 = f32[1,5,5,4] convolution(%x, %k), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  %rf = f32[3,3,1,4] reverse(%k), dimensions={3}
+  %cf = f32[1,5,5,4] convolution(%x, %rf), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  ROOT %out = (f32[1,5,5,4], f32[1,5,5,4], f32[1,5,5,4]) tuple(%c, %c0, %cf)
+}
+`,
+	}})
+}
+
+func TestSimplifyDepthwiseInputGradientKernel(t *testing.T) {
+	runPassCases(t, []passCase{{
+		name:     "a transpose that moves only unit dims is a reshape; the convolution reads the kernel from under it and the reverse",
+		disabled: noLater,
+		before: `HloModule m
+ENTRY %e (dy: f32[1,5,5,4], k: f32[3,3,1,4]) -> f32[1,5,5,4] {
+  %dy = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,1,4] parameter(1)
+  %r5 = f32[3,3,1,4,1] reshape(%k)
+  %t6 = f32[3,3,4,1,1] transpose(%r5), dimensions={0,1,3,2,4}
+  %r7 = f32[3,3,4,1] reshape(%t6)
+  %rev = f32[3,3,4,1] reverse(%r7), dimensions={0,1}
+  ROOT %c = f32[1,5,5,4] convolution(%dy, %rev), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01oi->b01f, feature_group_count=4
+}
+`,
+		after: `HloModule m
+ENTRY %e (dy: f32[1,5,5,4], k: f32[3,3,1,4]) -> f32[1,5,5,4] {
+  %dy = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,1,4] parameter(1)
+  ROOT %c = f32[1,5,5,4] convolution(%dy, %k), window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+}
+`,
+	}, {
+		name:     "a transpose that moves a larger dim stays; a reshape that changes the kernel's rank stays",
+		disabled: noLater,
+		before: `HloModule m
+ENTRY %e (dy: f32[1,5,5,4], k: f32[3,3,4], w: f32[3,3,1,4]) -> (f32[3,3,4,1], f32[1,5,5,4]) {
+  %dy = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,4] parameter(1)
+  %w = f32[3,3,1,4] parameter(2)
+  %t = f32[3,3,4,1] transpose(%w), dimensions={1,0,3,2}
+  %r = f32[3,3,1,4] reshape(%k)
+  %c = f32[1,5,5,4] convolution(%dy, %r), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  ROOT %out = (f32[3,3,4,1], f32[1,5,5,4]) tuple(%t, %c)
+}
+`,
+		after: `HloModule m
+ENTRY %e (dy: f32[1,5,5,4], k: f32[3,3,4], w: f32[3,3,1,4]) -> (f32[3,3,4,1], f32[1,5,5,4]) {
+  %dy = f32[1,5,5,4] parameter(0)
+  %k = f32[3,3,4] parameter(1)
+  %w = f32[3,3,1,4] parameter(2)
+  %t = f32[3,3,4,1] transpose(%w), dimensions={1,0,3,2}
+  %r = f32[3,3,1,4] reshape(%k)
+  %c = f32[1,5,5,4] convolution(%dy, %r), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=4
+  ROOT %out = (f32[3,3,4,1], f32[1,5,5,4]) tuple(%t, %c)
+}
+`,
+	}})
+}
