@@ -392,12 +392,19 @@ func checkNoDeadCode(m *hlo.Module) error {
 func nonParams(c *hlo.Computation) int {
 	n := 0
 	for _, in := range c.Instructions {
-		if in.Op == hlo.OpParameter || (in.Op == hlo.OpGetTupleElement && in.Operands[0].Op == hlo.OpFusion) {
+		if in.Op == hlo.OpParameter || (in.Op == hlo.OpGetTupleElement && multiOutputKernel(in.Operands[0])) {
 			continue
 		}
 		n++
 	}
 	return n
+}
+
+// multiOutputKernel reports an instruction that fusion makes with several outputs,
+// read by get-tuple-elements that cost nothing: a fusion, or the variadic reduce
+// sibling fusion makes of unfused sibling reductions.
+func multiOutputKernel(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpFusion || (in.Op == hlo.OpReduce && in.Shape.IsTuple())
 }
 
 // checkRowReduce checks a reduce fused as a producer by row fusion's rules: a row
