@@ -98,6 +98,7 @@ type fuser struct {
 	// per computation being fused, indexed by instruction ID
 	c       *hlo.Computation
 	users   []userCount
+	live    map[*hlo.Instruction]bool // liveInstructions (DCE's): dead kernels take no extra outputs
 	removed []bool
 	added   []*hlo.Computation // fused computations made for c, in order
 	// around holds, per instruction of c turned into a multi-output kernel's
@@ -126,6 +127,7 @@ func (f *fuser) fuseComputation(c *hlo.Computation) error {
 	c.Renumber()
 	f.c, f.added, f.around = c, nil, map[*hlo.Instruction][2][]*hlo.Instruction{}
 	f.users, f.removed = make([]userCount, len(c.Instructions)), make([]bool, len(c.Instructions))
+	f.live = liveInstructions(c)
 	for _, in := range c.Instructions {
 		for _, x := range distinct(in.Operands) {
 			f.addUser(x, in)

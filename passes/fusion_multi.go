@@ -32,8 +32,8 @@ type multiOutput struct{ outer, clone *hlo.Instruction }
 // canFuseAsOutput says whether p, which a non-consumer also reads, may join the
 // kernel of consumer (k, if it has one yet) as an extra output by the rules above.
 func (f *fuser) canFuseAsOutput(p, consumer *hlo.Instruction, k *fusedKernel) bool {
-	if f.users[consumer.ID].all == 0 {
-		return false // dead code (DCE's): it would compute p for nothing
+	if !f.live[consumer] {
+		return false // dead code (DCE's, when it is off): it would compute p for nothing
 	}
 	root := consumer
 	if k != nil {
