@@ -69,6 +69,8 @@ func kernelSpec(k *codegen.Kernel) device.KernelSpec {
 var texelFormats = map[codegen.TexelFormat]device.TexelFormat{
 	codegen.TexelRGBA32U: device.TexelRGBA32U,
 	codegen.TexelRGBA16U: device.TexelRGBA16U,
+	codegen.TexelR32U:    device.TexelR32U,
+	codegen.TexelR16U:    device.TexelR16U,
 }
 
 // addressTables makes the address tables of the dispatches among steps that reach

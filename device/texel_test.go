@@ -109,12 +109,18 @@ func TestTexelCaps(t *testing.T) {
 	assert.GreaterOrEqual(t, c.MaxResourcesPerStage, 128)
 	assert.True(t, c.SupportsTexel(device.TexelRGBA32U))
 	assert.True(t, c.SupportsTexel(device.TexelRGBA16U))
+	assert.True(t, c.SupportsTexel(device.TexelR32U))
+	assert.True(t, c.SupportsTexel(device.TexelR16U))
 	assert.False(t, c.SupportsTexel(0))
 	assert.Equal(t, int64(16), device.TexelRGBA32U.Bytes())
 	assert.Equal(t, int64(8), device.TexelRGBA16U.Bytes())
 	assert.Equal(t, int64(0), device.TexelFormat(0).Bytes())
 	assert.Equal(t, "rgba32ui", device.TexelRGBA32U.String())
 	assert.Equal(t, "rgba16ui", device.TexelRGBA16U.String())
+	assert.Equal(t, int64(4), device.TexelR32U.Bytes())
+	assert.Equal(t, int64(2), device.TexelR16U.Bytes())
+	assert.Equal(t, "r32ui", device.TexelR32U.String())
+	assert.Equal(t, "r16ui", device.TexelR16U.String())
 	assert.Equal(t, "TexelFormat(9)", device.TexelFormat(9).String())
 	if c.Driver.Name == "llvmpipe" {
 		assert.Equal(t, int64(134217728), c.MaxTexelBufferElements)
@@ -144,6 +150,30 @@ func TestTexelFetch(t *testing.T) {
 		require.NoError(t, d.Submit(context.Background(), cb))
 		assert.Equal(t, want, readWords(t, dst, len(want)), "staging %v", staging)
 	}
+}
+
+// TestTexelFetchScalar reads the same ranges through single-channel views (r32ui,
+// r16ui): texel i is element i, and the fetch's other components are (0, 0, 1).
+func TestTexelFetchScalar(t *testing.T) {
+	d := devicetest.Open(t)
+	k := newKernel(t, d, texelSPV, device.KernelSpec{Bindings: 1, PushConstantSize: 4,
+		Texels: []device.TexelFormat{device.TexelR32U, device.TexelR16U}})
+	in := newTexelInput(100)
+	n := 4 * in.n // elements of the rgba32ui range, read one per texel
+	src := newBuffer(t, d, int64(len(in.buf)))
+	require.NoError(t, src.Write(0, in.buf))
+	var want []uint32
+	for i := range n {
+		want = append(want, in.f[i], 0, 0, 1, in.u[i], 0, 0, 1)
+	}
+	want = append(want, n, 4*in.uTexels)
+	dst := newBuffer(t, d, 4*int64(len(want)))
+	cb := newCommandBuffer(t, d)
+	require.NoError(t, cb.Begin())
+	require.NoError(t, cb.Dispatch(k, in.bindings(src, dst), devicetest.U32Bytes(n), (n+63)/64, 1, 1))
+	require.NoError(t, cb.End())
+	require.NoError(t, d.Submit(context.Background(), cb))
+	assert.Equal(t, want, readWords(t, dst, len(want)))
 }
 
 func TestTexelKernelErrors(t *testing.T) {

@@ -548,6 +548,10 @@ VkFormat vkx_texel_format(uint32_t f) {
 		return VK_FORMAT_R32G32B32A32_UINT;
 	case VKX_TEXEL_RGBA16U:
 		return VK_FORMAT_R16G16B16A16_UINT;
+	case VKX_TEXEL_R32U:
+		return VK_FORMAT_R32_UINT;
+	case VKX_TEXEL_R16U:
+		return VK_FORMAT_R16_UINT;
 	}
 	return VK_FORMAT_UNDEFINED;
 }

@@ -66,7 +66,7 @@ typedef struct {
 
 // The formats uniform texel buffers are read with (Go's TexelFormat values); 0 is
 // none. vkx_texel_format maps them to VkFormat.
-enum { VKX_TEXEL_RGBA32U = 1, VKX_TEXEL_RGBA16U, VKX_TEXEL_END };
+enum { VKX_TEXEL_RGBA32U = 1, VKX_TEXEL_RGBA16U, VKX_TEXEL_R32U, VKX_TEXEL_R16U, VKX_TEXEL_END };
 VkFormat vkx_texel_format(uint32_t f);
 
 // vkx_range is one binding of a dispatch: a storage buffer, or the range a uniform

@@ -171,5 +171,5 @@ func TestGEMMTransposedLayoutsReadVec4(t *testing.T) {
 // readsVec4 reports whether a kernel's disassembly reads input n four elements at a
 // time: through a vec4 alias of its binding or a texel buffer (texel.go).
 func readsVec4(text string, n int) bool {
-	return strings.Contains(text, fmt.Sprintf("%%in%d_vec4", n)) || strings.Contains(text, fmt.Sprintf("%%in%d_texels", n))
+	return strings.Contains(text, fmt.Sprintf("%%in%d_vec4", n)) || strings.Contains(text, fmt.Sprintf("%%in%d_rgba", n))
 }

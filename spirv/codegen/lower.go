@@ -294,8 +294,14 @@ func (l *lowering) kernelGen(k *kernel) *gen {
 			return 0
 		}
 		lin := k.linearize(idx, p.Shape.Dims)
-		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType, n < len(l.p.InPlace) && l.p.InPlace[n]); ok {
+		inPlace := n < len(l.p.InPlace) && l.p.InPlace[n]
+		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType, inPlace); ok {
 			return v
+		}
+		if !inPlace { // a texel view is read-only
+			if t, ok := k.scalarTexels(n, p.Shape.DType); ok {
+				return k.fetchElem(t, lin)
+			}
 		}
 		return k.load(k.bufs[n], lin, p.Shape.DType)
 	})

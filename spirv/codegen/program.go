@@ -143,18 +143,21 @@ type Texel struct {
 // TexelFormat is the format of a texel buffer's view.
 type TexelFormat uint8
 
-// The texel formats kernels read, both integer so that a fetch returns the stored
+// The texel formats kernels read, all integer so that a fetch returns the stored
 // bits exactly: four u32 (the bits of a vec4 of an f32 tensor), four u16 (the bits
-// of a vec4 of f16 or bf16, widened in registers).
+// of a vec4 of f16 or bf16, widened in registers), and one element of a 32- or
+// 16-bit type (element-by-element reads).
 const (
 	TexelRGBA32U TexelFormat = iota // VK_FORMAT_R32G32B32A32_UINT
 	TexelRGBA16U                    // VK_FORMAT_R16G16B16A16_UINT
+	TexelR32U                       // VK_FORMAT_R32_UINT: one 32-bit element per texel
+	TexelR16U                       // VK_FORMAT_R16_UINT: one 16-bit element per texel
 )
 
 // Bytes is the size of one texel.
-func (f TexelFormat) Bytes() int64 { return [...]int64{16, 8}[f] }
+func (f TexelFormat) Bytes() int64 { return [...]int64{16, 8, 4, 2}[f] }
 
-func (f TexelFormat) String() string { return [...]string{"rgba32ui", "rgba16ui"}[f] }
+func (f TexelFormat) String() string { return [...]string{"rgba32ui", "rgba16ui", "r32ui", "r16ui"}[f] }
 
 // Path is how a kernel reaches a buffer.
 type Path uint8

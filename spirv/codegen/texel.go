@@ -26,28 +26,47 @@ type texelView struct {
 }
 
 // texelInput is input n, holding dt (f32, f16 or bf16) in vec4 groups, as a uniform
-// texel buffer, declared once per kernel; ok is false where the target has no texel
-// buffers or no more of them, or the input is not reached through one binding or
-// has more texels than one view may cover. Then the caller reads it through its
-// storage buffer.
+// texel buffer of four elements per texel; ok is false where none is allowed
+// (texelView). Integer formats: a fetch returns the stored bits exactly (a float
+// format's may flush denormals on some devices); f32 is bitcast back.
 func (k *kernel) texelInput(n int, dt hlo.DType) (texelView, bool) {
+	switch {
+	case dt == hlo.F32:
+		return k.texelView(n, dt, TexelRGBA32U)
+	case isNarrowFloat(dt):
+		return k.texelView(n, dt, TexelRGBA16U)
+	}
+	return texelView{}, false
+}
+
+// scalarTexels is input n, holding dt, as a uniform texel buffer of one element
+// per texel, for element-by-element reads: 32- and 16-bit types (a fetch is a
+// gather; a storage-buffer load of one element a loop over the SIMD lanes, 2.2×
+// slower in a 27-read kernel: docs/results.md, "Session 6").
+func (k *kernel) scalarTexels(n int, dt hlo.DType) (texelView, bool) {
+	switch dt.Size() {
+	case 4:
+		return k.texelView(n, dt, TexelR32U)
+	case 2:
+		return k.texelView(n, dt, TexelR16U)
+	}
+	return texelView{}, false
+}
+
+// texelView is input n (holding dt) viewed in format, declared once per kernel and
+// format; ok is false where the target has no texel buffers or no more of them, or
+// the input is not reached through one binding or has more texels than one view
+// may cover. Then the caller reads it through its storage buffer.
+func (k *kernel) texelView(n int, dt hlo.DType, format TexelFormat) (texelView, bool) {
 	for _, t := range k.texels {
-		if t.arg == n {
+		if t.arg == n && t.format == format {
 			return t, true
 		}
-	}
-	// Integer formats: a texel fetch returns the stored bits exactly (a float
-	// format's fetch may flush denormals on some devices); f32 is bitcast back.
-	format := TexelRGBA32U
-	if isNarrowFloat(dt) {
-		format = TexelRGBA16U
-	} else if dt != hlo.F32 {
-		return texelView{}, false
 	}
 	if !k.texelsAllowed(n, format) {
 		return texelView{}, false
 	}
-	t := texelView{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_texels", n), 0, k.m.TypeU32()), arg: n, format: format, dt: dt}
+	t := texelView{buf: k.m.UniformTexelBuffer(fmt.Sprintf("in%d_%s", n, format), 0, k.m.TypeU32()), arg: n, format: format, dt: dt}
 	k.texels = append(k.texels, t)
 	return t, true
 }
@@ -65,12 +84,30 @@ func (k *kernel) texelsAllowed(n int, format TexelFormat) bool {
 	return bytes > 0 && bytes%format.Bytes() == 0 && bytes/format.Bytes() <= min(t.MaxTexelBufferElements, math.MaxInt32)
 }
 
-// fetchVec4 is vec4 group i of a texel input, widened to f32.
-func (k *kernel) fetchVec4(t texelView, i spirv.ID) spirv.ID {
+// fetch is texel i of a view: a u32 vec4.
+func (k *kernel) fetch(t texelView, i spirv.ID) spirv.ID {
 	if i32 := k.m.TypeI32(); k.idxT != i32 { // texel coordinates are 32-bit; views hold < 2^31 texels
 		i = k.f.Convert(i32, i)
 	}
-	v := k.f.Fetch(t.buf, i)
+	return k.f.Fetch(t.buf, i)
+}
+
+// fetchElem is element i of a one-element-per-texel view as a register value of
+// its dtype (the storage value the texel holds, then fromStore).
+func (k *kernel) fetchElem(t texelView, i spirv.ID) spirv.ID {
+	f, st := k.f, k.storeType(t.dt)
+	v := f.CompositeExtract(k.fetch(t, i), 0)
+	if k.m.IsFloat(st) {
+		v = f.Bitcast(st, v)
+	} else {
+		v = f.Convert(st, v)
+	}
+	return k.fromStore(v, t.dt)
+}
+
+// fetchVec4 is vec4 group i of a texel input, widened to f32.
+func (k *kernel) fetchVec4(t texelView, i spirv.ID) spirv.ID {
+	v := k.fetch(t, i)
 	if t.format == TexelRGBA32U {
 		return k.f.Bitcast(k.m.TypeVector(k.m.TypeF32(), 4), v)
 	}
