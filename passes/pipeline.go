@@ -49,6 +49,7 @@ var Pipeline = []Pass{
 	{Name: "operand-upcaster", Summary: "convert the operands of dots and convolutions with a wider result type to it", Run: UpcastOperands, Required: true},
 	{Name: hlo.CollectiveExpander, Summary: "lower one-device collectives to identities, zeros and constant ids", Run: ExpandCollectives, Required: true},
 	{Name: "simplify", Summary: "apply algebraic identities that hold bit for bit (movement chains, no-op moves and converts, x*1)", Run: Simplify},
+	{Name: "constant-folding", Summary: "replace instructions of constants by constants of their values (cpuref), up to 1 MiB", Run: FoldConstants},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
