@@ -89,8 +89,8 @@ func (l *lowering) dwGradPartials(cg convGEMM, scratch int, parts, perPart int64
 	f, m := k.f, k.m
 	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, 0)
 	g := l.kernelGen(k)
-	v := dwGradViews{lhs: k.vec4SourceOf(int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType, false),
-		rhs:   k.vec4SourceOf(int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType, false),
+	v := dwGradViews{lhs: l.vec4Source(k, int(cg.lhs.Attrs.ParameterNumber), cg.lhs.Shape.DType),
+		rhs:   l.vec4Source(k, int(cg.rhs.Attrs.ParameterNumber), cg.rhs.Shape.DType),
 		lDims: quarterMinor(cg.lhs.Shape.Dims), rDims: quarterMinor(cg.rhs.Shape.Dims)}
 	vec4 := m.TypeVector(m.TypeF32(), 4)
 	zero := m.ConstOf(vec4, 0)

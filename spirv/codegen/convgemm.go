@@ -291,31 +291,17 @@ func (cg convGEMM) outputIndex(k *kernel, dims []int64, row []spirv.ID, feature 
 	return idx
 }
 
-// convGEMMSum is the split implicit GEMM's second pass: each output element is
-// the sum of its parts' partial sums, in part order, rounded to the result type.
+// convGEMMSum is the split implicit GEMM's second pass (splitSum): element e is
+// (group, row, col) of the groups' M×N products, stored at its output index.
 func (l *lowering) convGEMMSum(cg convGEMM, scratch int, parts int64) error {
-	k := l.newKernel("conv_gemm_sum", defaultLocal)
-	f := k.f
-	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, spirv.ReadOnly)
-	out := l.bindOutputs(k)[0]
-	g := l.kernelGen(k)
-	dt, cdt := l.p.Outputs[0].DType, cg.in.Shape.DType // stored; the convolution's
 	dims := cg.in.Shape.Dims
-	total := cg.groups * cg.m * cg.n
-	groups := k.gridStride(total, func(e spirv.ID) {
-		acc := k.variable(k.m.TypeF32(), k.m.F32(0), "conv_sum")
-		k.loop(parts, func(p spirv.ID) {
-			f.Store(acc, f.FAdd(f.Load(acc), k.load(partial, f.IAdd(f.IMul(p, k.ic(total)), e), hlo.F32)))
-		})
+	return l.splitSum("conv_gemm_sum", cg.in, scratch, parts, cg.groups*cg.m*cg.n, func(k *kernel, e spirv.ID) ([]spirv.ID, spirv.ID) {
+		f := k.f
 		c := k.delinearize(e, []int64{cg.groups, cg.m, cg.n}) // group, row, col
 		feature := f.IAdd(f.IMul(c[0], k.ic(cg.n)), c[2])
 		idx := cg.outputIndex(k, dims, cg.splitRow(k, c[1]), feature)
-		at := k.linearize(idx, dims)
-		g.scoped(func() { // through the epilogue, if the kernel has one
-			k.store(out, at, l.gemmEpilogue(g, cg.in, idx, k.round(k.sumFromZero(f.Load(acc), cdt), cdt)), dt)
-		})
+		return idx, k.linearize(idx, dims)
 	})
-	return l.add(k, groups)
 }
 
 // blockRows splits the block's rows (clamped to the last pixel: rows past M are

@@ -485,7 +485,7 @@ func (l *lowering) gemmStore(t gemmTile, acc *gemmAcc, o gemmOut) {
 								equad = f.IAdd(o.quad0, quad)
 							}
 							st = l.gemmEpilogue4(t.g, o.epilogue, rowIdx, group, equad, lanes)
-						} else if dt != hlo.F32 {
+						} else {
 							for j := range st {
 								st[j] = k.round(st[j], pdt)
 							}
@@ -768,7 +768,7 @@ func (l *lowering) vec4View(k *kernel, x *hlo.Instruction, dim, size int64) (vec
 	if !ok {
 		return vec4Source{}, false
 	}
-	return k.vec4SourceOf(n, dt, n < len(l.p.InPlace) && l.p.InPlace[n]), true
+	return l.vec4Source(k, n, dt), true
 }
 
 // vec4Param is the parameter number and dtype of the input vec4View reads.

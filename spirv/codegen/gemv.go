@@ -249,26 +249,36 @@ func gemvEpilogue(k *kernel, o *gemmOut, gv gemvShape, batch []spirv.ID) {
 	}
 }
 
-// gemvSum is the split GEMV's second pass: each element of C is the sum of its
-// parts' partial sums, in part order, rounded to the dot's type and handed to the
-// epilogue.
+// gemvSum is the split GEMV's second pass (splitSum): C is the dot's output in
+// row-major order, so element e is at e.
 func (l *lowering) gemvSum(gs gemmShape, scratch int, parts int64) error {
-	k := l.newKernel("gemv_sum", defaultLocal)
+	total := product(gs.batch) * gs.m * gs.n
+	return l.splitSum("gemv_sum", gs.dot, scratch, parts, total, func(k *kernel, e spirv.ID) ([]spirv.ID, spirv.ID) {
+		return k.delinearize(e, gs.dot.Shape.Dims), e
+	})
+}
+
+// splitSum is the second pass of a contraction split into parts (the GEMV, the
+// implicit GEMM): each of its total elements e is the sum of its parts' partial
+// sums partial[p·total + e], in part order, rounded to prod's type and handed to
+// the kernel's epilogue, if any; place gives e's index in prod's dims and its
+// linear index in the output.
+func (l *lowering) splitSum(name string, prod *hlo.Instruction, scratch int, parts, total int64,
+	place func(k *kernel, e spirv.ID) (idx []spirv.ID, at spirv.ID)) error {
+	k := l.newKernel(name, defaultLocal)
 	f := k.f
 	partial := k.bind(Arg{Kind: ArgScratch, Index: scratch}, hlo.F32, spirv.ReadOnly)
 	out := l.bindOutputs(k)[0]
 	g := l.kernelGen(k)
-	dt, ddt := l.p.Outputs[0].DType, gs.dot.Shape.DType // stored; the dot's
-	total := product(gs.batch) * gs.m * gs.n
+	dt, pdt := l.p.Outputs[0].DType, prod.Shape.DType // stored; the product's
 	groups := k.gridStride(total, func(e spirv.ID) {
-		acc := k.variable(k.m.TypeF32(), k.m.F32(0), "gemv_sum")
+		acc := k.variable(k.m.TypeF32(), k.m.F32(0), name)
 		k.loop(parts, func(p spirv.ID) {
 			f.Store(acc, f.FAdd(f.Load(acc), k.load(partial, f.IAdd(f.IMul(p, k.ic(total)), e), hlo.F32)))
 		})
-		// C is the dot's output in row-major order: e is its element's index.
-		idx := k.delinearize(e, gs.dot.Shape.Dims)
+		idx, at := place(k, e)
 		g.scoped(func() {
-			k.store(out, e, l.gemmEpilogue(g, gs.dot, idx, k.round(k.sumFromZero(f.Load(acc), ddt), ddt)), dt)
+			k.store(out, at, l.gemmEpilogue(g, prod, idx, k.round(k.sumFromZero(f.Load(acc), pdt), pdt)), dt)
 		})
 	})
 	return l.add(k, groups)

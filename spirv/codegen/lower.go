@@ -294,7 +294,7 @@ func (l *lowering) kernelGen(k *kernel) *gen {
 			return 0
 		}
 		lin := k.linearize(idx, p.Shape.Dims)
-		inPlace := n < len(l.p.InPlace) && l.p.InPlace[n]
+		inPlace := l.writtenInPlace(n)
 		if v, ok := k.vecLoad(g, n, lin, p.Shape.DType, inPlace); ok {
 			return v
 		}
@@ -316,6 +316,11 @@ func (l *lowering) kernelGen(k *kernel) *gen {
 	}
 	return g
 }
+
+// writtenInPlace reports input n among the program's InPlace inputs (those an
+// output may overwrite): such an input is read through its storage buffer only,
+// as a texel view of it would be read-only.
+func (l *lowering) writtenInPlace(n int) bool { return n < len(l.p.InPlace) && l.p.InPlace[n] }
 
 // lowerElemental emits one kernel in which each invocation computes whole output
 // elements (every output of a multi-output root at the same index) in a

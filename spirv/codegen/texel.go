@@ -22,19 +22,19 @@ type texelView struct {
 	buf    spirv.TexelBuffer
 	arg    int // the index of the input's argument in the kernel's arguments
 	format TexelFormat
-	dt     hlo.DType // the input's element type (f32, f16 or bf16)
+	dt     hlo.DType // the input's element type
 }
 
 // texelInput is input n, holding dt (f32, f16 or bf16) in vec4 groups, as a uniform
 // texel buffer of four elements per texel; ok is false where none is allowed
-// (texelView). Integer formats: a fetch returns the stored bits exactly (a float
+// (texelViewOf). Integer formats: a fetch returns the stored bits exactly (a float
 // format's may flush denormals on some devices); f32 is bitcast back.
 func (k *kernel) texelInput(n int, dt hlo.DType) (texelView, bool) {
 	switch {
 	case dt == hlo.F32:
-		return k.texelView(n, dt, TexelRGBA32U)
+		return k.texelViewOf(n, dt, TexelRGBA32U)
 	case isNarrowFloat(dt):
-		return k.texelView(n, dt, TexelRGBA16U)
+		return k.texelViewOf(n, dt, TexelRGBA16U)
 	}
 	return texelView{}, false
 }
@@ -46,18 +46,18 @@ func (k *kernel) texelInput(n int, dt hlo.DType) (texelView, bool) {
 func (k *kernel) scalarTexels(n int, dt hlo.DType) (texelView, bool) {
 	switch dt.Size() {
 	case 4:
-		return k.texelView(n, dt, TexelR32U)
+		return k.texelViewOf(n, dt, TexelR32U)
 	case 2:
-		return k.texelView(n, dt, TexelR16U)
+		return k.texelViewOf(n, dt, TexelR16U)
 	}
 	return texelView{}, false
 }
 
-// texelView is input n (holding dt) viewed in format, declared once per kernel and
+// texelViewOf is input n (holding dt) viewed in format, declared once per kernel and
 // format; ok is false where the target has no texel buffers or no more of them, or
 // the input is not reached through one binding or has more texels than one view
 // may cover. Then the caller reads it through its storage buffer.
-func (k *kernel) texelView(n int, dt hlo.DType, format TexelFormat) (texelView, bool) {
+func (k *kernel) texelViewOf(n int, dt hlo.DType, format TexelFormat) (texelView, bool) {
 	for _, t := range k.texels {
 		if t.arg == n && t.format == format {
 			return t, true
@@ -132,10 +132,11 @@ type vec4Source struct {
 	texel *texelView
 }
 
-// vec4SourceOf is input n, holding dt, as a vec4 source: its texel buffer where
-// one is allowed (never for an input written in place), else its vec4 view.
-func (k *kernel) vec4SourceOf(n int, dt hlo.DType, inPlace bool) vec4Source {
-	if !inPlace {
+// vec4Source is input n of kernel k, holding dt, as a vec4 source: its texel
+// buffer where one is allowed (never for an input written in place), else its
+// vec4 view.
+func (l *lowering) vec4Source(k *kernel, n int, dt hlo.DType) vec4Source {
+	if !l.writtenInPlace(n) {
 		if t, ok := k.texelInput(n, dt); ok {
 			return vec4Source{texel: &t}
 		}

@@ -61,8 +61,8 @@ func (k *kernel) vecLoad(g *gen, n int, lin spirv.ID, dt hlo.DType, inPlace bool
 	// One read per group and input, shared by its four elements (cached like any
 	// emitted value, so a read inside a branch is not reused outside it).
 	key := fmt.Sprint("vec4 ", n, " ", ln.group)
-	if (dt == hlo.F32 || isNarrowFloat(dt)) && !inPlace {
-		if t, ok := k.texelInput(n, dt); ok {
+	if !inPlace {
+		if t, ok := k.texelInput(n, dt); ok { // f32, f16 and bf16
 			vec := g.memo(key, func() spirv.ID { return k.fetchVec4(t, ln.group) })
 			return k.f.CompositeExtract(vec, ln.u), true
 		}
