@@ -274,7 +274,7 @@ func (p *parser) parseString(attr string) (string, error) {
 	if err := p.stringToken(attr); err != nil {
 		return "", err
 	}
-	s, err := strconv.Unquote(t.text)
+	s, err := unquoteC(t.text)
 	if err != nil {
 		return "", p.errorAt(t.pos, "malformed string in %s: %v", attr, err)
 	}
@@ -284,6 +284,25 @@ func (p *parser) parseString(attr string) (string, error) {
 // customCallEnumCodec reads an enum of XLA's hlo.proto, matched in any case as
 // XLA matches it, and keeps its name as XLA prints it; the default, def, is not
 // printed.
+// unquoteC reads a string as XLA writes it (absl::CEscape): Go's escapes, and \'
+// for a single quote, which Go's double-quoted strings lack.
+func unquoteC(quoted string) (string, error) {
+	var sb strings.Builder
+	for i := 0; i < len(quoted); i++ {
+		if quoted[i] == '\\' && i+1 < len(quoted) {
+			if quoted[i+1] == '\'' {
+				sb.WriteByte('\'')
+			} else {
+				sb.WriteString(quoted[i : i+2])
+			}
+			i++
+			continue
+		}
+		sb.WriteByte(quoted[i])
+	}
+	return strconv.Unquote(sb.String())
+}
+
 func customCallEnumCodec(attr string, values []string, def string, field func(*CustomCallAttrs) *string) attrCodec {
 	return attrCodec{
 		print: func(in *Instruction) (string, bool) {

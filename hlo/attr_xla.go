@@ -62,7 +62,7 @@ type xlaAttr struct {
 	// read reads an ignored attribute's value (the lexer stands after '=').
 	read func(p *parser, a *xlaAttr) error
 	// sample is a value as XLA prints it, for the table test (enums try every
-	// name instead).
+	// name instead, written into the sample where it has %s).
 	sample string
 }
 
@@ -165,7 +165,7 @@ var xlaAttrs = []*xlaAttr{
 	{name: "batch_group_count", ops: xlaConvLike, treatment: Honoured},
 	{name: "conv_kind", ops: []string{"convolution"}, treatment: Ignored, read: readEnum, values: xlaConvKinds,
 		reason: "tells XLA's GPU backend which cuDNN kernel (forward, weight or data gradient) a convolution is; its value is fixed by the operands, window and dim_labels"},
-	{name: "operand_precision", ops: xlaPrecisionOps, treatment: Ignored, read: readEnumList, values: xlaPrecisions, fold: true,
+	{name: "operand_precision", ops: xlaPrecisionOps, treatment: Ignored, read: readEnumList, values: xlaPrecisions, fold: true, sample: "{%s,%s}",
 		reason: "permits a backend to compute in lower precision (bf16 passes); vkxla computes at one precision, f16/bf16 accumulated in f32 (docs/codegen.md)"},
 	{name: "algorithm", ops: []string{"rng-bit-generator"}, treatment: Honoured, values: rngAlgorithmNames[:], fold: true},
 	{name: "algorithm", ops: []string{"dot", "scaled-dot"}, treatment: Ignored, read: readEnum, values: xlaDotAlgorithms, fold: true,

@@ -140,12 +140,52 @@ func (p *parser) parseModule() (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.skipStackFrameIndex(); err != nil {
+		return nil, err
+	}
 	for p.peek().kind != tokEOF {
 		if err := p.parseComputation(); err != nil {
 			return nil, err
 		}
 	}
 	return p.buildModule(strings.TrimPrefix(name.text, "%"), aliases)
+}
+
+// stackFrameSections are the sections of the stack frame index XLA prints after the
+// module header when instructions' metadata carry stack_frame_id: each a keyword
+// and entries "n value", the value a string (file and function names) or a braced
+// record (file locations, frames).
+var stackFrameSections = []struct {
+	keyword string
+	braced  bool
+}{{"FileNames", false}, {"FunctionNames", false}, {"FileLocations", true}, {"StackFrames", true}}
+
+// skipStackFrameIndex reads and drops the stack frame index, if there is one: it is
+// debug information for metadata, which vkxla drops too.
+func (p *parser) skipStackFrameIndex() error {
+	if t := p.peek(); t.kind != tokName || t.text != stackFrameSections[0].keyword {
+		return nil
+	}
+	for _, sec := range stackFrameSections {
+		if t := p.next(); t.kind != tokName || t.text != sec.keyword {
+			return p.errorAt(t.pos, "expected %s in the stack frame index, found %s", sec.keyword, t.describe())
+		}
+		for p.peek().kind == tokNumber {
+			if _, err := p.parseInt(); err != nil {
+				return err
+			}
+			var err error
+			if sec.braced {
+				err = p.skipValue(sec.keyword)
+			} else {
+				_, err = p.parseString(sec.keyword)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // parseScopeAttributes reads the ", name=value" pairs after a computation or in the
