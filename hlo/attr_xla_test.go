@@ -314,6 +314,9 @@ func xlaAttrMarkdown() string {
 			where = "every instruction"
 		}
 		why := a.reason
+		if why == "" {
+			why = "read into the IR (docs/ir.md, \"Attributes\")"
+		}
 		if a.values != nil {
 			names := "`" + strings.Join(a.values, "`, `") + "`"
 			if a.fold {
@@ -327,4 +330,83 @@ func xlaAttrMarkdown() string {
 		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", a.name, where, a.treatment, why)
 	}
 	return sb.String()
+}
+
+// Every form of XLA's sharding grammar (ParseSingleSharding and tuple shardings)
+// is accepted and dropped.
+func TestShardingForms(t *testing.T) {
+	for _, sharding := range []string{
+		"{replicated}",
+		"{maximal device=1}",
+		"{manual}",
+		"{unknown}",
+		"{unreduced}",
+		"{devices=[2,2]0,1,2,3}",
+		"{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}",
+		"{devices=[2,1,2,2]<=[8] last_tile_dims={manual, replicated}}",
+		"{devices=[4,1]<=[4]}",
+		"{devices=[2,2]<=[2,2]T(1,0)}",
+		"{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate metadata={op_name=\"a\"}}",
+		"{devices=[2,1]0,1 metadata={{op_name=\"a\"}, {op_name=\"b\" source_line=3}}}",
+		"{replicated shard_as 1}",
+		"{devices=[2,1]<=[2] shard_like 0}",
+		"{{replicated}, {maximal device=0}}",
+		"{{devices=[2,1]<=[2]}, {replicated}, {manual}}",
+		"{}",
+		"{mesh[x=2,y=2], [{x}, {}], replicated={y}}",
+		"{maximal_mesh[device_id=0]}",
+	} {
+		text := "HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0), sharding=" + sharding +
+			"\n  ROOT n = f32[4,2] negate(x), sharding=" + sharding + "\n}"
+		m, err := ParseModule(text)
+		require.NoError(t, err, sharding)
+		assert.NotContains(t, Print(m), "sharding")
+	}
+}
+
+// The shapes of XLA dumps: tiled layouts, memory spaces, element sizes, scalar
+// layouts, layouts in operand annotations and the entry layout; the header's
+// attributes. Layouts are dropped (vkxla's arrays are row-major), so each module
+// prints as its plain twin.
+func TestXLAShapeAndHeaderForms(t *testing.T) {
+	tiled := `HloModule jit_f, is_scheduled=true, entry_computation_layout={(f32[8,128]{1,0:T(8,128)}, s32[]{:T(128)})->f32[8,128]{1,0:T(8,128)S(1)}}, replica_count=1, num_partitions=1, alias_passthrough_params=true, buffer_donor={(0, {})}, allow_spmd_sharding_propagation_to_output={true}
+
+ENTRY %main.4 (Arg_0.1: f32[8,128], Arg_1.2: s32[]) -> f32[8,128] {
+  %Arg_0.1 = f32[8,128]{1,0:T(8,128)} parameter(0)
+  %Arg_1.2 = s32[]{:T(128)} parameter(1)
+  %convert.3 = bf16[8,128]{1,0:T(8,128)(2,1)E(16)} convert(f32[8,128]{1,0:T(8,128)} %Arg_0.1)
+  %convert.4 = f32[]{:T(128)S(1)} convert(s32[]{:T(128)} %Arg_1.2)
+  %broadcast.5 = f32[8,128]{0,1:T(8,128)L(1024)} broadcast(f32[]{:T(128)S(1)} %convert.4), dimensions={}
+  %convert.6 = f32[8,128]{1,0:T(8,128)} convert(bf16[8,128]{1,0:T(8,128)(2,1)E(16)} %convert.3)
+  ROOT %add.7 = f32[8,128]{1,0:T(8,128)S(1)} add(f32[8,128]{1,0:T(8,128)} %convert.6, f32[8,128]{0,1:T(8,128)L(1024)} %broadcast.5)
+}
+`
+	plain := `HloModule jit_f
+
+ENTRY %main.4 (Arg_0.1: f32[8,128], Arg_1.2: s32[]) -> f32[8,128] {
+  %Arg_0.1 = f32[8,128] parameter(0)
+  %Arg_1.2 = s32[] parameter(1)
+  %convert.3 = bf16[8,128] convert(%Arg_0.1)
+  %convert.4 = f32[] convert(%Arg_1.2)
+  %broadcast.5 = f32[8,128] broadcast(%convert.4), dimensions={}
+  %convert.6 = f32[8,128] convert(%convert.3)
+  ROOT %add.7 = f32[8,128] add(%convert.6, %broadcast.5)
+}
+`
+	m, err := ParseModule(tiled)
+	require.NoError(t, err)
+	want, err := ParseModule(plain)
+	require.NoError(t, err)
+	assert.Equal(t, Print(want), Print(m))
+}
+
+// A broadcast of a scalar may leave dimensions out, as XLA's parser allows; of any
+// other operand it may not.
+func TestBroadcastScalarWithoutDimensions(t *testing.T) {
+	m, err := ParseModule("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT b = f32[2,3] broadcast(x)\n}")
+	require.NoError(t, err)
+	assert.Contains(t, Print(m), "broadcast(f32[] %x), dimensions={}")
+	_, err = ParseModule("HloModule m\nENTRY e {\n  x = f32[3] parameter(0)\n  ROOT b = f32[2,3] broadcast(x)\n}")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "broadcast")
 }
