@@ -143,7 +143,7 @@ var xlaAttrs = []*xlaAttr{
 		reason: "statistics for XLA's graph renderer"},
 	{name: "parameter_replication", treatment: Ignored, read: readBoolList, sample: "{false,true}",
 		reason: "which parameter buffers are replicated across replicas; " + oneDevice},
-	{name: "control-predecessors", treatment: Ignored, read: readNameList, sample: "{%p0}",
+	{name: "control-predecessors", treatment: Ignored, read: readNameList, sample: "{%SELF}",
 		reason: "an order between instructions without data flow; vkxla has no host transfers, infeed or outfeed whose order it could change"},
 	{name: "origin", treatment: Ignored, read: readBraced, sample: `{{"x.1"}}`,
 		reason: "the value's provenance in the program before XLA's passes (debugging)"},
@@ -383,13 +383,15 @@ func readBoolOrList(p *parser, a *xlaAttr) error {
 	return readBool(p, a)
 }
 
-// readNameList reads {%a, %b}: instruction names.
+// readNameList reads {%a, %b}: instructions of the computation being read, which
+// must exist (resolveComputation checks them once the computation is read).
 func readNameList(p *parser, a *xlaAttr) error {
 	_, err := parseBracedList(p, a.name+" names", func() (string, error) {
 		t := p.next()
 		if t.kind != tokName {
 			return "", p.errorAt(t.pos, "expected an instruction name in %s, found %s", a.name, t.describe())
 		}
+		p.current.named = append(p.current.named, operandRef{name: strings.TrimPrefix(t.text, "%"), pos: t.pos})
 		return t.text, nil
 	})
 	return err

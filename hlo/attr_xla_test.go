@@ -202,7 +202,8 @@ func checkRefusedValues(t *testing.T, a *xlaAttr, sample string, op Opcode) {
 
 // withAttr writes name=value on the first instruction of op in sample that lacks
 // the attribute, or replaces the (one-word) value where every one has it; it
-// returns the text and the instruction's name.
+// returns the text and the instruction's name, which %SELF in value stands for (a
+// control-predecessors sample names an instruction that exists).
 func withAttr(t *testing.T, sample string, op Opcode, name, value string) (string, string) {
 	lines := strings.Split(sample, "\n")
 	call := regexp.MustCompile(`^\s*(?:ROOT )?%?([^ ]+) = .*[ =]` + regexp.QuoteMeta(op.String()) + `\(`)
@@ -214,8 +215,9 @@ func withAttr(t *testing.T, sample string, op Opcode, name, value string) (strin
 			continue
 		}
 		if !strings.Contains(line, has) {
-			lines[i] += has + value
-			return strings.Join(lines, "\n"), call.FindStringSubmatch(line)[1]
+			inst := call.FindStringSubmatch(line)[1]
+			lines[i] += has + strings.ReplaceAll(value, "%SELF", "%"+inst)
+			return strings.Join(lines, "\n"), inst
 		}
 		if first < 0 {
 			first = i
@@ -274,6 +276,8 @@ func TestAttributeErrors(t *testing.T) {
 		{"ROOT y = f32[2,3] negate(x), metadata={op_name=\"a\"}, metadata={}", "duplicate attribute metadata"},
 		{"ROOT y = f32[2,3] reshape(x), inferred_dimension=x", "expected an integer, found \"x\" (in attribute inferred_dimension)"},
 		{"ROOT y = f32[2,3] exponential(x), result_accuracy=highest", "expected '{' to open the value of result_accuracy"},
+		{"ROOT y = f32[2,3] negate(x), control-predecessors={%x, %nope}", `unknown instruction "nope" in control-predecessors`},
+		{"ROOT y = f32[2,3] negate(x), operand_precision={highest}", "attribute operand_precision does not apply to negate"},
 	} {
 		_, err := ParseModule("HloModule m\nENTRY e {\n  x = f32[2,3] parameter(0)\n  " + c.line + "\n}")
 		require.Error(t, err, c.line)

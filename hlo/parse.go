@@ -89,6 +89,8 @@ type compText struct {
 	isEntry bool
 	sig     *compSignature
 	insts   []*instText
+	// named are the instructions that attributes name (control-predecessors).
+	named []operandRef
 }
 
 type compSignature struct {
@@ -602,6 +604,11 @@ func (p *parser) resolveComputation(ct *compText) error {
 	byName, err := p.indexNames(ct)
 	if err != nil {
 		return err
+	}
+	for _, ref := range ct.named {
+		if _, ok := byName[ref.name]; !ok {
+			return p.errorAt(ref.pos, "unknown instruction %q in control-predecessors (not in computation %s)", ref.name, ct.comp.Name)
+		}
 	}
 	for _, it := range ct.insts {
 		if err := p.resolveOperands(it, byName); err != nil {
