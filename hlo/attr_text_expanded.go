@@ -142,22 +142,32 @@ func (p *parser) parseIotaReplicaGroups() ([][]int64, error) {
 	if t := p.next(); t.text != "<" || p.next().text != "=" {
 		return nil, p.errorAt(t.pos, "expected '<=' in iota replica groups")
 	}
-	dims, err := p.parseBracketInts()
+	dims, perm, err := p.parseIotaDevices()
 	if err != nil {
 		return nil, err
-	}
-	perm := Iota64(len(dims))
-	if t := p.peek(); t.kind == tokName && t.text == "T" {
-		p.next()
-		if perm, err = p.parseParenInts(); err != nil {
-			return nil, err
-		}
 	}
 	groups, err := iotaGroups(groupDims, dims, perm)
 	if err != nil {
 		return nil, p.errorAt(start, "iota replica groups: %v", err)
 	}
 	return groups, nil
+}
+
+// parseIotaDevices reads the device ids of XLA's iota form after its '<=': [dims]
+// with an optional T(perm) (default: no transpose). Replica groups and shardings
+// (their iota tile assignments) write it alike.
+func (p *parser) parseIotaDevices() (dims, perm []int64, err error) {
+	if dims, err = p.parseBracketInts(); err != nil {
+		return nil, nil, err
+	}
+	perm = Iota64(len(dims))
+	if t := p.peek(); t.kind == tokName && t.text == "T" {
+		p.next()
+		if perm, err = p.parseParenInts(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return dims, perm, nil
 }
 
 // iotaGroups expands the iota form: ids laid out row-major in dims, transposed by

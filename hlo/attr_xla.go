@@ -137,7 +137,7 @@ var xlaAttrs = []*xlaAttr{
 		reason: "debug information (framework op, source file and line)"},
 	{name: "frontend_attributes", treatment: Ignored, read: readBraced, sample: `{_xla_compute_type="host",_xla_stream_annotation="1"}`,
 		reason: "framework hints to XLA's passes (offload, scheduling, composite names); they do not define values"},
-	{name: "sharding", treatment: Ignored, read: readBraced, sample: "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+	{name: "sharding", treatment: Ignored, read: readSharding, sample: "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
 		reason: "SPMD partitioning hint: " + oneDevice + ", where every sharding of a value holds the same values"},
 	{name: "statistics", treatment: Ignored, read: readBraced, sample: "{visualizing_index=1,stat-0=60.5}",
 		reason: "statistics for XLA's graph renderer"},
@@ -418,4 +418,102 @@ func readStringOrBraced(p *parser, a *xlaAttr) error {
 func readAliasing(p *parser, _ *xlaAttr) error {
 	_, err := p.parseAliasList()
 	return err
+}
+
+// shardingKeywords are the words of a single sharding that stand alone (XLA's
+// sharding keywords), and shardingTypes the names a last_tile_dims list takes.
+var (
+	shardingKeywords = []string{"replicated", "maximal", "manual", "unknown", "unreduced", "last_tile_dim_replicate"}
+	shardingTypes    = []string{"replicated", "maximal", "manual", "unreduced"}
+)
+
+// readSharding reads XLA's sharding grammar: a single sharding {…}, or a tuple
+// sharding {{…}, {…}} (empty: {}). Named shardings over a mesh ({mesh[…], …}) are
+// read as a balanced group.
+func readSharding(p *parser, a *xlaAttr) error {
+	if t := p.peek(); t.text != "{" {
+		return p.errorAt(t.pos, "expected '{' to open the value of %s, found %s", a.name, t.describe())
+	}
+	start := p.pos
+	p.next()
+	first := p.peek()
+	p.pos = start
+	switch {
+	case first.text == "{" || first.text == "}":
+		_, err := parseBracedList(p, "tuple shardings", func() (struct{}, error) { return struct{}{}, p.readSingleSharding() })
+		return err
+	case first.kind == tokName && (first.text == "mesh" || first.text == "maximal_mesh"):
+		return p.skipValue(a.name)
+	}
+	return p.readSingleSharding()
+}
+
+// readSingleSharding reads {keyword… device=n devices=[dims]ids metadata={…}
+// last_tile_dims={types} shard_as n shard_like n}, the ids a list or the iota form
+// <=[dims]T(perm).
+func (p *parser) readSingleSharding() error {
+	if err := p.expect("{", "to open a sharding"); err != nil {
+		return err
+	}
+	for !p.accept("}") {
+		t := p.next()
+		if t.kind != tokName {
+			return p.errorAt(t.pos, "expected a sharding keyword, device=, devices=, metadata= or last_tile_dims=, found %s", t.describe())
+		}
+		if err := p.readShardingPart(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *parser) readShardingPart(t token) error {
+	switch t.text {
+	case "device", "devices", "metadata", "last_tile_dims":
+		if err := p.expect("=", "after "+t.text+" in a sharding"); err != nil {
+			return err
+		}
+	}
+	var err error
+	switch t.text {
+	case "device", "shard_as", "shard_like":
+		_, err = p.parseInt()
+	case "devices":
+		err = p.readTileAssignment()
+	case "metadata":
+		err = readBraced(p, &xlaAttr{name: "metadata"})
+	case "last_tile_dims":
+		_, err = parseBracedList(p, "sharding types", func() (struct{}, error) {
+			return struct{}{}, readEnum(p, &xlaAttr{name: "last_tile_dims", values: shardingTypes})
+		})
+	default:
+		if !slices.Contains(shardingKeywords, t.text) {
+			err = p.errorAt(t.pos, "unknown sharding keyword %q (want %s, device=, devices=, metadata=, last_tile_dims=, shard_as or shard_like)",
+				t.text, strings.Join(shardingKeywords, ", "))
+		}
+	}
+	return err
+}
+
+// readTileAssignment reads [dims] then the device ids: n,n,… or <=[dims]T(perm).
+func (p *parser) readTileAssignment() error {
+	if _, err := p.parseBracketInts(); err != nil {
+		return err
+	}
+	if t := p.peek(); t.text == "<" {
+		p.next()
+		if err := p.expect("=", "in '<=' of an iota tile assignment"); err != nil {
+			return err
+		}
+		_, _, err := p.parseIotaDevices()
+		return err
+	}
+	for {
+		if _, err := p.parseInt(); err != nil {
+			return err
+		}
+		if !p.accept(",") {
+			return nil
+		}
+	}
 }

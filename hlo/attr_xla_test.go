@@ -368,6 +368,25 @@ func TestShardingForms(t *testing.T) {
 	}
 }
 
+// Text that is not XLA's sharding grammar is refused, naming the attribute.
+func TestShardingErrors(t *testing.T) {
+	for _, c := range []struct{ sharding, want string }{
+		{"{replicatd}", `unknown sharding keyword "replicatd"`},
+		{"{devices=[2,2]}", `expected an integer, found "}"`},
+		{"{devices=[2,2]<[4]}", "expected '=' in '<=' of an iota tile assignment"},
+		{"{maximal device=x}", `expected an integer, found "x"`},
+		{"{devices=[2,1,2]<=[4] last_tile_dims={bogus}}", `unknown last_tile_dims "bogus"`},
+		{"{{replicated}, replicated}", `expected '{' to open a sharding`},
+		{"{devices=[2,2]<=[2,2]T(1,0}", `expected ',' or ')' in a list of integers`},
+	} {
+		text := "HloModule m\nENTRY e {\n  ROOT x = f32[4,2] parameter(0), sharding=" + c.sharding + "\n}"
+		_, err := ParseModule(text)
+		require.Error(t, err, c.sharding)
+		assert.Contains(t, err.Error(), c.want, c.sharding)
+		assert.Contains(t, err.Error(), "sharding", c.sharding)
+	}
+}
+
 // The shapes of XLA dumps: tiled layouts, memory spaces, element sizes, scalar
 // layouts, layouts in operand annotations and the entry layout; the header's
 // attributes. Layouts are dropped (vkxla's arrays are row-major), so each module
