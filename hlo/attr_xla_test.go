@@ -101,7 +101,7 @@ func checkInstructionRow(t *testing.T, a *xlaAttr, op Opcode) {
 	sample, ok := textSampleFor(op)
 	require.True(t, ok)
 	switch a.treatment {
-	case Honoured:
+	case attrHonoured:
 		assert.True(t, slices.ContainsFunc(opAttrs[op], func(u attrUse) bool { return u.name == a.name }),
 			"the table honours %s on %v but opAttrs has no such attribute", a.name, op)
 		for _, v := range enumSpellings(a) {
@@ -120,7 +120,7 @@ func checkInstructionRow(t *testing.T, a *xlaAttr, op Opcode) {
 			}
 		}
 		checkRefusedValues(t, a, sample, op)
-	case Ignored:
+	case attrIgnored:
 		base, err := ParseModule(sample)
 		require.NoError(t, err)
 		for _, v := range ignoredValues(a) {
@@ -130,7 +130,7 @@ func checkInstructionRow(t *testing.T, a *xlaAttr, op Opcode) {
 			assert.Equal(t, Print(base), Print(m), "%s=%s is dropped", a.name, v)
 		}
 		checkRefusedValues(t, a, sample, op)
-	case Refused:
+	case attrRefused:
 		text, _ := withAttr(t, sample, op, a.name, "0")
 		_, err := ParseModule(text)
 		require.Error(t, err)
@@ -184,7 +184,7 @@ func checkRefusedValues(t *testing.T, a *xlaAttr, sample string, op Opcode) {
 		for v := range a.refusedValues {
 			bad = append(bad, v, strings.ToUpper(v))
 		}
-	} else if a.treatment == Honoured {
+	} else if a.treatment == attrHonoured {
 		return // the codecs' own tests cover malformed values
 	}
 	if a.name == "operand_precision" {
@@ -233,7 +233,7 @@ func withAttr(t *testing.T, sample string, op Opcode, name, value string) (strin
 const headerBase = "\nENTRY e {\n  ROOT x = f32[2,3] parameter(0)\n}\n"
 
 func checkHeaderRow(t *testing.T, a *xlaAttr) {
-	if a.treatment == Honoured {
+	if a.treatment == attrHonoured {
 		return // input_output_alias: alias_test.go
 	}
 	base, err := ParseModule("HloModule m" + headerBase)
@@ -262,7 +262,7 @@ func TestOpAttributesAreInTheXLATable(t *testing.T) {
 		for _, u := range uses {
 			a, ok := lookupXLAAttr(u.name, onInstruction, op.String())
 			if assert.True(t, ok, "%v's attribute %s is not in the XLA table", op, u.name) {
-				assert.Equal(t, Honoured, a.treatment, "%v's attribute %s", op, u.name)
+				assert.Equal(t, attrHonoured, a.treatment, "%v's attribute %s", op, u.name)
 			}
 		}
 	}
