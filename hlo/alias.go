@@ -141,32 +141,15 @@ func resolveAlias(entry *Computation, a InputOutputAlias) (AliasLeaves, error) {
 // is kept, the others (entry_computation_layout, is_scheduled, …) skipped.
 func (p *parser) parseModuleAttributes() ([]InputOutputAlias, error) {
 	var aliases []InputOutputAlias
-	seen := false
-	for p.accept(",") {
-		name := p.next()
-		if name.kind != tokName {
-			return nil, p.errorAt(name.pos, "expected attribute name in module header, found %s", name.describe())
-		}
-		if err := p.expect("=", "after attribute name "+name.text); err != nil {
-			return nil, err
-		}
+	err := p.parseScopeAttributes(onModule, "module header", func(name token) (bool, error) {
 		if name.text != "input_output_alias" {
-			if err := p.skipValue(name.text); err != nil {
-				return nil, err
-			}
-			continue
+			return false, nil
 		}
-		if seen {
-			return nil, p.errorAt(name.pos, "input_output_alias given twice in the module header")
-		}
-		seen = true
 		as, err := parseBracedList(p, "input_output_alias entries", p.parseInputOutputAlias)
-		if err != nil {
-			return nil, err
-		}
 		aliases = as
-	}
-	return aliases, nil
+		return true, err
+	})
+	return aliases, err
 }
 
 // parseInputOutputAlias reads {output index}: (parameter, {parameter index}[, kind]).

@@ -129,7 +129,7 @@ ENTRY e {
 		{`{ {0}: (1, {}, aliased) }`, `expected may-alias or must-alias in input_output_alias, found "aliased"`},
 		{`{ {0} (1, {}) }`, "expected ':' after an output index in input_output_alias"},
 		{`{ {0}: (1) }`, "expected ',' after the parameter number"},
-		{`{ {0}: (1, {}) }, input_output_alias={}`, "input_output_alias given twice in the module header"},
+		{`{ {0}: (1, {}) }, input_output_alias={}`, "duplicate attribute input_output_alias in module header"},
 	}
 	for _, c := range syntax {
 		_, err := ParseModule("HloModule a, input_output_alias=" + c.header + body)

@@ -29,9 +29,11 @@ func opt(name string) attrUse { return attrUse{name: name, codec: attrCodecs[nam
 // attributes (elementwise ops, tuple, …) have no entry. Called computations come last,
 // as XLA prints them.
 var opAttrs = map[Opcode][]attrUse{
-	OpIota:             {req("iota_dimension")},
-	OpCompare:          {req("direction"), opt("type")},
-	OpBroadcast:        {req("dimensions")},
+	OpIota:    {req("iota_dimension")},
+	OpCompare: {req("direction"), opt("type")},
+	// broadcast of a scalar may leave dimensions out (XLA's rule); shape
+	// inference refuses a missing one for any other operand.
+	OpBroadcast:        {opt("dimensions")},
 	OpTranspose:        {req("dimensions")},
 	OpReverse:          {req("dimensions")},
 	OpConcatenate:      {req("dimensions")},
@@ -47,7 +49,7 @@ var opAttrs = map[Opcode][]attrUse{
 	OpConvolution: {opt("window"), req("dim_labels"), opt("feature_group_count"), opt("batch_group_count")},
 	OpGather: {req("offset_dims"), req("collapsed_slice_dims"), req("start_index_map"),
 		opt("operand_batching_dims"), opt("start_indices_batching_dims"),
-		req("index_vector_dim"), req("slice_sizes"), opt("indices_are_sorted")},
+		req("index_vector_dim"), req("slice_sizes")},
 	OpScatter: {req("update_window_dims"), req("inserted_window_dims"),
 		req("scatter_dims_to_operand_dims"), opt("input_batching_dims"),
 		opt("scatter_indices_batching_dims"), req("index_vector_dim"),
@@ -60,17 +62,6 @@ var opAttrs = map[Opcode][]attrUse{
 	// for a pred-selected conditional is accepted too (parseInstruction checks that
 	// one of the two forms is complete).
 	OpConditional: {opt("branch_computations"), opt("true_computation"), opt("false_computation")},
-}
-
-// ignoredAttrs are attributes XLA prints that do not change what a program computes
-// (debug metadata, sharding and scheduling hints, backend tuning, precision hints);
-// they are accepted on any instruction and skipped. Any other unknown attribute is an
-// error, so that an attribute that changes semantics is never silently dropped.
-var ignoredAttrs = map[string]bool{
-	"metadata": true, "frontend_attributes": true, "sharding": true,
-	"backend_config": true, "operand_precision": true, "precision_config": true,
-	"origin": true, "statistics": true, "control-predecessors": true,
-	"parameter_replication": true, "result_accuracy": true, "algorithm": true,
 }
 
 var attrCodecs = map[string]attrCodec{
@@ -142,7 +133,7 @@ var attrCodecs = map[string]attrCodec{
 	"scatter_indices_batching_dims": intListCodec(func(a *Attributes) *[]int64 { return &scatterDims(a).ScatterIndicesBatchingDims }, nonEmpty),
 	"unique_indices":                boolCodec(func(a *Attributes) *bool { return &scatterDims(a).UniqueIndices }),
 	"index_vector_dim":              indexVectorDimCodec(),
-	"indices_are_sorted":            indicesAreSortedCodec(),
+	"indices_are_sorted":            boolCodec(func(a *Attributes) *bool { return &scatterDims(a).IndicesAreSorted }),
 
 	"to_apply":            calledCodec(0),
 	"calls":               calledCodec(0),
@@ -243,23 +234,6 @@ func indexVectorDimCodec() attrCodec {
 		parse: func(p *parser, in *Instruction) (err error) {
 			*field(in, &in.Attrs), err = p.parseInt()
 			return
-		},
-	}
-}
-
-// indices_are_sorted is kept for scatter; for gather it is a hint vkxla does not use,
-// parsed (so that malformed values are still errors) and dropped.
-func indicesAreSortedCodec() attrCodec {
-	return attrCodec{
-		print: func(in *Instruction) (string, bool) {
-			return "true", in.Op == OpScatter && scatterDims(readOnly(in)).IndicesAreSorted
-		},
-		parse: func(p *parser, in *Instruction) error {
-			sorted, err := p.parseBool()
-			if in.Op == OpScatter {
-				scatterDims(&in.Attrs).IndicesAreSorted = sorted
-			}
-			return err
 		},
 	}
 }

@@ -2,7 +2,6 @@ package hlo
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,8 +16,8 @@ func init() {
 		"replica_groups":              intListsCodec(func(a *Attributes) *[][]int64 { return &a.ReplicaGroups }, true),
 		"source_target_pairs":         intListsCodec(func(a *Attributes) *[][]int64 { return &a.SourceTargetPairs }, false),
 		"custom_call_target":          customCallTargetCodec(),
-		"api_version":                 customCallEnumCodec("api_version", customCallAPIVersions, func(c *CustomCallAttrs) *string { return &c.APIVersion }),
-		"schedule":                    customCallEnumCodec("schedule", customCallSchedules, func(c *CustomCallAttrs) *string { return &c.Schedule }),
+		"api_version":                 customCallEnumCodec("api_version", customCallAPIVersions, "API_VERSION_ORIGINAL", func(c *CustomCallAttrs) *string { return &c.APIVersion }),
+		"schedule":                    customCallEnumCodec("schedule", customCallSchedules, "SCHEDULE_NONE", func(c *CustomCallAttrs) *string { return &c.Schedule }),
 		"custom_call_has_side_effect": customCallSideEffectCodec(),
 		"operand_layout_constraints":  layoutConstraintsCodec(),
 		"output_to_operand_aliasing":  aliasingCodec(),
@@ -26,8 +25,8 @@ func init() {
 	} {
 		attrCodecs[name] = c
 	}
-	// backend_config and algorithm are ignored on other ops (ignoredAttrs); these
-	// ops read them, and an op's own attributes are looked up first.
+	// backend_config and algorithm are ignored on other ops (the table of
+	// attr_xla.go); these ops read them, and an op's own attributes come first.
 	attrCodecs["backend_config"] = backendConfigCodec()
 	attrCodecs["algorithm"] = rngAlgorithmCodec()
 
@@ -56,10 +55,6 @@ func init() {
 			{name: "to_apply", codec: attrCodec{print: never, parse: calledCodec(0).parse}}},
 	} {
 		opAttrs[op] = uses
-	}
-	// Attributes of collectives that change nothing on one device.
-	for _, name := range []string{"channel_id", "use_global_device_ids", "constrain_layout"} {
-		ignoredAttrs[name] = true
 	}
 }
 
@@ -147,22 +142,32 @@ func (p *parser) parseIotaReplicaGroups() ([][]int64, error) {
 	if t := p.next(); t.text != "<" || p.next().text != "=" {
 		return nil, p.errorAt(t.pos, "expected '<=' in iota replica groups")
 	}
-	dims, err := p.parseBracketInts()
+	dims, perm, err := p.parseIotaDevices()
 	if err != nil {
 		return nil, err
-	}
-	perm := Iota64(len(dims))
-	if t := p.peek(); t.kind == tokName && t.text == "T" {
-		p.next()
-		if perm, err = p.parseParenInts(); err != nil {
-			return nil, err
-		}
 	}
 	groups, err := iotaGroups(groupDims, dims, perm)
 	if err != nil {
 		return nil, p.errorAt(start, "iota replica groups: %v", err)
 	}
 	return groups, nil
+}
+
+// parseIotaDevices reads the device ids of XLA's iota form after its '<=': [dims]
+// with an optional T(perm) (default: no transpose). Replica groups and shardings
+// (their iota tile assignments) write it alike.
+func (p *parser) parseIotaDevices() (dims, perm []int64, err error) {
+	if dims, err = p.parseBracketInts(); err != nil {
+		return nil, nil, err
+	}
+	perm = Iota64(len(dims))
+	if t := p.peek(); t.kind == tokName && t.text == "T" {
+		p.next()
+		if perm, err = p.parseParenInts(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return dims, perm, nil
 }
 
 // iotaGroups expands the iota form: ids laid out row-major in dims, transposed by
@@ -279,25 +284,48 @@ func (p *parser) parseString(attr string) (string, error) {
 	if err := p.stringToken(attr); err != nil {
 		return "", err
 	}
-	s, err := strconv.Unquote(t.text)
+	s, err := unquoteC(t.text)
 	if err != nil {
 		return "", p.errorAt(t.pos, "malformed string in %s: %v", attr, err)
 	}
 	return s, nil
 }
 
-func customCallEnumCodec(attr string, values []string, field func(*CustomCallAttrs) *string) attrCodec {
+// customCallEnumCodec reads an enum of XLA's hlo.proto, matched in any case as
+// XLA matches it, and keeps its name as XLA prints it; the default, def, is not
+// printed.
+// unquoteC reads a string as XLA writes it (absl::CEscape): Go's escapes, and \'
+// for a single quote, which Go's double-quoted strings lack.
+func unquoteC(quoted string) (string, error) {
+	var sb strings.Builder
+	for i := 0; i < len(quoted); i++ {
+		if quoted[i] == '\\' && i+1 < len(quoted) {
+			if quoted[i+1] == '\'' {
+				sb.WriteByte('\'')
+			} else {
+				sb.WriteString(quoted[i : i+2])
+			}
+			i++
+			continue
+		}
+		sb.WriteByte(quoted[i])
+	}
+	return strconv.Unquote(sb.String())
+}
+
+func customCallEnumCodec(attr string, values []string, def string, field func(*CustomCallAttrs) *string) attrCodec {
 	return attrCodec{
 		print: func(in *Instruction) (string, bool) {
 			v := *field(customCall(readOnly(in)))
-			return v, v != "" && v != values[0]
+			return v, v != "" && v != def
 		},
 		parse: func(p *parser, in *Instruction) error {
 			return p.parseEnum(func(s string) error {
-				if !slices.Contains(values, s) {
-					return fmt.Errorf("unknown %s %q (want one of %s)", attr, s, strings.Join(values, ", "))
+				i := matchEnum(values, s, true)
+				if i < 0 {
+					return enumError(attr, s, values)
 				}
-				*field(customCall(&in.Attrs)) = s
+				*field(customCall(&in.Attrs)) = values[i]
 				return nil
 			})
 		},
@@ -390,27 +418,20 @@ func aliasingCodec() attrCodec {
 			}
 			return "{" + strings.Join(parts, ", ") + "}", as != nil
 		},
-		parse: func(p *parser, in *Instruction) error {
-			if err := p.expect("{", "to open output_to_operand_aliasing"); err != nil {
-				return err
-			}
-			as := []OutputOperandAlias{}
-			for !p.accept("}") {
-				if len(as) > 0 {
-					if err := p.expect(",", "or '}' in output_to_operand_aliasing"); err != nil {
-						return err
-					}
-				}
-				a, err := p.parseAlias()
-				if err != nil {
-					return err
-				}
-				as = append(as, a)
-			}
-			customCall(&in.Attrs).OutputToOperandAliasing = as
-			return nil
+		parse: func(p *parser, in *Instruction) (err error) {
+			customCall(&in.Attrs).OutputToOperandAliasing, err = p.parseAliasList()
+			return err
 		},
 	}
+}
+
+// parseAliasList reads {{0}: (1, {}), {}: (0, {})} (empty: not nil).
+func (p *parser) parseAliasList() ([]OutputOperandAlias, error) {
+	as, err := parseBracedList(p, "output_to_operand_aliasing entries", p.parseAlias)
+	if as == nil && err == nil {
+		as = []OutputOperandAlias{}
+	}
+	return as, err
 }
 
 func (p *parser) parseAlias() (a OutputOperandAlias, err error) {

@@ -3,7 +3,6 @@ package hlo
 import (
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // The attributes of the ops an expander pass rewrites before code generation
@@ -33,9 +32,10 @@ func (a RngAlgorithm) String() string {
 	return fmt.Sprintf("rngalgorithm(%d)", uint8(a))
 }
 
-// ParseRngAlgorithm maps rng_default, rng_three_fry and rng_philox to an algorithm.
+// ParseRngAlgorithm maps rng_default, rng_three_fry and rng_philox to an algorithm,
+// in any case (as XLA's parser does: RNG_PHILOX is rng_philox).
 func ParseRngAlgorithm(s string) (RngAlgorithm, error) {
-	if i := slices.Index(rngAlgorithmNames[:], s); i >= 0 {
+	if i := matchEnum(rngAlgorithmNames[:], s, true); i >= 0 {
 		return RngAlgorithm(i), nil
 	}
 	return 0, fmt.Errorf("unknown rng algorithm %q (want rng_default, rng_three_fry or rng_philox)", s)
@@ -53,7 +53,10 @@ func (a RngAlgorithm) Effective() RngAlgorithm {
 type CustomCallAttrs struct {
 	// Target is custom_call_target, the key of the custom-call registry.
 	Target string
-	// APIVersion is api_version (API_VERSION_ORIGINAL when absent).
+	// APIVersion is api_version as XLA names it (API_VERSION_ORIGINAL when
+	// absent). It says how XLA calls a C function; vkxla's registry calls every
+	// target its one way, so every version (API_VERSION_UNSPECIFIED, which
+	// PyTorch/XLA prints, included) runs the same.
 	APIVersion string
 	// BackendConfig is backend_config: the string's contents, or, when Braced, the
 	// whole {…} text (JSON, or an MLIR attribute dictionary for typed-FFI calls).
@@ -77,11 +80,6 @@ type OutputOperandAlias struct {
 	Operand      int64
 	OperandIndex []int64
 }
-
-var customCallAPIVersions = []string{"API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
-	"API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}
-
-var customCallSchedules = []string{"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}
 
 func (c *CustomCallAttrs) clone() *CustomCallAttrs {
 	if c == nil {

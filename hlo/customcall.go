@@ -226,11 +226,12 @@ func ParseBackendConfig(text string) (map[string]any, error) {
 	if text == "" {
 		return map[string]any{}, nil
 	}
-	if strings.HasPrefix(text, `{"`) || text == "{}" {
+	// JSON as XLA prints it ({"k":3}), or as a frontend wrote it ({ "k": 3 }).
+	if body := strings.TrimSpace(strings.TrimPrefix(text, "{")); strings.HasPrefix(body, `"`) || body == "}" {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(text), &m); err == nil {
 			return m, nil
-		} else if text != "{}" {
+		} else if body != "}" {
 			return nil, fmt.Errorf("malformed JSON: %v", err)
 		}
 	}

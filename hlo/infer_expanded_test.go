@@ -92,6 +92,11 @@ func TestParseBackendConfig(t *testing.T) {
 	if err != nil || j["k"] != 3.0 || j["operation_queue_id"] != "0" {
 		t.Errorf("JSON: %v, %v", j, err)
 	}
+	// JSON written with spaces is JSON too (it read as a malformed MLIR dictionary).
+	spaced, err := ParseBackendConfig("{ \"k\": 3,\n  \"largest\": false }")
+	if err != nil || spaced["k"] != float64(3) || spaced["largest"] != false {
+		t.Errorf("spaced JSON: %v, %v", spaced, err)
+	}
 	if _, err := ParseBackendConfig(`{"broken": }`); err == nil {
 		t.Error("malformed JSON should be an error")
 	}

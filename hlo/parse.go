@@ -89,6 +89,8 @@ type compText struct {
 	isEntry bool
 	sig     *compSignature
 	insts   []*instText
+	// named are the instructions that attributes name (control-predecessors).
+	named []operandRef
 }
 
 type compSignature struct {
@@ -140,6 +142,9 @@ func (p *parser) parseModule() (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := p.skipStackFrameIndex(); err != nil {
+		return nil, err
+	}
 	for p.peek().kind != tokEOF {
 		if err := p.parseComputation(); err != nil {
 			return nil, err
@@ -148,10 +153,48 @@ func (p *parser) parseModule() (*Module, error) {
 	return p.buildModule(strings.TrimPrefix(name.text, "%"), aliases)
 }
 
-// skipAttributes skips ", name=value" pairs whose values vkxla does not use (a
-// computation's execution_thread; the module header's are read by
-// parseModuleAttributes).
-func (p *parser) skipAttributes(where string) error {
+// stackFrameSections are the sections of the stack frame index XLA prints after the
+// module header when instructions' metadata carry stack_frame_id: each a keyword
+// and entries "n value", the value a string (file and function names) or a braced
+// record (file locations, frames).
+var stackFrameSections = []struct {
+	keyword string
+	braced  bool
+}{{"FileNames", false}, {"FunctionNames", false}, {"FileLocations", true}, {"StackFrames", true}}
+
+// skipStackFrameIndex reads and drops the stack frame index, if there is one: it is
+// debug information for metadata, which vkxla drops too.
+func (p *parser) skipStackFrameIndex() error {
+	if t := p.peek(); t.kind != tokName || t.text != stackFrameSections[0].keyword {
+		return nil
+	}
+	for _, sec := range stackFrameSections {
+		if t := p.next(); t.kind != tokName || t.text != sec.keyword {
+			return p.errorAt(t.pos, "expected %s in the stack frame index, found %s", sec.keyword, t.describe())
+		}
+		for p.peek().kind == tokNumber {
+			if _, err := p.parseInt(); err != nil {
+				return err
+			}
+			var err error
+			if sec.braced {
+				err = p.skipValue(sec.keyword)
+			} else {
+				_, err = p.parseString(sec.keyword)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// parseScopeAttributes reads the ", name=value" pairs after a computation or in the
+// module header (where), by the table of attr_xla.go; read handles the honoured
+// ones, and reports whether it did.
+func (p *parser) parseScopeAttributes(scope attrScope, where string, read func(name token) (bool, error)) error {
+	seen := map[string]bool{}
 	for p.accept(",") {
 		name := p.next()
 		if name.kind != tokName {
@@ -160,11 +203,26 @@ func (p *parser) skipAttributes(where string) error {
 		if err := p.expect("=", "after attribute name "+name.text); err != nil {
 			return err
 		}
-		if err := p.skipValue(name.text); err != nil {
+		if seen[name.text] {
+			return p.errorAt(name.pos, "duplicate attribute %s in %s", name.text, where)
+		}
+		seen[name.text] = true
+		if err := namingAttribute(name.text, p.readScopeAttribute(scope, where, name, read)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func (p *parser) readScopeAttribute(scope attrScope, where string, name token, read func(name token) (bool, error)) error {
+	if done, err := read(name); done || err != nil {
+		return err
+	}
+	a, ok := lookupXLAAttr(name.text, scope, "")
+	if !ok {
+		return p.errorAt(name.pos, "unknown attribute %s in %s", name.text, where)
+	}
+	return p.readXLAAttr(a, name, where)
 }
 
 // skipValue skips an ignored attribute's value: a balanced {…}, […] or (…) group, a
@@ -235,7 +293,8 @@ func (p *parser) parseComputation() error {
 	if err := p.parseBody(ct); err != nil {
 		return err
 	}
-	if err := p.skipAttributes("computation " + ct.comp.Name); err != nil {
+	noneHonoured := func(token) (bool, error) { return false, nil }
+	if err := p.parseScopeAttributes(onComputation, "computation "+ct.comp.Name, noneHonoured); err != nil {
 		return err
 	}
 	p.comps[ct.comp.Name] = ct
@@ -466,19 +525,35 @@ func (p *parser) parseAttributes(it *instText) error {
 	return p.checkRequired(it, seen)
 }
 
+// parseAttribute reads one attribute: the opcode's own into the instruction, any
+// other that XLA gives this opcode by the table of attr_xla.go (read and dropped,
+// or refused). Errors name the attribute.
 func (p *parser) parseAttribute(in *Instruction, name token) error {
+	return namingAttribute(name.text, p.readAttribute(in, name))
+}
+
+func (p *parser) readAttribute(in *Instruction, name token) error {
 	for _, a := range opAttrs[in.Op] {
 		if a.name == name.text {
 			return a.codec.parse(p, in)
 		}
 	}
-	if ignoredAttrs[name.text] {
-		return p.skipValue(name.text)
+	op := in.Op.String()
+	if a, ok := lookupXLAAttr(name.text, onInstruction, op); ok {
+		return p.readXLAAttr(a, name, op)
 	}
-	if _, known := attrCodecs[name.text]; known {
-		return p.errorAt(name.pos, "attribute %s does not apply to %s", name.text, in.Op)
+	if ops := xlaAttrOps(name.text); ops != nil {
+		return p.errorAt(name.pos, "attribute %s does not apply to %s (XLA gives it to %s)", name.text, op, strings.Join(ops, ", "))
 	}
-	return p.errorAt(name.pos, "unknown attribute %s on %s", name.text, in.Op)
+	return p.errorAt(name.pos, "unknown attribute %s on %s", name.text, op)
+}
+
+// namingAttribute makes a parse error of an attribute's value name the attribute.
+func namingAttribute(attr string, err error) error {
+	if pe, ok := err.(*ParseError); ok && !strings.Contains(pe.Msg, attr) {
+		pe.Msg += " (in attribute " + attr + ")"
+	}
+	return err
 }
 
 // checkRequired reports a missing required attribute, and applies XLA's defaults.
@@ -529,6 +604,11 @@ func (p *parser) resolveComputation(ct *compText) error {
 	byName, err := p.indexNames(ct)
 	if err != nil {
 		return err
+	}
+	for _, ref := range ct.named {
+		if _, ok := byName[ref.name]; !ok {
+			return p.errorAt(ref.pos, "unknown instruction %q in control-predecessors (not in computation %s)", ref.name, ct.comp.Name)
+		}
 	}
 	for _, it := range ct.insts {
 		if err := p.resolveOperands(it, byName); err != nil {

@@ -150,7 +150,7 @@ HloModule m, is_scheduled=true, entry_computation_layout={(f32[8,128]{1,0:T(8,12
    comment */
 ENTRY %e.1 (p.0: f32[8,128]) -> f32[8,128] {
   %p.0 = f32[8,128]{1,0:T(8,128)} parameter(0), parameter_replication={false}, sharding={maximal device=0}
-  ROOT %n.1 = f32[8,128]{1,0:T(8,128)S(1)} negate(f32[8,128]{1,0:T(8,128)} /*index=0*/ %p.0), metadata={op_type="Neg" op_name="n" source_file="a \"quoted\" {path}" source_line=3}, backend_config="{\"x\": [1, 2]}", origin={{"n"}}, statistics={visualizing_index=1}, result_accuracy={tolerance={atol=0,rtol=0,ulps=1}}
+  ROOT %n.1 = f32[8,128]{1,0:T(8,128)S(1)} exponential(f32[8,128]{1,0:T(8,128)} /*index=0*/ %p.0), metadata={op_type="Neg" op_name="n" source_file="a \"quoted\" {path}" source_line=3}, backend_config="{\"x\": [1, 2]}", origin={{"n"}}, statistics={visualizing_index=1}, result_accuracy={tolerance={atol=0,rtol=0,ulps=1}}
 }`,
 		"literals: exponents, signs, nan payloads, pred as 0/1": `HloModule m
 ENTRY e {
@@ -250,7 +250,9 @@ var parseErrorCases = []struct {
 	{"unknown element type", "HloModule m\nENTRY e {\n  ROOT x = c64[] parameter(0)\n}",
 		`3:12: unknown or unsupported element type "c64"`},
 	{"dynamic dimension", "HloModule m\nENTRY e {\n  ROOT x = f32[<=4] parameter(0)\n}",
-		"3:16: dynamic dimensions are not supported"},
+		"3:16: dynamic dimension <=4 is not supported: vkxla compiles static shapes"},
+	{"unbounded dynamic dimension", "HloModule m\nENTRY e {\n  ROOT x = f32[2,?] parameter(0)\n}",
+		"3:18: dynamic dimension ? is not supported"},
 	{"unknown operand", "HloModule m\nENTRY e {\n  ROOT n = f32[] negate(y)\n}",
 		`3:25: unknown operand "y" of n`},
 	{"operand annotation mismatch", "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT n = f32[2] negate(f32[3] x)\n}",
@@ -299,8 +301,8 @@ var parseErrorCases = []struct {
 		"5:7: more than one ENTRY computation (a and b)"},
 	{"signature mismatch", "HloModule m\nENTRY e (x: f32[2]) -> f32[2] {\n  ROOT x = f32[3] parameter(0)\n}",
 		"2:10: signature gives parameter 0 of e shape f32[2], the body declares f32[3]"},
-	{"unterminated string", "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata=\"abc\n}",
-		"3:41: unterminated string in the value of metadata"},
+	{"unterminated string", "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), backend_config=\"abc\n}",
+		"3:47: unterminated string in the value of backend_config"},
 	{"unterminated brace", "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata={op_name={\"x\"\n}",
 		"3:41: unterminated { in the value of metadata"},
 	{"conditional without branches", "HloModule m\nENTRY e {\n  p = pred[] parameter(0)\n  ROOT c = f32[] conditional(p)\n}",
@@ -309,7 +311,8 @@ var parseErrorCases = []struct {
 		"3:40: elided constant c of shape f64[1000000000000] is larger than"},
 	{"module name", "HloModule {", `1:11: expected module name after 'HloModule', found "{"`},
 	{"header attribute", "HloModule m, 5", `1:14: expected attribute name in module header, found "5"`},
-	{"header value", "HloModule m, layout=", "1:21: expected a value for attribute layout, found end of input"},
+	{"header value", "HloModule m, is_scheduled=", "1:27: expected true or false, found end of input"},
+	{"unknown header attribute", "HloModule m, layout={}", "1:14: unknown attribute layout in module header"},
 	{"computation name", "HloModule m\nENTRY {", `2:7: expected computation name, found "{"`},
 	{"duplicate computation", "HloModule m\nf {\n  ROOT x = f32[] parameter(0)\n}\nf {\n  ROOT x = f32[] parameter(0)\n}",
 		`5:1: duplicate computation name "f" (first defined at 2:1)`},

@@ -94,7 +94,7 @@ func (p *parser) parseTupleShape() (Shape, error) {
 	return Shape{DType: Tuple, Elems: elems}, nil
 }
 
-// parseDims reads [2,3] or []. Dynamic dimensions (?, <=4) are not supported.
+// parseDims reads [2,3] or []. Dynamic dimensions (?, <=4) are refused.
 func (p *parser) parseDims() ([]int64, error) {
 	if err := p.expect("[", "after the element type"); err != nil {
 		return nil, err
@@ -108,7 +108,7 @@ func (p *parser) parseDims() ([]int64, error) {
 		}
 		t := p.peek()
 		if t.text == "?" || t.text == "<" {
-			return nil, p.errorAt(t.pos, "dynamic dimensions are not supported")
+			return nil, p.errorAt(t.pos, "dynamic dimension %s is not supported: vkxla compiles static shapes (write the bound as a static size)", dynamicDimText(p, t))
 		}
 		d, err := p.parseInt()
 		if err != nil {
@@ -120,6 +120,12 @@ func (p *parser) parseDims() ([]int64, error) {
 		dims = append(dims, d)
 	}
 	return dims, nil
+}
+
+// dynamicDimText is the text of a dynamic dimension, ? or <=N, for errors.
+func dynamicDimText(p *parser, t token) string {
+	end := scanWhile(p.src, t.pos+1, func(c byte) bool { return c == '=' || c == ' ' || isDigit(c) })
+	return p.src[t.pos:end]
 }
 
 // checkShapeSize applies the shape size limit (MaxShapeElements) at the shape's

@@ -43,9 +43,10 @@ func (d RngDistribution) String() string {
 	return fmt.Sprintf("rngdistribution(%d)", uint8(d))
 }
 
-// ParseRngDistribution maps rng_uniform and rng_normal to a distribution.
+// ParseRngDistribution maps rng_uniform and rng_normal to a distribution, in any
+// case (as XLA's parser does).
 func ParseRngDistribution(s string) (RngDistribution, error) {
-	if i := slices.Index(rngDistributionNames[:], s); i >= 0 {
+	if i := matchEnum(rngDistributionNames[:], s, true); i >= 0 {
 		return RngDistribution(i), nil
 	}
 	return 0, fmt.Errorf("unknown rng distribution %q (want rng_uniform or rng_normal)", s)
