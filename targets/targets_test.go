@@ -3,6 +3,8 @@ package targets
 import (
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -230,7 +232,10 @@ func TestProfileBelowVulkanMinimums(t *testing.T) {
 }
 
 // TestProfileAtVulkanMinimums: a device with exactly the required limits (and
-// no texel limits: kernels then read no texel buffers) is a valid target.
+// no texel limits: kernels then read no texel buffers) is a valid target, and the
+// kernels planned for it keep within those limits (workgroups of at most 128
+// invocations and (128, 128, 64), push constants within 128 bytes), so accepting
+// the minimums is honouring them.
 func TestProfileAtVulkanMinimums(t *testing.T) {
 	d, err := FromVulkaninfo(lavapipeWith(t, "VkPhysicalDeviceProperties", map[string]any{
 		"maxComputeWorkGroupInvocations": 128, "maxComputeWorkGroupSize": []int{128, 128, 64},
@@ -244,5 +249,34 @@ func TestProfileAtVulkanMinimums(t *testing.T) {
 	if d.MaxWorkgroupInvocations != 128 || d.MaxFusionParams() != 1 || d.Codegen().MaxTexelBufferElements != 0 {
 		t.Errorf("invocations %d, fusion params %d, texel elements %d; want 128, 1, 0",
 			d.MaxWorkgroupInvocations, d.MaxFusionParams(), d.Codegen().MaxTexelBufferElements)
+	}
+	programs, err := filepath.Glob("../testdata/programs/*.hlo")
+	if err != nil || len(programs) < 10 {
+		t.Fatalf("%d programs (%v)", len(programs), err)
+	}
+	kernels := 0
+	for _, f := range append(programs, "../hlo/testdata/xla/conv_net.hlo", "../hlo/testdata/xla/gather_scatter.hlo") {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := hlo.ParseModule(string(text))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		p, err := plan.Build(m, d.Plan(), plan.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, k := range p.Kernels() {
+			kernels++
+			ls := k.Kernel.LocalSize
+			if ls[0]*ls[1]*ls[2] > 128 || ls[0] > 128 || ls[1] > 128 || ls[2] > 64 || k.Kernel.PushConstantSize > 128 {
+				t.Errorf("%s: kernel %s has local size %v and %d bytes of push constants", f, k.Kernel.Name, ls, k.Kernel.PushConstantSize)
+			}
+		}
+	}
+	if kernels < 20 {
+		t.Errorf("%d kernels planned; the test needs more to mean something", kernels)
 	}
 }
