@@ -1,7 +1,10 @@
 package targets
 
 import (
+	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -159,5 +162,121 @@ func TestTexelFacts(t *testing.T) {
 	d.MinTexelBufferOffsetAlignment = 64
 	if got := d.Codegen().MaxTexelBufferElements; got != 0 {
 		t.Errorf("views need 64-byte offsets, the arena gives 16: MaxTexelBufferElements %d, want 0", got)
+	}
+}
+
+// lavapipeWith is the built-in lavapipe profile with the properties structure
+// named by path changed: set[key] replaces a field (nil deletes it).
+func lavapipeWith(t *testing.T, structure string, set map[string]any) []byte {
+	t.Helper()
+	var p map[string]any
+	if err := json.Unmarshal(lavapipeProfile, &p); err != nil {
+		t.Fatal(err)
+	}
+	props := p["capabilities"].(map[string]any)["device"].(map[string]any)["properties"].(map[string]any)
+	s := props[structure].(map[string]any)
+	if structure == "VkPhysicalDeviceProperties" {
+		s = s["limits"].(map[string]any)
+	}
+	for k, v := range set {
+		if v == nil {
+			delete(s, k)
+		} else {
+			s[k] = v
+		}
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// TestProfileBelowVulkanMinimums: a limit below the least every Vulkan device
+// supports (the spec's Required Limits table) is refused, naming the field, its
+// value and the minimum. maxComputeWorkGroupInvocations: 1 used to be accepted
+// and planned into kernels of 128 invocations; negative sizes used to be called
+// "missing or zero".
+func TestProfileBelowVulkanMinimums(t *testing.T) {
+	const limits = "VkPhysicalDeviceProperties"
+	for _, tc := range []struct {
+		structure string
+		set       map[string]any
+		want      string
+	}{
+		{limits, map[string]any{"maxComputeWorkGroupInvocations": 1}, "limits.maxComputeWorkGroupInvocations is 1, below Vulkan's required minimum of 128"},
+		{limits, map[string]any{"maxComputeWorkGroupInvocations": 127}, "maxComputeWorkGroupInvocations is 127, below Vulkan's required minimum of 128"},
+		{limits, map[string]any{"maxComputeWorkGroupSize": []int{1024, 1024, 63}}, "maxComputeWorkGroupSize[2] is 63, below Vulkan's required minimum of 64"},
+		{limits, map[string]any{"maxComputeWorkGroupSize": []int{127, 1024, 1024}}, "maxComputeWorkGroupSize[0] is 127, below Vulkan's required minimum of 128"},
+		{limits, map[string]any{"maxComputeWorkGroupSize": nil}, "maxComputeWorkGroupSize[0] is missing or zero"},
+		{limits, map[string]any{"maxComputeWorkGroupCount": []int{65535, 1000, 65535}}, "maxComputeWorkGroupCount[1] is 1000, below Vulkan's required minimum of 65535"},
+		{limits, map[string]any{"maxComputeSharedMemorySize": 16383}, "maxComputeSharedMemorySize is 16383, below Vulkan's required minimum of 16384"},
+		{limits, map[string]any{"maxStorageBufferRange": -1}, "maxStorageBufferRange is -1, below Vulkan's required minimum of 134217728"},
+		{limits, map[string]any{"maxStorageBufferRange": 1 << 20}, "maxStorageBufferRange is 1048576, below Vulkan's required minimum of 134217728"},
+		{limits, map[string]any{"maxStorageBufferRange": nil}, "maxStorageBufferRange is missing or zero"},
+		{"VkPhysicalDeviceMaintenance3Properties", map[string]any{"maxMemoryAllocationSize": -5}, "VkPhysicalDeviceMaintenance3Properties.maxMemoryAllocationSize is -5, below Vulkan's required minimum of 1073741824"},
+		{"VkPhysicalDeviceMaintenance3Properties", map[string]any{"maxMemoryAllocationSize": 1<<30 - 1}, "maxMemoryAllocationSize is 1073741823, below"},
+		{limits, map[string]any{"maxTexelBufferElements": 65535}, "maxTexelBufferElements is 65535, below Vulkan's required minimum of 65536"},
+		{limits, map[string]any{"maxPerStageDescriptorSampledImages": 15}, "maxPerStageDescriptorSampledImages is 15, below Vulkan's required minimum of 16"},
+		{limits, map[string]any{"maxPerStageDescriptorStorageBuffers": 3}, "maxPerStageDescriptorStorageBuffers is 3, below Vulkan's required minimum of 4"},
+		{limits, map[string]any{"maxPerStageDescriptorStorageBuffers": 4}, "maxPerStageDescriptorStorageBuffers is 4; vkxla needs more than 4"},
+		{limits, map[string]any{"minStorageBufferOffsetAlignment": 512}, "minStorageBufferOffsetAlignment is 512; Vulkan requires a power of two of at most 256"},
+		{limits, map[string]any{"minStorageBufferOffsetAlignment": 24}, "minStorageBufferOffsetAlignment is 24; Vulkan requires a power of two"},
+		{limits, map[string]any{"minTexelBufferOffsetAlignment": -16}, "minTexelBufferOffsetAlignment is -16; Vulkan requires a power of two"},
+	} {
+		_, err := FromVulkaninfo(lavapipeWith(t, tc.structure, tc.set))
+		if !errors.Is(err, ErrProfile) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want ErrProfile saying %q", tc.set, err, tc.want)
+		}
+	}
+}
+
+// TestProfileAtVulkanMinimums: a device with exactly the required limits (and
+// no texel limits: kernels then read no texel buffers) is a valid target, and the
+// kernels planned for it keep within those limits (workgroups of at most 128
+// invocations and (128, 128, 64), push constants within 128 bytes), so accepting
+// the minimums is honouring them.
+func TestProfileAtVulkanMinimums(t *testing.T) {
+	d, err := FromVulkaninfo(lavapipeWith(t, "VkPhysicalDeviceProperties", map[string]any{
+		"maxComputeWorkGroupInvocations": 128, "maxComputeWorkGroupSize": []int{128, 128, 64},
+		"maxComputeWorkGroupCount": []int{65535, 65535, 65535}, "maxComputeSharedMemorySize": 16384,
+		"maxStorageBufferRange": 1 << 27, "minStorageBufferOffsetAlignment": 256, "maxPerStageDescriptorStorageBuffers": 5,
+		"maxTexelBufferElements": nil, "minTexelBufferOffsetAlignment": nil, "maxPerStageDescriptorSampledImages": nil,
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.MaxWorkgroupInvocations != 128 || d.MaxFusionParams() != 1 || d.Codegen().MaxTexelBufferElements != 0 {
+		t.Errorf("invocations %d, fusion params %d, texel elements %d; want 128, 1, 0",
+			d.MaxWorkgroupInvocations, d.MaxFusionParams(), d.Codegen().MaxTexelBufferElements)
+	}
+	programs, err := filepath.Glob("../testdata/programs/*.hlo")
+	if err != nil || len(programs) < 10 {
+		t.Fatalf("%d programs (%v)", len(programs), err)
+	}
+	kernels := 0
+	for _, f := range append(programs, "../hlo/testdata/xla/conv_net.hlo", "../hlo/testdata/xla/gather_scatter.hlo") {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := hlo.ParseModule(string(text))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		p, err := plan.Build(m, d.Plan(), plan.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, k := range p.Kernels() {
+			kernels++
+			ls := k.Kernel.LocalSize
+			if ls[0]*ls[1]*ls[2] > 128 || ls[0] > 128 || ls[1] > 128 || ls[2] > 64 || k.Kernel.PushConstantSize > 128 {
+				t.Errorf("%s: kernel %s has local size %v and %d bytes of push constants", f, k.Kernel.Name, ls, k.Kernel.PushConstantSize)
+			}
+		}
+	}
+	if kernels < 20 {
+		t.Errorf("%d kernels planned; the test needs more to mean something", kernels)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -180,22 +181,79 @@ func FromVulkaninfo(data []byte) (Device, error) {
 	return Device{}, fmt.Errorf("%w: no capabilities block with VkPhysicalDeviceProperties", ErrProfile)
 }
 
-// check names the first fact planning needs that the profile left out.
+// check refuses a profile that leaves out a fact planning needs, or states a
+// limit below what every Vulkan device must support (it cannot be a device's:
+// a hand-edited or truncated file), naming the field, its value and the minimum.
+// Kernels assume the minimums (a 128-invocation workgroup fits every device), so
+// such a limit would give kernels the device cannot run.
 func (d Device) check(block string) error {
-	for _, f := range []struct {
-		name string
-		ok   bool
-	}{
-		{"VkPhysicalDeviceProperties.limits.maxStorageBufferRange", d.MaxStorageBufferRange > 0},
-		{"VkPhysicalDeviceProperties.limits.minStorageBufferOffsetAlignment", d.MinStorageBufferOffsetAlignment > 0},
-		{"VkPhysicalDeviceProperties.limits.maxPerStageDescriptorStorageBuffers", d.MaxStorageBuffersPerStage > 4},
-		{"VkPhysicalDeviceProperties.limits.maxComputeWorkGroupInvocations", d.MaxWorkgroupInvocations > 0},
-		{"VkPhysicalDeviceMaintenance3Properties.maxMemoryAllocationSize", d.MaxMemoryAllocationSize > 0},
-		{"VkPhysicalDeviceSubgroupProperties.subgroupSize", d.SubgroupSize > 0},
-	} {
-		if !f.ok {
+	for _, f := range d.facts() {
+		switch {
+		case f.value == 0 && f.required:
 			return fmt.Errorf("%w: %s: %s is missing or zero", ErrProfile, block, f.name)
+		case f.value != 0 && f.value < f.min:
+			return fmt.Errorf("%w: %s: %s is %d, below Vulkan's required minimum of %d", ErrProfile, block, f.name, f.value, f.min)
 		}
 	}
+	for _, a := range []struct {
+		name  string
+		value int64
+	}{
+		{limitsField + "minStorageBufferOffsetAlignment", d.MinStorageBufferOffsetAlignment},
+		{limitsField + "minTexelBufferOffsetAlignment", d.MinTexelBufferOffsetAlignment},
+	} {
+		if a.value < 0 || a.value > maxOffsetAlignment || bits.OnesCount64(uint64(a.value)) > 1 {
+			return fmt.Errorf("%w: %s: %s is %d; Vulkan requires a power of two of at most %d", ErrProfile, block, a.name, a.value, maxOffsetAlignment)
+		}
+	}
+	if n := d.MaxStorageBuffersPerStage; n <= reservedBindings {
+		return fmt.Errorf("%w: %s: %smaxPerStageDescriptorStorageBuffers is %d; vkxla needs more than %d (it keeps %d for a kernel's outputs and scratch)",
+			ErrProfile, block, limitsField, n, reservedBindings, reservedBindings)
+	}
 	return d.Limits().Validate()
+}
+
+// limitsField is where VkPhysicalDeviceLimits sits in a profile.
+const limitsField = "VkPhysicalDeviceProperties.limits."
+
+// maxOffsetAlignment is the largest offset alignment Vulkan allows a device
+// (a "max" limit of the Required Limits table).
+const maxOffsetAlignment = 256
+
+// reservedBindings are the storage-buffer bindings MaxFusionParams leaves for a
+// kernel's outputs and scratch buffers.
+const reservedBindings = 4
+
+// fact is one limit a profile states: where it is, its value, the least every
+// Vulkan device supports, and whether planning needs it (required) or gives its
+// absence a meaning (zero texel limits: kernels read no texel buffers).
+type fact struct {
+	name     string
+	value    int64
+	min      int64
+	required bool
+}
+
+// facts are the limits planning reads, with their minimums from the Vulkan
+// specification's "Required Limits" table (chapter Limits, [[limits-required]];
+// maxMemoryAllocationSize from VK_KHR_maintenance3's rows).
+func (d Device) facts() []fact {
+	fs := []fact{
+		{limitsField + "maxStorageBufferRange", d.MaxStorageBufferRange, 1 << 27, true},
+		{limitsField + "minStorageBufferOffsetAlignment", d.MinStorageBufferOffsetAlignment, 1, true},
+		{limitsField + "maxPerStageDescriptorStorageBuffers", int64(d.MaxStorageBuffersPerStage), 4, true},
+		{limitsField + "maxComputeWorkGroupInvocations", int64(d.MaxWorkgroupInvocations), 128, true},
+		{limitsField + "maxComputeSharedMemorySize", int64(d.MaxSharedMemory), 16384, true},
+		{"VkPhysicalDeviceMaintenance3Properties.maxMemoryAllocationSize", d.MaxMemoryAllocationSize, 1 << 30, true},
+		{"VkPhysicalDeviceSubgroupProperties.subgroupSize", int64(d.SubgroupSize), 1, true},
+		{limitsField + "maxTexelBufferElements", d.MaxTexelBufferElements, 65536, false},
+		{limitsField + "maxPerStageDescriptorSampledImages", int64(d.MaxSampledImagesPerStage), 16, false},
+	}
+	for i, min := range [3]int64{128, 128, 64} {
+		fs = append(fs, fact{fmt.Sprintf("%smaxComputeWorkGroupSize[%d]", limitsField, i), int64(d.MaxWorkgroupSize[i]), min, true})
+	}
+	for i := range 3 {
+		fs = append(fs, fact{fmt.Sprintf("%smaxComputeWorkGroupCount[%d]", limitsField, i), int64(d.MaxWorkgroupCount[i]), 65535, true})
+	}
+	return fs
 }

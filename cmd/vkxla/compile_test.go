@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -86,6 +87,29 @@ func TestCompileErrors(t *testing.T) {
 	err = run([]string{"compile"}, &out)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "compile takes one file.hlo")
+}
+
+// TestCompileRefusesLimitsBelowVulkan: a caps.json stating limits no Vulkan device
+// has used to be planned (maxComputeWorkGroupInvocations 1 gave kernels of 128
+// invocations), and a negative maxStorageBufferRange was "missing or zero"; each is
+// refused naming the field, its value and Vulkan's minimum.
+func TestCompileRefusesLimitsBelowVulkan(t *testing.T) {
+	profile, err := os.ReadFile("../../targets/lavapipe.json")
+	require.NoError(t, err)
+	for _, tc := range []struct{ from, to, want string }{
+		{`"maxComputeWorkGroupInvocations": 1024`, `"maxComputeWorkGroupInvocations": 1`, "maxComputeWorkGroupInvocations is 1, below Vulkan's required minimum of 128"},
+		{`"maxStorageBufferRange": 134217728`, `"maxStorageBufferRange": -1`, "maxStorageBufferRange is -1, below Vulkan's required minimum of 134217728"},
+		{`"maxMemoryAllocationSize": 2147483648`, `"maxMemoryAllocationSize": -1`, "maxMemoryAllocationSize is -1, below Vulkan's required minimum of 1073741824"},
+	} {
+		bad := strings.Replace(string(profile), tc.from, tc.to, 1)
+		require.NotEqual(t, string(profile), bad, tc.from)
+		caps := filepath.Join(t.TempDir(), "caps.json")
+		require.NoError(t, os.WriteFile(caps, []byte(bad), 0o644))
+		err := run([]string{"compile", "-target", caps, "../../testdata/programs/checkpoint.hlo"}, io.Discard)
+		require.ErrorIs(t, err, targets.ErrProfile, tc.from)
+		assert.Contains(t, err.Error(), "-target "+caps+": ")
+		assert.Contains(t, err.Error(), tc.want)
+	}
 }
 
 // TestCompileFromVulkaninfoOutput: the whole file `vulkaninfo --json` writes for

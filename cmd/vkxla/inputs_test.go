@@ -43,6 +43,12 @@ func TestNpyRejects(t *testing.T) {
 		{[]byte("PK\x03\x04 a zip"), "not a .npy file"},
 		{header("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }"), "dtype >f4 is not one vkxla reads"},
 		{header("{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }"), "dtype <c8"},
+		// An object array (np.save of a list of lists of unequal length) used to be
+		// "header lacks descr, fortran_order or shape" although it has all three.
+		{header("{'descr': '|O', 'fortran_order': False, 'shape': (3,), }"), "dtype |O (Python objects) is not one vkxla reads"},
+		{header("{'descr': '<U5', 'fortran_order': False, 'shape': (3,), }"), "dtype <U5 (Unicode strings) is not one vkxla reads"},
+		{header("{'descr': [('x', '<f4'), ('y', '<i4')], 'fortran_order': False, 'shape': (3,), }"), "a structured dtype [('x', '<f4'), ('y', '<i4')] is not one vkxla reads"},
+		{header("{'fortran_order': False, 'shape': (3,), }"), "lacks descr, fortran_order or shape"},
 		{header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }"), "Fortran-ordered"},
 		{header("{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576, 1048576, 1048576), }"), "npy:"},
 		{header("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"), "f32[4] data: EOF"},

@@ -1,7 +1,8 @@
 // Command vkxla compiles HLO modules and runs them on a Vulkan device.
 //
 //	vkxla run [file.hlo]   run a module (default: the built-in MLP example) on random
-//	                       inputs, on the GPU and on cpuref, and print both
+//	                       inputs, on the GPU and on cpuref, and print both, with
+//	                       compile, first-run and warm-run times apart
 //	vkxla train            train an MLP on a synthetic data set on the GPU, each step
 //	                       checked against cpuref, until the loss is below a target
 //	vkxla devices          list the Vulkan devices and their capabilities
@@ -79,8 +80,10 @@ func run(args []string, out io.Writer) error {
 const usage = `usage:
   vkxla run [-inputs random|ones|npy:DIR] [-seed N] [-positive] [-check] [-validation]
             [-budget BYTES] [-without PASS,...] [-timeout D] [-identity-target NAME]...
-            [-max-file-bytes N] [-cpuref-max-bytes N] [file.hlo]
-                                                 run on the GPU and on cpuref, print both
+            [-max-file-bytes N] [-cpuref-max-bytes N] [-reference cpuref|none] [-runs N]
+            [file.hlo]
+                                                 run on the GPU and on cpuref, print both,
+                                                 and time warm runs apart from the first
   vkxla train [-steps N] [-target LOSS] [-seed N] [-every N] [-validation]
                                                  train an MLP on synthetic data on the GPU,
                                                  each step checked against cpuref
@@ -104,6 +107,29 @@ type runFlags struct {
 	limits       cpuref.Limits
 	compileOpts  []vkxla.CompileOption
 	maxFileBytes int64
+	reference    reference
+	// warmRuns are timed after the first run; a warmBudget stops them early (at
+	// least one) once they have taken that long together (without -runs).
+	warmRuns   int
+	warmBudget time.Duration
+}
+
+// reference is what vkxla run compares the GPU's outputs with.
+type reference int
+
+const (
+	referenceCPU  reference = iota // cpuref, the default
+	referenceNone                  // nothing: the run is only timed
+)
+
+func parseReference(s string) (reference, error) {
+	switch s {
+	case "cpuref":
+		return referenceCPU, nil
+	case "none":
+		return referenceNone, nil
+	}
+	return 0, fmt.Errorf("run: -reference %q: want cpuref or none", s)
 }
 
 func runCommand(args []string, out io.Writer) error {
@@ -119,9 +145,21 @@ func runCommand(args []string, out io.Writer) error {
 	fs.DurationVar(&rf.timeout, "timeout", 10*time.Minute, "bound on the whole run, cpuref and GPU (0: none)")
 	fs.Int64Var(&rf.maxFileBytes, "max-file-bytes", defaultMaxFileBytes, "largest HLO file to read")
 	cpurefMax := fs.Int64("cpuref-max-bytes", 0, "cpuref's memory limit, per value and in total (0: cpuref's defaults, 2 GiB and 8 GiB)")
+	ref := fs.String("reference", "cpuref", "what the outputs are compared with: cpuref, or none to only time the program")
+	fs.IntVar(&rf.warmRuns, "runs", defaultWarmRuns, fmt.Sprintf("warm runs timed after the first (the program's time is their median); without the flag, fewer once they take %v", warmRunsBudget))
 	identityTargetFlag(fs)
 	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
+	}
+	if !flagGiven(fs, "runs") {
+		rf.warmBudget = warmRunsBudget
+	}
+	var err error
+	if rf.reference, err = parseReference(*ref); err != nil {
+		return err
+	}
+	if rf.check && rf.reference == referenceNone {
+		return errors.New("run: -check compares every kernel with cpuref; it needs -reference cpuref")
 	}
 	if *budget != 0 {
 		rf.compileOpts = append(rf.compileOpts, vkxla.WithMemoryBudget(*budget))
@@ -129,11 +167,10 @@ func runCommand(args []string, out io.Writer) error {
 	if *without != "" {
 		rf.compileOpts = append(rf.compileOpts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
 	}
-	if *cpurefMax < 0 || rf.timeout < 0 {
-		return errors.New("run: -cpuref-max-bytes and -timeout must not be negative")
+	if *cpurefMax < 0 || rf.timeout < 0 || rf.warmRuns < 0 {
+		return errors.New("run: -cpuref-max-bytes, -timeout and -runs must not be negative")
 	}
 	rf.limits = cpuref.Limits{MaxValueBytes: *cpurefMax, MaxTotalBytes: *cpurefMax}
-	var err error
 	if rf.inputs, err = parseInputSource(*inputs, *seed, *positive); err != nil {
 		return err
 	}
@@ -148,6 +185,13 @@ func runCommand(args []string, out io.Writer) error {
 		}
 	}
 	return runModule(out, name, text, rf)
+}
+
+// flagGiven reports whether the command line set the flag.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // identityTargetFlag adds -identity-target NAME (repeatable): a vendor's

@@ -34,8 +34,16 @@ func atMost(max int64) func(hlo.Shape) error {
 	}
 }
 
+// npyKinds names the NumPy type kinds vkxla has no dtype for, for their errors.
+var npyKinds = map[byte]string{
+	'O': "Python objects", 'U': "Unicode strings", 'S': "byte strings", 'V': "raw bytes",
+	'c': "complex numbers", 'M': "datetimes", 'm': "timedeltas",
+}
+
 var (
-	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*'([<>|=])([a-z]\d+)'`)
+	// npyDescr matches a plain dtype ('<f4', '|O', '<U5') or a structured one (a
+	// list of fields), so that either is named when refused.
+	npyDescr   = regexp.MustCompile(`'descr'\s*:\s*(?:'([^']*)'|(\[[^\]]*\]))`)
 	npyFortran = regexp.MustCompile(`'fortran_order'\s*:\s*(True|False)`)
 	npyShape   = regexp.MustCompile(`'shape'\s*:\s*\(([^)]*)\)`)
 )
@@ -97,9 +105,9 @@ func parseNpyHeader(h string) (hlo.Shape, error) {
 	if d == nil || f == nil || s == nil {
 		return hlo.Shape{}, fmt.Errorf("npy: header %q lacks descr, fortran_order or shape", h)
 	}
-	dt, ok := npyTypes[d[2]]
-	if !ok || d[1] == ">" {
-		return hlo.Shape{}, fmt.Errorf("npy: dtype %s%s is not one vkxla reads (little-endian b1, i1–i8, u1–u8, f2–f8)", d[1], d[2])
+	dt, err := npyDType(d[1], d[2])
+	if err != nil {
+		return hlo.Shape{}, err
 	}
 	if f[1] == "True" {
 		return hlo.Shape{}, errors.New("npy: a Fortran-ordered array (save it C-ordered: np.ascontiguousarray)")
@@ -120,6 +128,24 @@ func parseNpyHeader(h string) (hlo.Shape, error) {
 		return hlo.Shape{}, fmt.Errorf("npy: %w", err)
 	}
 	return shape, nil
+}
+
+// npyDType is the dtype of a plain descr (a byte order, then a type code); a
+// structured descr, another byte order or a type vkxla lacks is an error naming it.
+func npyDType(descr, structured string) (hlo.DType, error) {
+	if structured != "" {
+		return hlo.Invalid, fmt.Errorf("npy: a structured dtype %s is not one vkxla reads (one array per file)", structured)
+	}
+	code := strings.TrimLeft(descr, "<>|=")
+	dt, ok := npyTypes[code]
+	if ok && !strings.HasPrefix(descr, ">") {
+		return dt, nil
+	}
+	kind := ""
+	if code != "" && npyKinds[code[0]] != "" {
+		kind = " (" + npyKinds[code[0]] + ")"
+	}
+	return hlo.Invalid, fmt.Errorf("npy: dtype %s%s is not one vkxla reads (little-endian b1, i1–i8, u1–u8, f2–f8)", descr, kind)
 }
 
 // writeNpy encodes a literal as a version-1 .npy file (tests write inputs with it).
