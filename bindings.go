@@ -22,42 +22,73 @@ import (
 // arena; table is its address table (unused when the kernel has none).
 func (r *recorder) dispatchBindings(st plan.Step, table device.BufferRange) ([]device.BufferRange, error) {
 	k := st.Kernel.Kernel
-	if len(k.Layout) != len(st.Args) {
-		return nil, fmt.Errorf("kernel %s: layout of %d arguments for %d", k.Name, len(k.Layout), len(st.Args))
+	args := make([]device.BufferRange, len(st.Args))
+	for i, a := range st.Args {
+		_, rng := r.placedRange(a)
+		args[i] = rng.BufferRange()
+	}
+	split := func(i int) ([]device.BufferRange, error) {
+		ar, rng := r.placedRange(st.Args[i])
+		return ar.Bindings(rng, codegen.SplitGranule)
+	}
+	return kernelBindings(k, args, split, table)
+}
+
+// KernelBindings are the descriptor bindings of one dispatch of a generated kernel
+// whose arguments are the ranges args (codegen.Dispatch.Args, in order): each
+// argument's storage buffer at its Layout binding, then the uniform texel buffer
+// views (Kernel.Texels) of the arguments they read. It matches KernelSpec(k); the
+// runtime's recorder and the benchmark harness bind kernels with it. A kernel that
+// splits an argument across bindings or reaches one by device address needs the
+// arena's pieces or an address table, which only the runtime has: those are errors.
+func KernelBindings(k *codegen.Kernel, args []device.BufferRange) ([]device.BufferRange, error) {
+	if k.AddressTable >= 0 {
+		return nil, fmt.Errorf("kernel %s: %w: it reaches arguments by device address (an address table only the runtime makes)", k.Name, ErrInvalidArgument)
+	}
+	return kernelBindings(k, args, nil, device.BufferRange{})
+}
+
+// kernelBindings lays out k's bindings; split gives the pieces of argument i when the
+// kernel splits it across bindings (nil: such a kernel is refused).
+func kernelBindings(k *codegen.Kernel, args []device.BufferRange, split func(i int) ([]device.BufferRange, error), table device.BufferRange) ([]device.BufferRange, error) {
+	if len(k.Layout) != len(args) {
+		return nil, fmt.Errorf("kernel %s: layout of %d arguments for %d", k.Name, len(k.Layout), len(args))
 	}
 	bindings := make([]device.BufferRange, k.Bindings, k.Bindings+len(k.Texels))
-	for i, a := range st.Args {
-		ar, rng := r.placedRange(a)
-		lay := k.Layout[i]
+	for i, lay := range k.Layout {
 		switch lay.Path {
 		case codegen.PathAddress:
 			continue
 		case codegen.PathSplit:
-			pieces, err := ar.Bindings(rng, codegen.SplitGranule)
+			if split == nil {
+				return nil, fmt.Errorf("kernel %s argument %d: %w: split across %d bindings (arena pieces only the runtime has)", k.Name, i, ErrInvalidArgument, lay.Pieces)
+			}
+			pieces, err := split(i)
 			if err != nil {
 				return nil, fmt.Errorf("kernel %s argument %d: %w", k.Name, i, err)
 			}
 			if len(pieces) != lay.Pieces {
 				return nil, fmt.Errorf("kernel %s argument %d: the arena splits %d bytes into %d bindings, the kernel declares %d",
-					k.Name, i, rng.Size(), len(pieces), lay.Pieces)
+					k.Name, i, args[i].Size, len(pieces), lay.Pieces)
 			}
 			copy(bindings[lay.Binding:], pieces)
 		default:
-			bindings[lay.Binding] = rng.BufferRange()
+			bindings[lay.Binding] = args[i]
 		}
 	}
 	if k.AddressTable >= 0 {
 		bindings[k.AddressTable] = table
 	}
 	for _, t := range k.Texels { // after the storage buffers: views of arguments bound whole
-		_, rng := r.placedRange(st.Args[t.Arg])
-		bindings = append(bindings, rng.BufferRange())
+		bindings = append(bindings, args[t.Arg])
 	}
 	return bindings, nil
 }
 
-// kernelSpec is the device's description of a generated kernel.
-func kernelSpec(k *codegen.Kernel) device.KernelSpec {
+// KernelSpec is the device's description of a generated kernel: the one way a
+// codegen.Kernel becomes a device.KernelSpec (the runtime, the benchmarks and the
+// custom-kernel path all use it), so its texel bindings are never left out.
+func KernelSpec(k *codegen.Kernel) device.KernelSpec {
 	spec := device.KernelSpec{EntryPoint: k.EntryPoint, Bindings: k.Bindings, PushConstantSize: k.PushConstantSize}
 	for _, t := range k.Texels {
 		spec.Texels = append(spec.Texels, texelFormats[t.Format])

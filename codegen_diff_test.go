@@ -440,13 +440,12 @@ func runProgramFor(t *testing.T, rt *vkxla.Runtime, c *hlo.Computation, inputs [
 			t.Cleanup(func() { require.NoError(t, k.Close()) })
 			kernels[pd.Kernel] = k
 		}
-		var bs []device.BufferRange
+		var as []device.BufferRange
 		for _, a := range pd.Args {
-			bs = append(bs, device.BufferRange{Buffer: args[a.Kind][a.Index]})
+			as = append(as, device.BufferRange{Buffer: args[a.Kind][a.Index]})
 		}
-		for _, tx := range pd.Kernel.Texels { // texel views of arguments, after the storage buffers
-			bs = append(bs, bs[tx.Arg])
-		}
+		bs, err := vkxla.KernelBindings(pd.Kernel, as)
+		require.NoError(t, err, pd.Kernel.Name)
 		require.NoError(t, cb.Dispatch(k, bs, pd.Push, pd.Groups[0], pd.Groups[1], pd.Groups[2]))
 		require.NoError(t, cb.Barrier())
 	}

@@ -43,7 +43,7 @@ func (r *recorder) createKernels(refs []*plan.KernelRef) error {
 	r.kernels = make(map[*plan.KernelRef]*device.Kernel, len(refs))
 	for _, ref := range refs {
 		k := ref.Kernel
-		dk, err := r.dev.NewKernel(k.SPIRV, kernelSpec(k))
+		dk, err := r.dev.NewKernel(k.SPIRV, KernelSpec(k))
 		if err != nil {
 			return fmt.Errorf("kernel %s: %w", k.Name, err)
 		}

@@ -171,15 +171,18 @@ func program(name string, overwrites map[int]int, build func() (*hlo.Computation
 			for _, pd := range prog.Dispatches {
 				k := made[pd.Kernel]
 				if k == nil {
-					spec := device.KernelSpec{EntryPoint: pd.Kernel.EntryPoint, Bindings: pd.Kernel.Bindings, PushConstantSize: pd.Kernel.PushConstantSize}
-					if k, err = r.kernel(pd.Kernel.SPIRV, spec); err != nil {
+					if k, err = r.kernel(pd.Kernel.SPIRV, vkxla.KernelSpec(pd.Kernel)); err != nil {
 						return fmt.Errorf("kernel %s: %w", pd.Kernel.Name, err)
 					}
 					made[pd.Kernel] = k
 				}
-				var bs []device.BufferRange
+				var as []device.BufferRange
 				for _, a := range pd.Args {
-					bs = append(bs, device.BufferRange{Buffer: args[a.Kind][a.Index]})
+					as = append(as, device.BufferRange{Buffer: args[a.Kind][a.Index]})
+				}
+				bs, err := vkxla.KernelBindings(pd.Kernel, as)
+				if err != nil {
+					return err
 				}
 				ds = append(ds, device.Command{Kernel: k, Bindings: bs, Push: pd.Push, Groups: pd.Groups})
 			}

@@ -20,6 +20,9 @@ var (
 	ErrNoDevice = errors.New("device: no Vulkan device")
 	// ErrClosed: the object, or the device it belongs to, has been closed.
 	ErrClosed = errors.New("device: use of closed object")
+	// ErrInvalidArgument: a kernel whose SPIR-V is malformed or disagrees with its spec,
+	// or a spec or command outside the device's limits.
+	ErrInvalidArgument = errors.New("device: invalid argument")
 )
 
 // Result is a VkResult.

@@ -71,12 +71,14 @@ func (d *Device) NewKernel(spirv []byte, spec KernelSpec) (*Kernel, error) {
 	return k, nil
 }
 
-// checkKernel validates the spec against the device limits and decodes the SPIR-V.
-// Drivers may crash on malformed SPIR-V (the validation layer would report it, but
-// only when it is on), so the module's framing and entry point are checked here.
+// checkKernel validates the spec against the device limits and against the interface
+// the SPIR-V declares (reflect.go). Drivers may crash on malformed SPIR-V or on a
+// pipeline layout the module disagrees with (the validation layer would report it, but
+// only when it is on), so the module's framing, entry point, bindings, push-constant
+// block and workgroup size are checked here.
 func (d *Device) checkKernel(spirv []byte, spec KernelSpec) ([]uint32, error) {
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("device: NewKernel(%s): "+format, append([]any{spec.EntryPoint}, args...)...)
+		return fmt.Errorf("device: NewKernel(%s): %s (%w)", spec.EntryPoint, fmt.Sprintf(format, args...), ErrInvalidArgument)
 	}
 	if spec.Bindings < 0 || spec.Bindings > d.caps.MaxStorageBuffersPerStage {
 		return nil, fail("%d bindings; the device allows 0..%d", spec.Bindings, d.caps.MaxStorageBuffersPerStage)
@@ -91,10 +93,35 @@ func (d *Device) checkKernel(spirv []byte, spec KernelSpec) ([]uint32, error) {
 	if err != nil {
 		return nil, fail("%v", err)
 	}
-	if !hasEntryPoint(words, spec.EntryPoint) {
-		return nil, fail("the SPIR-V has no GLCompute entry point %q", spec.EntryPoint)
+	in, err := reflectWords(words, spec.EntryPoint)
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if err := checkInterface(in, spec); err != nil {
+		return nil, fail("%v", err)
+	}
+	if err := d.checkLocalSize(in.LocalSize); err != nil {
+		return nil, fail("%v", err)
 	}
 	return words, nil
+}
+
+// checkLocalSize checks a literal workgroup size against the device's limits.
+func (d *Device) checkLocalSize(size [3]uint32) error {
+	if size == [3]uint32{} {
+		return nil // set by a specialisation constant or LocalSizeId: the driver checks it
+	}
+	n := uint64(1)
+	for i, s := range size {
+		if s == 0 || s > d.caps.MaxWorkgroupSize[i] {
+			return fmt.Errorf("workgroup size %v: dimension %d must be in 1..%d", size, i, d.caps.MaxWorkgroupSize[i])
+		}
+		n *= uint64(s)
+	}
+	if n > uint64(d.caps.MaxWorkgroupInvocations) {
+		return fmt.Errorf("workgroup size %v: %d invocations, the device allows %d", size, n, d.caps.MaxWorkgroupInvocations)
+	}
+	return nil
 }
 
 // checkTexels checks the uniform texel buffers' count and formats.
@@ -138,22 +165,37 @@ func decodeSPIRV(b []byte) ([]uint32, error) {
 		}
 		i += n
 	}
+	if err := checkFunctions(words); err != nil {
+		return nil, fmt.Errorf("malformed SPIR-V: %v", err)
+	}
 	return words, nil
 }
 
-// hasEntryPoint looks for OpEntryPoint GLCompute %id "name".
-func hasEntryPoint(words []uint32, name string) bool {
-	const opEntryPoint, modelGLCompute = 15, 5
+// checkFunctions checks that the module's functions open and close in turn and that
+// it ends with one closed: a module cut at an instruction boundary frames correctly
+// but crashes lavapipe's compiler. (Full validation is SPIRV-Tools'; the custom-call
+// path runs it.)
+func checkFunctions(words []uint32) error {
+	const opFunction, opFunctionEnd = 54, 56
+	open, functions, last := false, 0, uint32(0)
 	for i := 5; i < len(words); i += int(words[i] >> 16) {
-		n := int(words[i] >> 16)
-		if words[i]&0xffff != opEntryPoint || n < 4 || words[i+1] != modelGLCompute {
-			continue
-		}
-		if literalString(words[i+3:i+n]) == name {
-			return true
+		switch last = words[i] & 0xffff; last {
+		case opFunction:
+			if open {
+				return fmt.Errorf("OpFunction at word %d inside another function", i)
+			}
+			open, functions = true, functions+1
+		case opFunctionEnd:
+			if !open {
+				return fmt.Errorf("OpFunctionEnd at word %d outside a function", i)
+			}
+			open = false
 		}
 	}
-	return false
+	if functions == 0 || last != opFunctionEnd {
+		return fmt.Errorf("the module does not end with a whole function (%d functions, last opcode %d; truncated?)", functions, last)
+	}
+	return nil
 }
 
 func literalString(words []uint32) string {

@@ -47,7 +47,7 @@ func main() {
 	}
 	fmt.Printf("start: %.1f MiB\n", rssMiB())
 	for i, k := range kernels {
-		dk, err := d.NewKernel(k.SPIRV, device.KernelSpec{EntryPoint: k.EntryPoint, Bindings: k.Bindings, PushConstantSize: k.PushConstantSize})
+		dk, err := d.NewKernel(k.SPIRV, vkxla.KernelSpec(k))
 		if err == nil {
 			err = dk.Close()
 		}

@@ -5,6 +5,7 @@
 //
 //	go run ./bench/cmd/vkxlabench                 # saxpy 16M, sgemm 256³ and 1024³, dispatch overhead, training step under budgets
 //	go run ./bench/cmd/vkxlabench -gemm 256 -reps 5
+//	go run ./bench/cmd/vkxlabench -smoke          # every variant once at small sizes, checked (main_test.go runs it)
 package main
 
 import (
@@ -12,11 +13,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/bench"
 )
 
@@ -29,7 +32,11 @@ func main() {
 	budgets := flag.String("budgets", "95,90,85", "memory budgets of the training step, % of its unbudgeted peak")
 	only := flag.String("only", "", "run only workloads whose name matches this regexp")
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer (slows host-side calls)")
+	smoke := flag.Bool("smoke", false, "run every variant once at small sizes (the sizes and reps flags are ignored); results are still checked")
 	flag.Parse()
+	if *smoke {
+		*reps, *saxpyN, *gemm, *overhead, *train, *budgets = smokeConfig()
+	}
 	ws, err := workloads(*saxpyN, *gemm, *overhead, *train, *budgets)
 	if err == nil {
 		err = run(ws, *reps, *only, *validation)
@@ -38,6 +45,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "vkxlabench:", err)
 		os.Exit(1)
 	}
+}
+
+// smokeConfig is -smoke's reps, saxpy length, GEMM sizes, dispatch-overhead size,
+// training step and budgets: every workload and variant, small enough for seconds on
+// lavapipe with validation on.
+func smokeConfig() (reps, saxpyN int, gemm string, overhead int, train, budgets string) {
+	return 1, 4096, "32", 16, "4,16,32", "90"
 }
 
 func workloads(saxpyN int, gemm string, overhead int, train, budgets string) ([]bench.Workload, error) {
@@ -91,6 +105,14 @@ func run(ws []bench.Workload, reps int, only string, validation bool) error {
 		return err
 	}
 	defer rt.Close()
+	if err := measure(rt, filter, ws, reps, validation); err != nil {
+		return err
+	}
+	return rt.Close()
+}
+
+// measure runs and prints the workloads filter matches.
+func measure(rt *vkxla.Runtime, filter *regexp.Regexp, ws []bench.Workload, reps int, validation bool) error {
 	fmt.Printf("%s · %s · %s/%s, %d CPUs · validation %v · best of %d interleaved runs\n\n",
 		time.Now().Format("2006-01-02 15:04"), rt.Device(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), validation, reps)
 	ctx := context.Background()
@@ -109,5 +131,5 @@ func run(ws []bench.Workload, reps int, only string, validation bool) error {
 	bench.WriteSummary(os.Stdout, results)
 	fmt.Println()
 	bench.WriteDetails(os.Stdout, results)
-	return rt.Close()
+	return nil
 }
