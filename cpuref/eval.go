@@ -240,7 +240,8 @@ func (ev *evaluator) reserve(in *hlo.Instruction, operands []*hlo.Literal) (int6
 
 // scratchBytes is the transient memory of in's kernel beyond its result: the kernels
 // that run a scalar computation per element keep one uint64 per result element, and
-// contractions decode both operands into their accumulation type (dot.go).
+// contractions decode the lhs into their accumulation type and pack the rhs into
+// panels (contract.go).
 func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 	switch in.Op {
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpSelectAndScatter, hlo.OpScatter, hlo.OpSort:
@@ -254,11 +255,10 @@ func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 		if dt := in.Shape.DType; dt.IsFloat() && dt != hlo.F64 {
 			width = 4
 		}
-		var n int64
-		for _, o := range operands {
-			n += int64(o.NumElements())
+		if len(operands) != 2 {
+			return 0
 		}
-		return width * n
+		return width * (int64(operands[0].NumElements()) + packedRhsLen(in, operands[1].Shape()))
 	}
 	return 0
 }
