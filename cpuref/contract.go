@@ -125,9 +125,10 @@ func runContraction[T mac](ev *evaluator, c *contraction, lhs []T, rhs func(i in
 // zero past the last column.
 func packRhs[T mac](c *contraction, rhs func(i int64) T, nr, panels int) []T {
 	packed := make([]T, c.packedLen())
-	for g := range c.groups {
-		for p := range panels {
-			base := (g*panels + p) * c.depth * nr
+	parallelFor(c.groups*panels, c.depth*nr, func(lo, hi int) {
+		for gp := lo; gp < hi; gp++ {
+			g, p := gp/panels, gp%panels
+			base := gp * c.depth * nr
 			for k := range c.depth {
 				row := packed[base+k*nr : base+(k+1)*nr]
 				for j := range row {
@@ -137,8 +138,33 @@ func packRhs[T mac](c *contraction, rhs func(i int64) T, nr, panels int) []T {
 				}
 			}
 		}
-	}
+	})
 	return packed
+}
+
+// parallelFor calls f on consecutive ranges of [0, n) on every core, or on one for
+// little work (n items of about cost elementary steps each).
+func parallelFor(n, cost int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if int64(n)*int64(max(cost, 1)) < serialWork || workers == 1 || n < 2 {
+		f(0, n)
+		return
+	}
+	chunk := max(1, n/(4*workers))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, (n+chunk-1)/chunk) {
+		wg.Go(func() {
+			for {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
+					return
+				}
+				f(lo, min(n, lo+chunk))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // contractionScratch is one worker's memory: a row block's terms and accumulators.

@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -58,18 +59,36 @@ func newMacOperands(out hlo.DType, lhs, rhs *hlo.Literal) (*macOperands, error) 
 
 func decodeF64(l *hlo.Literal) []float64 {
 	v := make([]float64, l.NumElements())
-	for i := range v {
-		v[i] = l.Float64(i)
-	}
+	parallelFor(len(v), 4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = l.Float64(i)
+		}
+	})
 	return v
 }
 
 func decodeF32(l *hlo.Literal) []float32 {
 	v := make([]float32, l.NumElements())
-	for i := range v {
-		v[i] = float32(l.Float64(i))
-	}
+	read := f32Reader(l)
+	parallelFor(len(v), 4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = read(i)
+		}
+	})
 	return v
+}
+
+// f32Reader reads element i of a literal as float32 (float32(l.Float64(i))), from
+// the bytes directly for f32 and bf16, the common cases.
+func f32Reader(l *hlo.Literal) func(i int) float32 {
+	data := l.Bytes()
+	switch l.DType() {
+	case hlo.F32:
+		return func(i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])) }
+	case hlo.BF16:
+		return func(i int) float32 { return math.Float32frombits(uint32(binary.LittleEndian.Uint16(data[2*i:])) << 16) }
+	}
+	return func(i int) float32 { return float32(l.Float64(i)) }
 }
 
 // decodeInt sign-extends signed elements and zero-extends the others; products and
@@ -84,6 +103,10 @@ func decodeInt(l *hlo.Literal) []int64 {
 
 // storeF32 etc. round a finished sum to the result type and write it as element i.
 func (m *macOperands) storeF32(out *hlo.Literal) func(int, float32) {
+	if m.out == hlo.F32 { // fromFloat(F32, v) is v's bits
+		data := out.Bytes()
+		return func(i int, v float32) { binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v)) }
+	}
 	return func(i int, v float32) { out.SetBits(i, fromFloat(m.out, float64(v))) }
 }
 
@@ -103,7 +126,8 @@ func (m *macOperands) storeInt(out *hlo.Literal) func(int, int64) {
 func (m *macOperands) run(ev *evaluator, c *contraction, rhs, out *hlo.Literal) {
 	switch m.kind {
 	case accF32:
-		runContraction(ev, c, m.l32, func(i int64) float32 { return float32(rhs.Float64(int(i))) }, m.storeF32(out), f32Kernel())
+		read := f32Reader(rhs)
+		runContraction(ev, c, m.l32, func(i int64) float32 { return read(int(i)) }, m.storeF32(out), f32Kernel())
 	case accF64:
 		runContraction(ev, c, m.l64, func(i int64) float64 { return rhs.Float64(int(i)) }, m.storeF64(out), macKernel[float64])
 	default:

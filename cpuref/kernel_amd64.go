@@ -12,7 +12,15 @@ func macF32x64(acc *float32, a *float32, k *int32, n int, b *float32)
 //go:noescape
 func macF32x8(acc *float32, a *float32, k *int32, n int, b *float32)
 
-var hasAVX2 = cpuidAVX2()
+func cpuidAVX512() bool
+
+//go:noescape
+func macF32x64Z(acc *float32, a *float32, k *int32, n int, b *float32)
+
+var (
+	hasAVX2   = cpuidAVX2()
+	hasAVX512 = hasAVX2 && cpuidAVX512()
+)
 
 // f32Kernel is the fastest exact float32 kernel this processor runs.
 func f32Kernel() kernelFunc[float32] {
@@ -28,9 +36,18 @@ func simdF32Kernel(acc, a []float32, k []int32, b []float32, nr int) {
 	}
 	_ = acc[nr-1]
 	_ = k[len(a)-1]
-	if nr == wideLanes {
+	if nr == wideLanes && hasAVX512 {
+		macF32x64Z(&acc[0], &a[0], &k[0], len(a), unsafe.SliceData(b))
+	} else if nr == wideLanes {
 		macF32x64(&acc[0], &a[0], &k[0], len(a), unsafe.SliceData(b))
 	} else {
 		macF32x8(&acc[0], &a[0], &k[0], len(a), unsafe.SliceData(b))
 	}
 }
+
+func cpuidFMA() bool
+
+// fmaPeakLoop runs n iterations of 12 independent 8-lane fused multiply-adds (192
+// flops each): the benchmarks' measure of the processor's float32 peak. Only
+// benchmarks call it.
+func fmaPeakLoop(n int) float32
