@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -47,9 +48,16 @@ const (
 // the kernels that need much (scratchBytes) while they run; the caller's inputs and
 // the values that only share others' memory (parameter, tuple, get-tuple-element)
 // are not counted.
+//
+// Progress, when set, is called after each instruction of the evaluated (entry)
+// computation with the instructions done, their total and the time since the
+// evaluation began, from the evaluating goroutine: long checks show it on a
+// terminal (cmd/vkxla). It is no limit, but travels with them as the evaluation's
+// options.
 type Limits struct {
 	MaxValueBytes int64 // 0: DefaultMaxValueBytes
 	MaxTotalBytes int64 // 0: DefaultMaxTotalBytes
+	Progress      func(done, total int, elapsed time.Duration)
 }
 
 // Eval runs the module's entry computation on the inputs, one per entry parameter,
@@ -138,12 +146,14 @@ type evaluator struct {
 	ctx     context.Context
 	limits  Limits
 	held    int64       // bytes of the values held, as Limits counts them
+	depth   int         // computations being evaluated (1: the entry)
+	start   time.Time   // when the evaluation began (Limits.Progress)
 	stop    atomic.Bool // set when ctx is done
 	rng     [2]uint64   // the RNG state {low, high} (EvalWithRngState)
 }
 
 func newEvaluator(ctx context.Context, l Limits) *evaluator {
-	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults()}
+	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults(), start: time.Now()}
 }
 
 // cancelled returns the context's error once the evaluation is to stop.
@@ -168,7 +178,12 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 	}
 	saved := ev.args
 	ev.args = args
-	defer func() { ev.args = saved }()
+	ev.depth++
+	defer func() { ev.args = saved; ev.depth-- }()
+	progress := ev.limits.Progress
+	if ev.depth > 1 {
+		progress = nil
+	}
 
 	var held int64
 	defer func() { ev.held -= held }()
@@ -194,6 +209,9 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 			return nil, fmt.Errorf("cpuref: computation %q: %%%s = %v: %w", c.Name, in.Name, in.Op, err)
 		}
 		values[in] = v
+		if progress != nil {
+			progress(i+1, len(c.Instructions), time.Since(ev.start))
+		}
 	}
 	root, ok := values[c.Root]
 	if !ok {
