@@ -44,7 +44,8 @@ const (
 // Limits bounds the memory of an evaluation. Each instruction's result is checked
 // against them before its kernel allocates it; a zero field means its default. The
 // bytes counted are those of the values cpuref computes, at their dense size, while
-// they are held (a computation's values until it returns), plus the scratch space of
+// they are held (a value until its last user has run; tuples and their elements
+// until the computation returns), plus the scratch space of
 // the kernels that need much (scratchBytes) while they run; the caller's inputs and
 // the values that only share others' memory (parameter, tuple, get-tuple-element)
 // are not counted.
@@ -188,6 +189,8 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 	var held int64
 	defer func() { ev.held -= held }()
 	values := make(map[*hlo.Instruction]*hlo.Literal, len(c.Instructions))
+	sizes := make(map[*hlo.Instruction]int64, len(c.Instructions))
+	release := releasePoints(c)
 	for i, in := range c.Instructions {
 		if in == nil {
 			return nil, fmt.Errorf("cpuref: computation %q: instruction %d is nil", c.Name, i)
@@ -208,7 +211,12 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 		if err != nil {
 			return nil, fmt.Errorf("cpuref: computation %q: %%%s = %v: %w", c.Name, in.Name, in.Op, err)
 		}
-		values[in] = v
+		values[in], sizes[in] = v, size
+		for _, done := range release[i] {
+			delete(values, done)
+			ev.held -= sizes[done]
+			held -= sizes[done]
+		}
 		if progress != nil {
 			progress(i+1, len(c.Instructions), time.Since(ev.start))
 		}
@@ -218,6 +226,41 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 		return nil, fmt.Errorf("cpuref: computation %q: root %%%s is not among its instructions", c.Name, c.Root.Name)
 	}
 	return root, nil
+}
+
+// releasePoints lists, per instruction index, the values no instruction after it
+// reads: they are dropped once it has run, so the values held (and the memory) are
+// those still needed, not every value of the computation. Values that may live on
+// inside another (a tuple's elements, a get-tuple-element's tuple), parameters and
+// the root are kept to the end.
+func releasePoints(c *hlo.Computation) map[int][]*hlo.Instruction {
+	last := map[*hlo.Instruction]int{}
+	keep := map[*hlo.Instruction]bool{c.Root: true}
+	for i, in := range c.Instructions {
+		if in == nil {
+			continue
+		}
+		switch in.Op {
+		case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement:
+			keep[in] = true
+		}
+		for _, o := range in.Operands {
+			if o == nil {
+				continue // operandValues reports it
+			}
+			last[o] = i
+			if in.Op == hlo.OpTuple || in.Op == hlo.OpGetTupleElement {
+				keep[o] = true
+			}
+		}
+	}
+	points := map[int][]*hlo.Instruction{}
+	for o, i := range last {
+		if !keep[o] && o.Shape.IsArray() {
+			points[i] = append(points[i], o)
+		}
+	}
+	return points
 }
 
 // operandValues returns the values of in's operands, which must come before it.
