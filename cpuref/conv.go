@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -38,36 +39,93 @@ func evalConvolution(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 	if err != nil {
 		return nil, err
 	}
+	c, err := g.contraction()
+	if err != nil {
+		return nil, err
+	}
 	out := hlo.NewLiteral(in.Shape)
-	i := 0
-	lhsSpatial := make([]int64, len(g.dn.InputSpatial))
-	ev.forEachIndex(in.Shape.Dims, func(idx []int64) {
-		mac.store(out, i, g.sum(mac, idx, lhsSpatial))
-		i++
-	})
+	mac.run(ev, c, ops[1], out)
 	return out, nil
 }
 
-// sum accumulates one output element; lhsSpatial is scratch space.
-func (g *convGeometry) sum(mac *macOperands, idx, lhsSpatial []int64) accumulator {
+// contraction is the convolution as matrix products (contract.go): rows are the
+// output positions (batch, then the output spatial dimensions in order), columns the
+// output features of one group, and the contracting positions (c, k) run over c
+// (outer) then the kernel positions k; a row's terms skip the positions on padding
+// or in an lhs-dilation hole, as the serial sum does. A group is a run of output
+// features with the same feature group and batch group.
+func (g *convGeometry) contraction() (*contraction, error) {
 	dn := g.dn
-	o := idx[dn.OutputFeature]
-	fGroup, bGroup := o/g.outPerFGroup, o/g.outPerBGroup
-	lBase := (bGroup*g.batchPerGroup+idx[dn.OutputBatch])*g.lStr[dn.InputBatch] +
-		fGroup*g.inFeatPerGroup*g.lStr[dn.InputFeature]
-	rBase := o * g.rStr[dn.KernelOutput]
-	var acc accumulator
-	for c := int64(0); c < g.inFeatPerGroup; c++ {
-		lc := lBase + c*g.lStr[dn.InputFeature]
-		rc := rBase + c*g.rStr[dn.KernelInput]
-		forEachIndex(g.kernelSpatial, func(k []int64) {
-			lo, ok := g.lhsOffset(idx, k)
-			if ok {
-				mac.add(&acc, lc+lo, rc+g.rhsOffset(k))
-			}
-		})
+	nk := int64(1)
+	for _, d := range g.kernelSpatial {
+		nk *= d
 	}
-	return acc
+	if depth := g.inFeatPerGroup * nk; depth > math.MaxInt32 {
+		return nil, fmt.Errorf("convolution contracts %d positions, over %d", depth, math.MaxInt32)
+	}
+	width := gcd(g.outPerFGroup, g.outPerBGroup)
+	rowDims := append([]int64{g.out.Dims[dn.OutputBatch]}, pick(g.out.Dims, dn.OutputSpatial)...)
+	var rowIdx [][]int64 // each row's output index (feature 0)
+	forEachIndex(rowDims, func(r []int64) {
+		idx := make([]int64, g.out.Rank())
+		idx[dn.OutputBatch] = r[0]
+		for j, d := range dn.OutputSpatial {
+			idx[d] = r[1+j]
+		}
+		rowIdx = append(rowIdx, idx)
+	})
+	var kpos [][]int64
+	var rhsOff []int64
+	forEachIndex(g.kernelSpatial, func(k []int64) {
+		kpos = append(kpos, append([]int64(nil), k...))
+		rhsOff = append(rhsOff, g.rhsOffset(k))
+	})
+	oStr := g.out.Strides()
+	rowOff := make([]int64, len(rowIdx))
+	for r, idx := range rowIdx {
+		for d, v := range idx {
+			rowOff[r] += v * oStr[d]
+		}
+	}
+	cols := int(width)
+	return &contraction{
+		groups: int(g.rhs.Dims[dn.KernelOutput] / max(width, 1)), rows: len(rowIdx), cols: cols,
+		depth: int(g.inFeatPerGroup * nk),
+		rhsIndex: func(grp, k, n int) int64 {
+			o := int64(grp*cols + n)
+			return int64(k)/nk*g.rStr[dn.KernelInput] + o*g.rStr[dn.KernelOutput] + rhsOff[int64(k)%nk]
+		},
+		outIndex: func(grp, r, n int) int { return int(rowOff[r] + int64(grp*cols+n)*oStr[dn.OutputFeature]) },
+		terms: func(grp, r int, l []int64, k []int32) ([]int64, []int32) {
+			o := int64(grp * cols)
+			idx := rowIdx[r]
+			lBase := (o/g.outPerBGroup*g.batchPerGroup+idx[dn.OutputBatch])*g.lStr[dn.InputBatch] +
+				o/g.outPerFGroup*g.inFeatPerGroup*g.lStr[dn.InputFeature]
+			start := len(l)
+			var valid []int32 // the kernel positions inside the input, and their offsets
+			for j, kk := range kpos {
+				if lo, ok := g.lhsOffset(idx, kk); ok {
+					l, valid = append(l, lBase+lo), append(valid, int32(j))
+				}
+			}
+			offs := append([]int64(nil), l[start:]...)
+			l = l[:start]
+			for c := int64(0); c < g.inFeatPerGroup; c++ {
+				lc := c * g.lStr[dn.InputFeature]
+				for i, j := range valid {
+					l, k = append(l, offs[i]+lc), append(k, int32(c*nk)+j)
+				}
+			}
+			return l, k
+		},
+	}, nil
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }
 
 // lhsOffset is the lhs offset (spatial part) under kernel position k of output idx.

@@ -1,7 +1,9 @@
 package cpuref
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -26,20 +28,14 @@ const (
 	accInt
 )
 
-// macOperands holds both operands decoded into the accumulation type.
+// macOperands holds the lhs decoded into the accumulation type (the rhs is packed
+// into panels by the contraction, contract.go).
 type macOperands struct {
-	kind     accKind
-	out      hlo.DType
-	l32, r32 []float32
-	l64, r64 []float64
-	li, ri   []int64
-}
-
-// accumulator is one running sum; only the field of the kind in use is read.
-type accumulator struct {
-	f32 float32
-	f64 float64
-	i   int64
+	kind accKind
+	out  hlo.DType
+	l32  []float32
+	l64  []float64
+	li   []int64
 }
 
 func newMacOperands(out hlo.DType, lhs, rhs *hlo.Literal) (*macOperands, error) {
@@ -50,31 +46,49 @@ func newMacOperands(out hlo.DType, lhs, rhs *hlo.Literal) (*macOperands, error) 
 	switch {
 	case out == hlo.F64:
 		m.kind = accF64
-		m.l64, m.r64 = decodeF64(lhs), decodeF64(rhs)
+		m.l64 = decodeF64(lhs)
 	case out.IsFloat():
 		m.kind = accF32
-		m.l32, m.r32 = decodeF32(lhs), decodeF32(rhs)
+		m.l32 = decodeF32(lhs)
 	default:
 		m.kind = accInt
-		m.li, m.ri = decodeInt(lhs), decodeInt(rhs)
+		m.li = decodeInt(lhs)
 	}
 	return m, nil
 }
 
 func decodeF64(l *hlo.Literal) []float64 {
 	v := make([]float64, l.NumElements())
-	for i := range v {
-		v[i] = l.Float64(i)
-	}
+	parallelFor(len(v), 4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = l.Float64(i)
+		}
+	})
 	return v
 }
 
 func decodeF32(l *hlo.Literal) []float32 {
 	v := make([]float32, l.NumElements())
-	for i := range v {
-		v[i] = float32(l.Float64(i))
-	}
+	read := f32Reader(l)
+	parallelFor(len(v), 4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v[i] = read(i)
+		}
+	})
 	return v
+}
+
+// f32Reader reads element i of a literal as float32 (float32(l.Float64(i))), from
+// the bytes directly for f32 and bf16, the common cases.
+func f32Reader(l *hlo.Literal) func(i int) float32 {
+	data := l.Bytes()
+	switch l.DType() {
+	case hlo.F32:
+		return func(i int) float32 { return math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:])) }
+	case hlo.BF16:
+		return func(i int) float32 { return math.Float32frombits(uint32(binary.LittleEndian.Uint16(data[2*i:])) << 16) }
+	}
+	return func(i int) float32 { return float32(l.Float64(i)) }
 }
 
 // decodeInt sign-extends signed elements and zero-extends the others; products and
@@ -87,30 +101,37 @@ func decodeInt(l *hlo.Literal) []int64 {
 	return v
 }
 
-// add accumulates lhs[l] * rhs[r]. The explicit conversions keep the compiler from
-// fusing the multiply and the add.
-func (m *macOperands) add(acc *accumulator, l, r int64) {
-	switch m.kind {
-	case accF32:
-		acc.f32 += float32(m.l32[l] * m.r32[r])
-	case accF64:
-		acc.f64 += float64(m.l64[l] * m.r64[r])
-	default:
-		acc.i += m.li[l] * m.ri[r]
+// storeF32 etc. round a finished sum to the result type and write it as element i.
+func (m *macOperands) storeF32(out *hlo.Literal) func(int, float32) {
+	if m.out == hlo.F32 { // fromFloat(F32, v) is v's bits
+		data := out.Bytes()
+		return func(i int, v float32) { binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v)) }
 	}
+	return func(i int, v float32) { out.SetBits(i, fromFloat(m.out, float64(v))) }
 }
 
-// store rounds the sum to the result type and writes it as element i.
-func (m *macOperands) store(out *hlo.Literal, i int, acc accumulator) {
-	switch {
-	case m.kind == accF32:
-		out.SetBits(i, fromFloat(m.out, float64(acc.f32)))
-	case m.kind == accF64:
-		out.SetBits(i, fromFloat(m.out, acc.f64))
-	case m.out == hlo.Pred:
-		out.SetBool(i, acc.i != 0)
+func (m *macOperands) storeF64(out *hlo.Literal) func(int, float64) {
+	return func(i int, v float64) { out.SetBits(i, fromFloat(m.out, v)) }
+}
+
+func (m *macOperands) storeInt(out *hlo.Literal) func(int, int64) {
+	if m.out == hlo.Pred {
+		return func(i int, v int64) { out.SetBool(i, v != 0) }
+	}
+	mask := widthMask(m.out)
+	return func(i int, v int64) { out.SetBits(i, uint64(v)&mask) }
+}
+
+// run evaluates the contraction into out in the accumulation type (contract.go).
+func (m *macOperands) run(ev *evaluator, c *contraction, rhs, out *hlo.Literal) {
+	switch m.kind {
+	case accF32:
+		read := f32Reader(rhs)
+		runContraction(ev, c, m.l32, func(i int64) float32 { return read(int(i)) }, m.storeF32(out), f32Kernel())
+	case accF64:
+		runContraction(ev, c, m.l64, func(i int64) float64 { return rhs.Float64(int(i)) }, m.storeF64(out), macKernel[float64])
 	default:
-		out.SetBits(i, uint64(acc.i)&widthMask(m.out))
+		runContraction(ev, c, m.li, func(i int64) int64 { return rhs.Int64(int(i)) }, m.storeInt(out), macKernel[int64])
 	}
 }
 
@@ -137,40 +158,55 @@ func evalDot(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 	if err != nil {
 		return nil, err
 	}
-	lStr, rStr := ls.Strides(), rs.Strides()
-	// The offsets of every contracting position, computed once.
-	var lk, rk []int64
-	forEachIndex(pick(ls.Dims, dn.LhsContracting), func(c []int64) {
-		var lo, ro int64
-		for j, v := range c {
-			lo += v * lStr[dn.LhsContracting[j]]
-			ro += v * rStr[dn.RhsContracting[j]]
-		}
-		lk, rk = append(lk, lo), append(rk, ro)
-	})
-	nb, nl := len(dn.LhsBatch), len(lhsFree)
+	c, err := dotContraction(dn, ls, rs)
+	if err != nil {
+		return nil, err
+	}
 	out := hlo.NewLiteral(in.Shape)
-	i := 0
-	ev.forEachIndex(outDims, func(idx []int64) {
-		var lBase, rBase int64
-		for j := 0; j < nb; j++ {
-			lBase += idx[j] * lStr[dn.LhsBatch[j]]
-			rBase += idx[j] * rStr[dn.RhsBatch[j]]
-		}
-		for j, d := range lhsFree {
-			lBase += idx[nb+j] * lStr[d]
-		}
-		for j, d := range rhsFree {
-			rBase += idx[nb+nl+j] * rStr[d]
-		}
-		var acc accumulator
-		for k := range lk {
-			mac.add(&acc, lBase+lk[k], rBase+rk[k])
-		}
-		mac.store(out, i, acc)
-		i++
-	})
+	mac.run(ev, c, rhs, out)
 	return out, nil
+}
+
+// dotContraction is the dot as one matrix product per batch index: rows are lhs's
+// free positions, columns rhs's, each row-major.
+func dotContraction(dn *hlo.DotDims, ls, rs hlo.Shape) (*contraction, error) {
+	lhsFree := hlo.Complement(ls.Rank(), dn.LhsBatch, dn.LhsContracting)
+	rhsFree := hlo.Complement(rs.Rank(), dn.RhsBatch, dn.RhsContracting)
+	lStr, rStr := ls.Strides(), rs.Strides()
+	lb, rb := pairOffsets(pick(ls.Dims, dn.LhsBatch), lStr, rStr, dn.LhsBatch, dn.RhsBatch)
+	lk, rk := pairOffsets(pick(ls.Dims, dn.LhsContracting), lStr, rStr, dn.LhsContracting, dn.RhsContracting)
+	lf, _ := pairOffsets(pick(ls.Dims, lhsFree), lStr, lStr, lhsFree, lhsFree)
+	rf, _ := pairOffsets(pick(rs.Dims, rhsFree), rStr, rStr, rhsFree, rhsFree)
+	if len(lk) > math.MaxInt32 {
+		return nil, fmt.Errorf("dot contracts %d positions, over %d", len(lk), math.MaxInt32)
+	}
+	rows, cols := len(lf), len(rf)
+	return &contraction{
+		groups: len(lb), rows: rows, cols: cols, depth: len(lk),
+		rhsIndex: func(g, k, n int) int64 { return rb[g] + rk[k] + rf[n] },
+		outIndex: func(g, r, n int) int { return (g*rows+r)*cols + n },
+		terms: func(g, r int, l []int64, k []int32) ([]int64, []int32) {
+			base := lb[g] + lf[r]
+			for i, o := range lk {
+				l, k = append(l, base+o), append(k, int32(i))
+			}
+			return l, k
+		},
+	}, nil
+}
+
+// pairOffsets lists, for every index of dims in row-major order, its offset in two
+// operands whose dimensions ld and rd (of strides lStr, rStr) those dims are.
+func pairOffsets(dims, lStr, rStr, ld, rd []int64) (lo, ro []int64) {
+	forEachIndex(dims, func(c []int64) {
+		var l, r int64
+		for j, v := range c {
+			l += v * lStr[ld[j]]
+			r += v * rStr[rd[j]]
+		}
+		lo, ro = append(lo, l), append(ro, r)
+	})
+	return lo, ro
 }
 
 // checkDotDims validates dot dimension numbers against the operand shapes.

@@ -117,14 +117,22 @@ func sameDims(out hlo.Shape, op *hlo.Literal) error {
 	return nil
 }
 
+// elementCost is about how many elementary steps one element function takes: the
+// maps run on every core from about serialWork/elementCost elements. The element
+// functions are pure, and elements occupy whole bytes, so the ranges are
+// independent.
+const elementCost = 16
+
 func mapUnary(out hlo.Shape, x *hlo.Literal, f unaryFunc) (*hlo.Literal, error) {
 	if err := sameDims(out, x); err != nil {
 		return nil, err
 	}
 	res := hlo.NewLiteral(out)
-	for i := 0; i < res.NumElements(); i++ {
-		res.SetBits(i, f(x.Bits(i)))
-	}
+	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			res.SetBits(i, f(x.Bits(i)))
+		}
+	})
 	return res, nil
 }
 
@@ -136,9 +144,11 @@ func mapBinary(out hlo.Shape, x, y *hlo.Literal, f binaryFunc) (*hlo.Literal, er
 		return nil, err
 	}
 	res := hlo.NewLiteral(out)
-	for i := 0; i < res.NumElements(); i++ {
-		res.SetBits(i, f(x.Bits(i), y.Bits(i)))
-	}
+	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			res.SetBits(i, f(x.Bits(i), y.Bits(i)))
+		}
+	})
 	return res, nil
 }
 
@@ -160,9 +170,11 @@ func mapTernary(out hlo.Shape, a, b, c *hlo.Literal, f func(a, b, c uint64) uint
 		}
 	}
 	res := hlo.NewLiteral(out)
-	for i := 0; i < res.NumElements(); i++ {
-		res.SetBits(i, f(a.Bits(i*sa), b.Bits(i*sb), c.Bits(i*sc)))
-	}
+	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			res.SetBits(i, f(a.Bits(i*sa), b.Bits(i*sb), c.Bits(i*sc)))
+		}
+	})
 	return res, nil
 }
 

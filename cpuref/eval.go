@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -43,13 +44,21 @@ const (
 // Limits bounds the memory of an evaluation. Each instruction's result is checked
 // against them before its kernel allocates it; a zero field means its default. The
 // bytes counted are those of the values cpuref computes, at their dense size, while
-// they are held (a computation's values until it returns), plus the scratch space of
+// they are held (a value until its last user has run; tuples and their elements
+// until the computation returns), plus the scratch space of
 // the kernels that need much (scratchBytes) while they run; the caller's inputs and
 // the values that only share others' memory (parameter, tuple, get-tuple-element)
 // are not counted.
+//
+// Progress, when set, is called after each instruction of the evaluated (entry)
+// computation with the instructions done, their total and the time since the
+// evaluation began, from the evaluating goroutine: long checks show it on a
+// terminal (cmd/vkxla). It is no limit, but travels with them as the evaluation's
+// options.
 type Limits struct {
 	MaxValueBytes int64 // 0: DefaultMaxValueBytes
 	MaxTotalBytes int64 // 0: DefaultMaxTotalBytes
+	Progress      func(done, total int, elapsed time.Duration)
 }
 
 // Eval runs the module's entry computation on the inputs, one per entry parameter,
@@ -138,12 +147,14 @@ type evaluator struct {
 	ctx     context.Context
 	limits  Limits
 	held    int64       // bytes of the values held, as Limits counts them
+	depth   int         // computations being evaluated (1: the entry)
+	start   time.Time   // when the evaluation began (Limits.Progress)
 	stop    atomic.Bool // set when ctx is done
 	rng     [2]uint64   // the RNG state {low, high} (EvalWithRngState)
 }
 
 func newEvaluator(ctx context.Context, l Limits) *evaluator {
-	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults()}
+	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults(), start: time.Now()}
 }
 
 // cancelled returns the context's error once the evaluation is to stop.
@@ -168,11 +179,18 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 	}
 	saved := ev.args
 	ev.args = args
-	defer func() { ev.args = saved }()
+	ev.depth++
+	defer func() { ev.args = saved; ev.depth-- }()
+	progress := ev.limits.Progress
+	if ev.depth > 1 {
+		progress = nil
+	}
 
 	var held int64
 	defer func() { ev.held -= held }()
 	values := make(map[*hlo.Instruction]*hlo.Literal, len(c.Instructions))
+	sizes := make(map[*hlo.Instruction]int64, len(c.Instructions))
+	release := releasePoints(c)
 	for i, in := range c.Instructions {
 		if in == nil {
 			return nil, fmt.Errorf("cpuref: computation %q: instruction %d is nil", c.Name, i)
@@ -193,13 +211,56 @@ func (ev *evaluator) evalComputation(c *hlo.Computation, args []*hlo.Literal) (*
 		if err != nil {
 			return nil, fmt.Errorf("cpuref: computation %q: %%%s = %v: %w", c.Name, in.Name, in.Op, err)
 		}
-		values[in] = v
+		values[in], sizes[in] = v, size
+		for _, done := range release[i] {
+			delete(values, done)
+			ev.held -= sizes[done]
+			held -= sizes[done]
+		}
+		if progress != nil {
+			progress(i+1, len(c.Instructions), time.Since(ev.start))
+		}
 	}
 	root, ok := values[c.Root]
 	if !ok {
 		return nil, fmt.Errorf("cpuref: computation %q: root %%%s is not among its instructions", c.Name, c.Root.Name)
 	}
 	return root, nil
+}
+
+// releasePoints lists, per instruction index, the values no instruction after it
+// reads: they are dropped once it has run, so the values held (and the memory) are
+// those still needed, not every value of the computation. Values that may live on
+// inside another (a tuple's elements, a get-tuple-element's tuple), parameters and
+// the root are kept to the end.
+func releasePoints(c *hlo.Computation) map[int][]*hlo.Instruction {
+	last := map[*hlo.Instruction]int{}
+	keep := map[*hlo.Instruction]bool{c.Root: true}
+	for i, in := range c.Instructions {
+		if in == nil {
+			continue
+		}
+		switch in.Op {
+		case hlo.OpParameter, hlo.OpTuple, hlo.OpGetTupleElement:
+			keep[in] = true
+		}
+		for _, o := range in.Operands {
+			if o == nil {
+				continue // operandValues reports it
+			}
+			last[o] = i
+			if in.Op == hlo.OpTuple || in.Op == hlo.OpGetTupleElement {
+				keep[o] = true
+			}
+		}
+	}
+	points := map[int][]*hlo.Instruction{}
+	for o, i := range last {
+		if !keep[o] && o.Shape.IsArray() {
+			points[i] = append(points[i], o)
+		}
+	}
+	return points
 }
 
 // operandValues returns the values of in's operands, which must come before it.
@@ -240,7 +301,8 @@ func (ev *evaluator) reserve(in *hlo.Instruction, operands []*hlo.Literal) (int6
 
 // scratchBytes is the transient memory of in's kernel beyond its result: the kernels
 // that run a scalar computation per element keep one uint64 per result element, and
-// contractions decode both operands into their accumulation type (dot.go).
+// contractions decode the lhs into their accumulation type and pack the rhs into
+// panels (contract.go).
 func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 	switch in.Op {
 	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpSelectAndScatter, hlo.OpScatter, hlo.OpSort:
@@ -254,11 +316,10 @@ func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 		if dt := in.Shape.DType; dt.IsFloat() && dt != hlo.F64 {
 			width = 4
 		}
-		var n int64
-		for _, o := range operands {
-			n += int64(o.NumElements())
+		if len(operands) != 2 {
+			return 0
 		}
-		return width * n
+		return width * (int64(operands[0].NumElements()) + packedRhsLen(in, operands[1].Shape()))
 	}
 	return 0
 }

@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -141,4 +142,32 @@ ENTRY e {
   ROOT i = f32[0,4] iota(), iota_dimension=1
 }`)
 	assert.Equal(t, 0, out.NumElements())
+}
+
+// TestProgressCountsEntryInstructions: Limits.Progress hears of each entry
+// instruction once, in order, with the entry's total; the reduce's to_apply
+// computation (run per element) reports nothing.
+func TestProgressCountsEntryInstructions(t *testing.T) {
+	m := parse(t, `HloModule p
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add
+}`)
+	var done []int
+	var last time.Duration
+	l := Limits{Progress: func(d, total int, elapsed time.Duration) {
+		require.Equal(t, 3, total)
+		require.GreaterOrEqual(t, elapsed, last)
+		done, last = append(done, d), elapsed
+	}}
+	out, err := l.EvalContext(t.Context(), m, vec(float32(1), 2, 3, 4))
+	require.NoError(t, err)
+	assertLit(t, scalar(float32(10)), out)
+	require.Equal(t, []int{1, 2, 3}, done)
 }

@@ -71,7 +71,8 @@ ENTRY e {
 
 // TestLimitsCountScratch: kernels' scratch space counts against the total while they
 // run: sort keeps a uint64 per element (8·16 = 128 bytes for s8[16], whose result is
-// 16 bytes), and an s32 dot decodes both operands into int64 (8·(4+4) = 64 bytes).
+// 16 bytes), and an s32 dot decodes its lhs into int64 and packs its rhs into a panel
+// of 8 int64 lanes per contracting position (8·(4+8·4) = 288 bytes).
 func TestLimitsCountScratch(t *testing.T) {
 	keys := vec[int8](3, 1, 2, 0, 7, 6, 5, 4, 15, 14, 13, 12, 11, 10, 9, 8)
 	sorted := vec[int8](0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
@@ -98,10 +99,10 @@ ENTRY e {
   ROOT d = s32[] dot(x, x), lhs_contracting_dims={0}, rhs_contracting_dims={0}
 }`)
 	x := vec[int32](1, 2, 3, 4)
-	out, err = Limits{MaxTotalBytes: 68}.EvalContext(context.Background(), m, x)
+	out, err = Limits{MaxTotalBytes: 292}.EvalContext(context.Background(), m, x)
 	require.NoError(t, err)
 	assertLit(t, scalar(int32(1+4+9+16)), out)
-	_, err = Limits{MaxTotalBytes: 67}.EvalContext(context.Background(), m, x)
+	_, err = Limits{MaxTotalBytes: 291}.EvalContext(context.Background(), m, x)
 	require.ErrorIs(t, err, ErrTooLarge)
 }
 
@@ -192,8 +193,8 @@ func TestEvalContextStopsEndlessLoop(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded, "a done context stops before the work starts")
 }
 
-// TestKernelsStopWhenCancelled: the contraction kernels stop after the output
-// element in progress, and scalar computations fail, once the evaluation is
+// TestKernelsStopWhenCancelled: the contraction kernels stop after the block of
+// output elements in progress (none starts once the evaluation is cancelled), and scalar computations fail, once the evaluation is
 // cancelled (so a huge dot or reduce ends promptly); evalInstruction then reports the
 // context's error, not the partial result.
 func TestKernelsStopWhenCancelled(t *testing.T) {
@@ -210,8 +211,8 @@ func TestKernelsStopWhenCancelled(t *testing.T) {
 	require.NoError(t, b.Err())
 	out, err := evalDot(ev, dot, []*hlo.Literal{lhs, lhs})
 	require.NoError(t, err)
-	// Only element 0 (1·1 + 2·3 = 7) was computed; the full product is {7,10,15,22}.
-	assertLit(t, mat(dims(2, 2), float32(7), 0, 0, 0), out)
+	// No block was computed; the full product is {7,10,15,22}.
+	assertLit(t, mat(dims(2, 2), float32(0), 0, 0, 0), out)
 
 	_, err = ev.evalInstruction(dot, []*hlo.Literal{lhs, lhs})
 	require.ErrorIs(t, err, context.Canceled)

@@ -170,7 +170,7 @@ func runCommand(args []string, out io.Writer) error {
 	if *cpurefMax < 0 || rf.timeout < 0 || rf.warmRuns < 0 {
 		return errors.New("run: -cpuref-max-bytes, -timeout and -runs must not be negative")
 	}
-	rf.limits = cpuref.Limits{MaxValueBytes: *cpurefMax, MaxTotalBytes: *cpurefMax}
+	rf.limits = cpuref.Limits{MaxValueBytes: *cpurefMax, MaxTotalBytes: *cpurefMax, Progress: terminalProgress(os.Stderr)}
 	if rf.inputs, err = parseInputSource(*inputs, *seed, *positive); err != nil {
 		return err
 	}

@@ -1,0 +1,295 @@
+#include "textflag.h"
+
+// func cpuidAVX2() bool: CPUID leaf 7 EBX bit 5 (AVX2), leaf 1 ECX bits 27 (OSXSAVE)
+// and 28 (AVX), and XCR0 bits 1-2 (the OS saves the XMM and YMM state).
+TEXT ·cpuidAVX2(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $0, AX
+	CPUID
+	CMPL AX, $7
+	JLT  no
+	MOVL $1, AX
+	MOVL $0, CX
+	CPUID
+	MOVL CX, R8
+	ANDL $0x18000000, R8
+	CMPL R8, $0x18000000
+	JNE  no
+	MOVL $0, CX
+	XGETBV
+	ANDL $6, AX
+	CMPL AX, $6
+	JNE  no
+	MOVL $7, AX
+	MOVL $0, CX
+	CPUID
+	ANDL $0x20, BX
+	JEQ  no
+	MOVB $1, ret+0(FP)
+no:
+	RET
+
+// func macF32x64(acc *float32, a *float32, k *int32, n int, b *float32)
+// acc[0:64] += a[t] * b[k[t]*64 : +64] for t < n: VMULPS rounds each product to
+// float32 and VADDPS each sum, lane by lane, as the scalar loop does (no FMA).
+TEXT ·macF32x64(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ k+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ b+32(FP), BX
+	VMOVUPS 0(DI), Y0
+	VMOVUPS 32(DI), Y1
+	VMOVUPS 64(DI), Y2
+	VMOVUPS 96(DI), Y3
+	VMOVUPS 128(DI), Y4
+	VMOVUPS 160(DI), Y5
+	VMOVUPS 192(DI), Y6
+	VMOVUPS 224(DI), Y7
+	MOVQ CX, R8
+	SHRQ $1, R8
+	JEQ  tail64
+pair64:
+	MOVLQSX 0(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 0(SI), Y8
+	VMULPS 0(AX), Y8, Y9
+	VMULPS 32(AX), Y8, Y10
+	VMULPS 64(AX), Y8, Y11
+	VMULPS 96(AX), Y8, Y12
+	VADDPS Y9, Y0, Y0
+	VADDPS Y10, Y1, Y1
+	VADDPS Y11, Y2, Y2
+	VADDPS Y12, Y3, Y3
+	VMULPS 128(AX), Y8, Y13
+	VMULPS 160(AX), Y8, Y14
+	VMULPS 192(AX), Y8, Y15
+	VMULPS 224(AX), Y8, Y9
+	VADDPS Y13, Y4, Y4
+	VADDPS Y14, Y5, Y5
+	VADDPS Y15, Y6, Y6
+	VADDPS Y9, Y7, Y7
+	MOVLQSX 4(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 4(SI), Y8
+	VMULPS 0(AX), Y8, Y9
+	VMULPS 32(AX), Y8, Y10
+	VMULPS 64(AX), Y8, Y11
+	VMULPS 96(AX), Y8, Y12
+	VADDPS Y9, Y0, Y0
+	VADDPS Y10, Y1, Y1
+	VADDPS Y11, Y2, Y2
+	VADDPS Y12, Y3, Y3
+	VMULPS 128(AX), Y8, Y13
+	VMULPS 160(AX), Y8, Y14
+	VMULPS 192(AX), Y8, Y15
+	VMULPS 224(AX), Y8, Y9
+	VADDPS Y13, Y4, Y4
+	VADDPS Y14, Y5, Y5
+	VADDPS Y15, Y6, Y6
+	VADDPS Y9, Y7, Y7
+	ADDQ $8, SI
+	ADDQ $8, DX
+	DECQ R8
+	JNE  pair64
+tail64:
+	ANDQ $1, CX
+	JEQ  done64
+	MOVLQSX 0(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 0(SI), Y8
+	VMULPS 0(AX), Y8, Y9
+	VMULPS 32(AX), Y8, Y10
+	VMULPS 64(AX), Y8, Y11
+	VMULPS 96(AX), Y8, Y12
+	VADDPS Y9, Y0, Y0
+	VADDPS Y10, Y1, Y1
+	VADDPS Y11, Y2, Y2
+	VADDPS Y12, Y3, Y3
+	VMULPS 128(AX), Y8, Y13
+	VMULPS 160(AX), Y8, Y14
+	VMULPS 192(AX), Y8, Y15
+	VMULPS 224(AX), Y8, Y9
+	VADDPS Y13, Y4, Y4
+	VADDPS Y14, Y5, Y5
+	VADDPS Y15, Y6, Y6
+	VADDPS Y9, Y7, Y7
+done64:
+	VMOVUPS Y0, 0(DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VMOVUPS Y4, 128(DI)
+	VMOVUPS Y5, 160(DI)
+	VMOVUPS Y6, 192(DI)
+	VMOVUPS Y7, 224(DI)
+	VZEROUPPER
+	RET
+
+// func macF32x8(acc *float32, a *float32, k *int32, n int, b *float32)
+// As macF32x64 for a panel of 8 columns.
+TEXT ·macF32x8(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ k+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ b+32(FP), BX
+	VMOVUPS 0(DI), Y0
+	TESTQ CX, CX
+	JEQ   done8
+loop8:
+	MOVLQSX (DX), AX
+	SHLQ $5, AX
+	ADDQ BX, AX
+	VBROADCASTSS (SI), Y8
+	VMULPS 0(AX), Y8, Y9
+	VADDPS Y9, Y0, Y0
+	ADDQ $4, SI
+	ADDQ $4, DX
+	DECQ CX
+	JNE  loop8
+done8:
+	VMOVUPS Y0, 0(DI)
+	VZEROUPPER
+	RET
+
+// func cpuidFMA() bool: CPUID leaf 1 ECX bit 12.
+TEXT ·cpuidFMA(SB), NOSPLIT, $0-1
+	MOVL $1, AX
+	MOVL $0, CX
+	CPUID
+	SHRL $12, CX
+	ANDL $1, CX
+	MOVB CX, ret+0(FP)
+	RET
+
+// func fmaPeakLoop(n int) float32
+// n iterations of 12 independent 8-lane fused multiply-adds: the processor's
+// single-precision peak (2·8·12 flops per iteration), the yardstick of
+// BenchmarkDot1024. The result keeps the work observable.
+TEXT ·fmaPeakLoop(SB), NOSPLIT, $0-12
+	MOVQ n+0(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVL $0x3f800000, AX
+	MOVL AX, X12
+	VBROADCASTSS X12, Y12
+	VMOVAPS Y12, Y13
+peak:
+	VFMADD231PS Y12, Y13, Y0
+	VFMADD231PS Y12, Y13, Y1
+	VFMADD231PS Y12, Y13, Y2
+	VFMADD231PS Y12, Y13, Y3
+	VFMADD231PS Y12, Y13, Y4
+	VFMADD231PS Y12, Y13, Y5
+	VFMADD231PS Y12, Y13, Y6
+	VFMADD231PS Y12, Y13, Y7
+	VFMADD231PS Y12, Y13, Y8
+	VFMADD231PS Y12, Y13, Y9
+	VFMADD231PS Y12, Y13, Y10
+	VFMADD231PS Y12, Y13, Y11
+	DECQ CX
+	JNE  peak
+	VADDPS Y1, Y0, Y0
+	VADDPS Y11, Y0, Y0
+	MOVSS X0, ret+8(FP)
+	VZEROUPPER
+	RET
+
+// func cpuidAVX512() bool: AVX512F (CPUID leaf 7 EBX bit 16) with the OS saving the
+// opmask and ZMM state (XCR0 bits 5-7); callers check cpuidAVX2 first.
+TEXT ·cpuidAVX512(SB), NOSPLIT, $0-1
+	MOVB $0, ret+0(FP)
+	MOVL $7, AX
+	MOVL $0, CX
+	CPUID
+	ANDL $0x10000, BX
+	JEQ  no512
+	MOVL $0, CX
+	XGETBV
+	ANDL $0xe6, AX
+	CMPL AX, $0xe6
+	JNE  no512
+	MOVB $1, ret+0(FP)
+no512:
+	RET
+
+// func macF32x64Z(acc *float32, a *float32, k *int32, n int, b *float32)
+// macF32x64 with 16-lane registers: the same products and sums per lane.
+TEXT ·macF32x64Z(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ k+16(FP), DX
+	MOVQ n+24(FP), CX
+	MOVQ b+32(FP), BX
+	VMOVUPS 0(DI), Z0
+	VMOVUPS 64(DI), Z1
+	VMOVUPS 128(DI), Z2
+	VMOVUPS 192(DI), Z3
+	MOVQ CX, R8
+	SHRQ $1, R8
+	JEQ  tailZ
+pairZ:
+	MOVLQSX 0(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 0(SI), Z8
+	VMULPS 0(AX), Z8, Z9
+	VMULPS 64(AX), Z8, Z10
+	VMULPS 128(AX), Z8, Z11
+	VMULPS 192(AX), Z8, Z12
+	VADDPS Z9, Z0, Z0
+	VADDPS Z10, Z1, Z1
+	VADDPS Z11, Z2, Z2
+	VADDPS Z12, Z3, Z3
+	MOVLQSX 4(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 4(SI), Z8
+	VMULPS 0(AX), Z8, Z9
+	VMULPS 64(AX), Z8, Z10
+	VMULPS 128(AX), Z8, Z11
+	VMULPS 192(AX), Z8, Z12
+	VADDPS Z9, Z0, Z0
+	VADDPS Z10, Z1, Z1
+	VADDPS Z11, Z2, Z2
+	VADDPS Z12, Z3, Z3
+	ADDQ $8, SI
+	ADDQ $8, DX
+	DECQ R8
+	JNE  pairZ
+tailZ:
+	ANDQ $1, CX
+	JEQ  doneZ
+	MOVLQSX 0(DX), AX
+	SHLQ $8, AX
+	ADDQ BX, AX
+	VBROADCASTSS 0(SI), Z8
+	VMULPS 0(AX), Z8, Z9
+	VMULPS 64(AX), Z8, Z10
+	VMULPS 128(AX), Z8, Z11
+	VMULPS 192(AX), Z8, Z12
+	VADDPS Z9, Z0, Z0
+	VADDPS Z10, Z1, Z1
+	VADDPS Z11, Z2, Z2
+	VADDPS Z12, Z3, Z3
+doneZ:
+	VMOVUPS Z0, 0(DI)
+	VMOVUPS Z1, 64(DI)
+	VMOVUPS Z2, 128(DI)
+	VMOVUPS Z3, 192(DI)
+	VZEROUPPER
+	RET
