@@ -96,7 +96,8 @@ func (e *Executable) MemoryStats() MemoryStats { return e.c.stats }
 func (e *Executable) LiveAtPeak() []LiveBuffer { return slices.Clone(e.c.livePeak) }
 
 // Close releases this reference; the device state goes when no reference and no
-// cache entry holds it. A second Close does nothing.
+// cache entry holds it. A second Close does nothing, nor does a Close after the
+// runtime's (that released every executable).
 func (e *Executable) Close() error {
 	if err := e.valid(); err != nil {
 		return err
@@ -107,6 +108,12 @@ func (e *Executable) Close() error {
 		return nil
 	}
 	e.closed = true
+	// The release uses the device, so it counts as a call in flight: the runtime's
+	// Close waits for it, and once Close has begun it releases every executable itself.
+	if e.c.rt.enter() != nil {
+		return nil
+	}
+	defer e.c.rt.exit()
 	return e.c.rt.cache.unref(e.c)
 }
 

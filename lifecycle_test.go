@@ -537,3 +537,37 @@ func TestCompileKeysLargeConstantsByBytes(t *testing.T) {
 	require.NoError(t, diff.Close())
 	assert.Equal(t, vkxla.CacheStats{Entries: 2, Bytes: 2 * exe.MemoryStats().PeakBytes, Hits: 1, Misses: 2}, rt.CacheStats())
 }
+
+// TestExecutableCloseRacingRuntimeClose: Executable.Close on other goroutines while
+// the runtime closes. Runtime.Close returns only once every Vulkan object is gone:
+// an executable's Close that began first has finished, one that comes later finds
+// the runtime closed and leaves the release to it. (Executable.Close once released
+// outside the runtime's accounting, so Close could return with its objects still
+// being freed, and with a device the runtime owns free them twice.)
+func TestExecutableCloseRacingRuntimeClose(t *testing.T) {
+	d := devicetest.Open(t)
+	for trial := range 24 {
+		rt, err := vkxla.NewRuntime(vkxla.WithDevice(d))
+		require.NoError(t, err)
+		var exes []*vkxla.Executable
+		for i := range 12 {
+			exe, err := rt.Compile(context.Background(), axpyModule(t, int64(8+i)), vkxla.WithoutCache())
+			require.NoError(t, err)
+			exes = append(exes, exe)
+		}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, exe := range exes {
+			wg.Go(func() {
+				<-start
+				assert.NoError(t, exe.Close())
+			})
+		}
+		close(start)
+		time.Sleep(time.Duration(trial*25) * time.Microsecond)
+		require.NoError(t, rt.Close())
+		require.Zero(t, d.LiveObjects(), "trial %d: Vulkan objects left after Close", trial)
+		wg.Wait()
+		require.Zero(t, d.LiveObjects(), "trial %d", trial)
+	}
+}
