@@ -33,7 +33,7 @@ func TestNewKernelRefusesDisagreeingSpec(t *testing.T) {
 	d := devicetest.Open(t)
 	truncated := append([]byte(nil), incSPV[:len(incSPV)-8]...)
 	badMagic := append([]byte(nil), incSPV...)
-	binary.LittleEndian.PutUint32(badMagic, 0x03022307) // big-endian magic
+	binary.LittleEndian.PutUint32(badMagic, 0x03022307)                                           // big-endian magic
 	cutInside := append(append([]byte(nil), incSPV[:20]...), devicetest.U32Bytes(5<<16|15, 5)...) // OpEntryPoint, 2 of its 5 words
 	rgba := []device.TexelFormat{device.TexelRGBA32U, device.TexelRGBA16U}
 	for _, c := range []struct {
