@@ -85,7 +85,6 @@ func TestScanStepCheckpointedPlan(t *testing.T) {
 	assert.Less(t, pl.Stats.PeakBytes, plain.Stats.PeakBytes, "checkpointing the step saves memory")
 }
 
-
 // TestScanBudgetPlan: under WithMemoryBudget the remat pass recomputes whole
 // forward loops just before the backward loops that read their stacks, so the
 // forward pass keeps one stack at a time and the backward pass holds at most the
