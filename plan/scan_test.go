@@ -16,7 +16,7 @@ import (
 // value and grad; its memory is counted in stacks (one scan's stacked states).
 
 // planScan plans p's module for the CI device's facts.
-func planScan(t *testing.T, p scanprog.Program, o plan.Options) *plan.Plan {
+func planScan(t testing.TB, p scanprog.Program, o plan.Options) *plan.Plan {
 	t.Helper()
 	m, err := p.Module()
 	if err != nil {
@@ -71,20 +71,6 @@ func TestScanCheckpointedPlan(t *testing.T) {
 	assert.Equal(t, int64(12148272), pl.Stats.PeakBytes, "peak bytes are deterministic")
 }
 
-// TestScanStepCheckpointedPlan: jax.checkpoint on the step function inside the
-// scan's body must save less than the plain scan. That needs autodiff to apply
-// checkpoint policies inside while bodies (issue 18 item 2, branch loopad): until
-// it is merged the differentiated body ignores the region and the plan equals the
-// plain one (10.005 stacks).
-func TestScanStepCheckpointedPlan(t *testing.T) {
-	t.Skip("ISSUE 18 ITEM 2 (branch loopad): remove this skip when autodiff applies checkpoint policies inside while bodies")
-	plain := planScan(t, scanTable, plan.Options{})
-	p := scanTable
-	p.Variant = scanprog.StepCheckpointed
-	pl := planScan(t, p, plan.Options{})
-	assert.Less(t, pl.Stats.PeakBytes, plain.Stats.PeakBytes, "checkpointing the step saves memory")
-}
-
 // TestScanBudgetPlan: under WithMemoryBudget the remat pass recomputes whole
 // forward loops just before the backward loops that read their stacks, so the
 // forward pass keeps one stack at a time and the backward pass holds at most the
@@ -112,4 +98,23 @@ func TestScanBudgetPlan(t *testing.T) {
 	assert.Greater(t, over.Floor, p.StackBytes(), "the floor holds a whole stack")
 	assert.LessOrEqual(t, over.Floor, p.StackBytes()+16*p.StateBytes(), "and a few states")
 	assert.Contains(t, err.Error(), fmt.Sprintf("needs %d bytes", over.Floor))
+}
+
+// BenchmarkScanPlans records issue 18's table in stacks (go test -bench
+// ScanPlans ./plan): each variant's planned peak, and the plain scan under
+// 50/25/20/12 % budgets. The planning time is the benchmark's own.
+func BenchmarkScanPlans(b *testing.B) {
+	p := scanTable
+	ckpt := p
+	ckpt.Variant = scanprog.ScanCheckpointed
+	var plain int64
+	for range b.N {
+		plain = planScan(b, p, plan.Options{}).Stats.PeakBytes
+		b.ReportMetric(p.Stacks(plain), "plain-stacks")
+		b.ReportMetric(p.Stacks(planScan(b, ckpt, plan.Options{}).Stats.PeakBytes), "checkpointed-stacks")
+		for _, pct := range []int64{50, 25, 20, 12} {
+			pl := planScan(b, p, plan.Options{MemoryBudget: plain * pct / 100})
+			b.ReportMetric(p.Stacks(pl.Stats.PeakBytes), fmt.Sprintf("budget%d%%-stacks", pct))
+		}
+	}
 }
