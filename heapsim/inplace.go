@@ -44,6 +44,19 @@ func (l *lowering) noteInPlace(b *Block, prog *codegen.Program, ops []Value, out
 	}
 }
 
+// noteStateTakesInit makes each copy of a loop's initial value into its state,
+// steps from..end of b, an in-place candidate: where the copy is the initial
+// value's last use (a stacking loop's zero broadcast, the forward loop's stack
+// that the backward loop takes over), the state is the initial value's memory
+// and the copy is dropped (dropSelfCopies), as XLA's copy insertion leaves out
+// the copy of a while's operand that dies there.
+func (l *lowering) noteStateTakesInit(b *Block, from int) {
+	for i := from; i < len(b.Steps); i++ {
+		st := b.Steps[i]
+		l.inPlace = append(l.inPlace, inPlaceCandidate{block: b, step: i, pairs: [][2]int{{st.Src, st.Dst}}})
+	}
+}
+
 // readElsewhere reports another input slot, not read in place, bound to input i's
 // buffer.
 func readElsewhere(prog *codegen.Program, ops []Value, i int) bool {

@@ -261,7 +261,9 @@ func (l *lowering) copyValue(b *Block, name string, src, dst Value) {
 // at the end of each iteration.
 func (l *lowering) lowerWhile(b *Block, in *hlo.Instruction, init Value) (Value, error) {
 	state := l.newValue(in.Name+".state", in.Shape, rangeTemp)
+	copied := len(b.Steps)
 	l.copyValue(b, in.Name, init, state)
+	l.noteStateTakesInit(b, copied)
 	cond, pred, err := l.lowerComputation(in.Called[0], []Value{state})
 	if err != nil {
 		return Value{}, err

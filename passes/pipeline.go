@@ -52,6 +52,7 @@ var Pipeline = []Pass{
 	{Name: "constant-folding", Summary: "replace instructions of constants by constants of their values (cpuref), up to 1 MiB", Run: FoldConstants},
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
+	{Name: "split-loop-fills", Summary: "give each while loop its own copy of a shared fill (broadcast constant) in its initial state, which the state then takes over", Run: SplitLoopFills},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "sibling-fusion", Summary: "merge loop kernels that read the same array into one multi-output kernel", Run: SiblingFusion},

@@ -158,10 +158,15 @@ const maxChain = 4
 func candidates(mm *memoryModel, order []*hlo.Instruction, at int, live map[*hlo.Instruction]bool) []rematCandidate {
 	var out []rematCandidate
 	for _, b := range liveOrdered(live, mm) {
-		if !rematerializable(b) || mm.pinned[b] || slices.Contains(mm.readers[order[at]], b) || b == order[at] {
+		if !rematerializable(b) || mm.pinned[b] || b == order[at] {
 			continue
 		}
-		next := nextReader(mm, order, at, b)
+		next := -1
+		if b.Op == hlo.OpWhile {
+			next = nextStackReader(order, at, b)
+		} else if !slices.Contains(mm.readers[order[at]], b) {
+			next = nextReader(mm, order, at, b)
+		}
 		if next < 0 {
 			continue
 		}
@@ -187,6 +192,11 @@ func recomputeChain(mm *memoryModel, b *hlo.Instruction, live map[*hlo.Instructi
 		x := queue[0]
 		queue = queue[1:]
 		for _, op := range distinct(x.Operands) {
+			if x.Op == hlo.OpWhile && op.Op == hlo.OpTuple && !in[op] {
+				in[op] = true // a loop's own initial tuple: recomputed with it
+				queue = append(queue, op)
+				continue
+			}
 			for _, s := range mm.sources[op] {
 				switch {
 				case live[s] || in[s]:
@@ -194,8 +204,10 @@ func recomputeChain(mm *memoryModel, b *hlo.Instruction, live map[*hlo.Instructi
 					in[s] = true
 					queue = append(queue, s)
 				case !keptSeen[s]:
+					// What stays live is what op reads: one element of a loop's
+					// result (its state, not its stacks) when op takes one out.
 					keptSeen[s] = true
-					kept += mm.size[s]
+					kept += min(mm.size[s], arrayBytes(op.Shape))
 				}
 			}
 		}
@@ -260,6 +272,9 @@ func nextReader(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instru
 }
 
 func rematerializable(in *hlo.Instruction) bool {
+	if in.Op == hlo.OpWhile {
+		return pureLoop(in)
+	}
 	if !in.Shape.IsArray() || !in.SideEffectFree() {
 		return false
 	}
@@ -292,15 +307,55 @@ func (r *rematerializer) recompute(chain []int, next int) {
 		clones = append(clones, clone)
 	}
 	b, last := c.Instructions[chain[len(chain)-1]], clones[len(clones)-1]
+	rw := &rewirer{b: b, last: last, names: r.names, done: map[*hlo.Instruction]*hlo.Instruction{}}
 	for _, in := range c.Instructions[next:] {
 		for k, op := range in.Operands {
-			if op == b {
-				in.Operands[k] = last
+			if with := rw.replacement(op); with != nil {
+				in.Operands[k] = with
 			}
 		}
 	}
-	c.Instructions = slices.Insert(c.Instructions, next, clones...)
+	c.Instructions = slices.Insert(c.Instructions, next, append(clones, rw.aliases...)...)
 	c.Renumber()
+}
+
+// rewirer finds what a reader after the recomputation reads instead of an
+// instruction: b's copy for b, and for a tuple, get-tuple-element or opt-barrier
+// made before the recomputation that reaches b (a loop's result read through
+// get-tuple-element, as the backward loop reads the forward loop's stacks), a copy
+// of it that reaches b's copy.
+type rewirer struct {
+	b, last *hlo.Instruction
+	names   *nameSet
+	done    map[*hlo.Instruction]*hlo.Instruction // nil: reaches nothing recomputed
+	aliases []*hlo.Instruction                    // the copies made, operands first
+}
+
+func (rw *rewirer) replacement(op *hlo.Instruction) *hlo.Instruction {
+	if op == rw.b {
+		return rw.last
+	}
+	if !isAlias(op) {
+		return nil
+	}
+	if with, ok := rw.done[op]; ok {
+		return with
+	}
+	var with *hlo.Instruction
+	for k, x := range op.Operands {
+		if y := rw.replacement(x); y != nil {
+			if with == nil {
+				with = &hlo.Instruction{Name: rw.names.fresh(op.Name + ".remat"), Op: op.Op, Shape: op.Shape.Clone(),
+					Attrs: op.Attrs.Clone(), Operands: slices.Clone(op.Operands)}
+			}
+			with.Operands[k] = y
+		}
+	}
+	if with != nil {
+		rw.aliases = append(rw.aliases, with)
+	}
+	rw.done[op] = with
+	return with
 }
 
 // cloneFused copies a fused computation under fresh names (each fusion calls a
@@ -309,4 +364,77 @@ func (r *rematerializer) cloneFused(fc *hlo.Computation) *hlo.Computation {
 	nc := hlo.CloneComputation(fc, r.names.fresh)
 	r.m.Computations = slices.Insert(r.m.Computations, slices.Index(r.m.Computations, r.c), nc)
 	return nc
+}
+
+// pureLoop: a while whose condition and body (and what they call) have no side
+// effects, so running it again gives the same state. A differentiated scan's
+// forward loop is one: recomputing it just before the backward loop that reads
+// its stacks frees them across everything in between (loop-level
+// checkpointing, the whole loop as one segment).
+func pureLoop(w *hlo.Instruction) bool {
+	for _, c := range w.Called {
+		for _, in := range c.Instructions {
+			if !in.SideEffectFree() || (len(in.Called) > 0 && in.Op != hlo.OpWhile && !pureCalls(in)) ||
+				(in.Op == hlo.OpWhile && !pureLoop(in)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// pureCalls: what in calls has no side effects.
+func pureCalls(in *hlo.Instruction) bool {
+	for _, c := range in.Called {
+		for _, x := range c.Instructions {
+			if !x.SideEffectFree() || !pureCalls(x) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// nextStackReader is, for a loop b, the position of the first instruction after
+// at that reads one of b's large results (its stacks: elements of at least half
+// the largest element's bytes), or -1 (also when the peak's own instruction at
+// reads one). Readers that take only b's small elements (the next scan reading
+// the state, at the peak or before the stacks' reader) keep the original loop's,
+// which stay live at their size, so the recomputation is placed where the stacks
+// are needed, not where the next loop's recomputation reads the state.
+func nextStackReader(order []*hlo.Instruction, at int, b *hlo.Instruction) int {
+	var largest int64
+	for _, e := range b.Shape.Elems {
+		largest = max(largest, arrayBytes(e))
+	}
+	memo := map[*hlo.Instruction]bool{}
+	var readsStack func(op *hlo.Instruction) bool
+	readsStack = func(op *hlo.Instruction) bool {
+		if v, ok := memo[op]; ok {
+			return v
+		}
+		v := op == b
+		switch {
+		case op.Op == hlo.OpGetTupleElement && op.Operands[0] == b:
+			v = 2*arrayBytes(op.Shape) >= largest
+		case op.Op == hlo.OpTuple || op.Op == hlo.OpGetTupleElement || op.Op == hlo.OpOptBarrier:
+			v = slices.ContainsFunc(op.Operands, readsStack)
+		}
+		memo[op] = v
+		return v
+	}
+	if slices.ContainsFunc(order[at].Operands, readsStack) {
+		return -1
+	}
+	for i := at + 1; i < len(order); i++ {
+		if in := order[i]; !isAlias(in) && slices.ContainsFunc(in.Operands, readsStack) {
+			return i
+		}
+	}
+	return -1
+}
+
+// isAlias: an instruction whose result is its operands' buffers.
+func isAlias(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpTuple || in.Op == hlo.OpGetTupleElement || in.Op == hlo.OpOptBarrier
 }

@@ -115,11 +115,27 @@ func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 		return nil, err
 	}
 	if st := p.Stats; o.MemoryBudget > 0 && st.PeakBytes > o.MemoryBudget {
-		return nil, fmt.Errorf("%w: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (%v); largest live at the peak: %s",
-			ErrOverBudget, st.PeakBytes, o.MemoryBudget, st, heapsim.Largest(p.LiveAtPeak, 4))
+		return nil, &OverBudgetError{Budget: o.MemoryBudget, Floor: st.PeakBytes, Stats: st, Largest: heapsim.Largest(p.LiveAtPeak, 4)}
 	}
 	return p, nil
 }
+
+// OverBudgetError is the ErrOverBudget Build returns (errors.Is): the budget, and
+// the floor rematerialisation reached — the plan's bytes when no recomputation it
+// tried lowered them further — with the statistics and the largest buffers live
+// at that peak, so a caller can ask again for what is reachable.
+type OverBudgetError struct {
+	Budget, Floor int64
+	Stats         MemoryStats
+	Largest       string
+}
+
+func (e *OverBudgetError) Error() string {
+	return fmt.Sprintf("%v: the plan needs %d bytes of device memory, over the budget of %d bytes, after rematerialisation (the floor it reached; %v); largest live at the peak: %s",
+		ErrOverBudget, e.Floor, e.Budget, e.Stats, e.Largest)
+}
+
+func (e *OverBudgetError) Unwrap() error { return ErrOverBudget }
 
 func lower(opt *hlo.Module, t Target, o Options, memo *codegen.Memo) (*Plan, error) {
 	if err := t.Limits.Validate(); err != nil {

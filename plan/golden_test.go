@@ -16,7 +16,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden plan files")
 
 // testTarget is the built-in lavapipe profile's (the CI device's) facts.
-func testTarget(t *testing.T) plan.Target {
+func testTarget(t testing.TB) plan.Target {
 	d, err := targets.Builtin("lavapipe")
 	if err != nil {
 		t.Fatal(err)
