@@ -121,8 +121,46 @@ func New(config string) (backends.Backend, error) {
 	return NewWithConfig(c)
 }
 
-// NewWithConfig opens the backend on the device c names.
+// NewWithConfig opens the backend on the device c names. Backends of one
+// configuration share one vkxla runtime (GoMLX programs and tests make a backend
+// per use and rarely finalize it; each would otherwise hold a Vulkan device and
+// its memory): the runtime closes when the last of them is finalized.
 func NewWithConfig(c Config) (*Backend, error) {
+	rt, err := shared.acquire(c)
+	if err != nil {
+		return nil, err
+	}
+	return &Backend{rt: rt, config: c}, nil
+}
+
+// runtimes holds the runtimes open backends share, by configuration.
+type runtimes struct {
+	mu   sync.Mutex
+	open map[string]*sharedRuntime
+}
+
+type sharedRuntime struct {
+	rt   *vkxla.Runtime
+	refs int
+}
+
+var shared = &runtimes{open: map[string]*sharedRuntime{}}
+
+func (c Config) key() string {
+	v := "env"
+	if c.Validation != nil {
+		v = strconv.FormatBool(*c.Validation)
+	}
+	return c.Device + "|" + v
+}
+
+func (r *runtimes) acquire(c Config) (*vkxla.Runtime, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s, ok := r.open[c.key()]; ok {
+		s.refs++
+		return s.rt, nil
+	}
 	var opts []vkxla.RuntimeOption
 	if c.Device != "" {
 		opts = append(opts, vkxla.WithDeviceSelector(c.Device))
@@ -134,7 +172,23 @@ func NewWithConfig(c Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vkxla backend: %w", err)
 	}
-	return &Backend{rt: rt, config: c}, nil
+	r.open[c.key()] = &sharedRuntime{rt: rt, refs: 1}
+	return rt, nil
+}
+
+// release drops one backend's hold on its runtime and closes it after the last.
+func (r *runtimes) release(c Config) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.open[c.key()]
+	if !ok {
+		return nil
+	}
+	if s.refs--; s.refs > 0 {
+		return nil
+	}
+	delete(r.open, c.key())
+	return s.rt.Close()
 }
 
 // Runtime is the vkxla runtime the backend runs on (its device, caches and
@@ -168,7 +222,8 @@ func (b *Backend) Capabilities() backends.Capabilities { return capabilities.Clo
 // Builder starts a computation.
 func (b *Backend) Builder(name string) backends.Builder { return newBuilder(b, name) }
 
-// Finalize closes the runtime (its executables and device tensors with it).
+// Finalize releases the backend's runtime, which closes (its executables and
+// device tensors with it) when no other open backend shares it.
 func (b *Backend) Finalize() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -176,11 +231,11 @@ func (b *Backend) Finalize() {
 		return
 	}
 	b.closed = true
-	_ = b.rt.Close() // Finalize has no error to return; a validation report is in the runtime's device.
+	_ = shared.release(b.config) // Finalize has no error to return; Close returns it.
 }
 
-// Close is Finalize returning the runtime's error (validation-layer messages
-// included, as vkxla.ErrValidation).
+// Close is Finalize returning the runtime's error when it closes it
+// (validation-layer messages included, as vkxla.ErrValidation).
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -188,7 +243,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
-	return b.rt.Close()
+	return shared.release(b.config)
 }
 
 // IsFinalized reports whether Finalize was called.
