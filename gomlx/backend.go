@@ -105,8 +105,9 @@ type Backend struct {
 	config Config
 	mu     sync.Mutex
 	closed bool
-	// last is the executable that ran last, for MemoryStats and LiveAtPeak.
-	last *vkxla.Executable
+	// last is the executable that ran last, for MemoryStats and LiveAtPeak;
+	// largest the one of the largest planned peak that ran (LargestRun).
+	last, largest *vkxla.Executable
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -286,8 +287,23 @@ func (b *Backend) LiveAtPeak() []vkxla.LiveBuffer {
 // cached executables' arenas).
 func (b *Backend) RuntimeMemoryStats() vkxla.RuntimeMemoryStats { return b.rt.MemoryStats() }
 
+// LargestRun is the module name and memory statistics of the executable with
+// the largest planned peak among those that ran (a training loop's train step);
+// ok is false before any run.
+func (b *Backend) LargestRun() (module string, stats vkxla.MemoryStats, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.largest == nil {
+		return "", stats, false
+	}
+	return b.largest.Module().Name, b.largest.MemoryStats(), true
+}
+
 func (b *Backend) ran(e *vkxla.Executable) {
 	b.mu.Lock()
 	b.last = e
+	if b.largest == nil || e.MemoryStats().PeakBytes > b.largest.MemoryStats().PeakBytes {
+		b.largest = e
+	}
 	b.mu.Unlock()
 }
