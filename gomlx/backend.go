@@ -108,6 +108,8 @@ type Backend struct {
 	// last is the executable that ran last, for MemoryStats and LiveAtPeak;
 	// largest the one of the largest planned peak that ran (LargestRun).
 	last, largest *vkxla.Executable
+	// compiled is the executable the last Builder.Compile returned.
+	compiled *Executable
 }
 
 var _ backends.Backend = (*Backend)(nil)
@@ -297,6 +299,15 @@ func (b *Backend) LargestRun() (module string, stats vkxla.MemoryStats, ok bool)
 		return "", stats, false
 	}
 	return b.largest.Module().Name, b.largest.MemoryStats(), true
+}
+
+// LastCompiled is the executable the last Builder.Compile returned (its HLO
+// module and vkxla executable): for tools and benchmarks that look under a
+// GoMLX program, which compiles through graph.Exec out of their sight.
+func (b *Backend) LastCompiled() *Executable {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.compiled
 }
 
 func (b *Backend) ran(e *vkxla.Executable) {

@@ -44,6 +44,9 @@ func newExecutable(b *Builder, m *hlo.Module, outs []*Node) (*Executable, error)
 	if _, err := e.executable(make([]bool, len(e.inputs))); err != nil {
 		return nil, err
 	}
+	b.backend.mu.Lock()
+	b.backend.compiled = e
+	b.backend.mu.Unlock()
 	return e, nil
 }
 

@@ -116,23 +116,60 @@ func model(ctx *context.Context, _ any, inputs []*Node) []*Node {
 	return []*Node{dense(ctx.In("output"), h)}
 }
 
-// Train trains the model for c.Steps steps on backend with GoMLX's training
-// loop and returns the loss curve and step times.
-func Train(backend backends.Backend, c Config) (Result, error) {
-	x, labels := Data(c)
+// newTrainer makes the context with the initial weights and GoMLX's trainer
+// (softmax cross-entropy, Adam).
+func newTrainer(backend backends.Backend, c Config) (*context.Context, *train.Trainer) {
 	ctx := context.New()
 	ctx.SetParam(optimizers.ParamLearningRate, c.LearningRate)
 	for name, v := range initial(c) {
 		scope, vname := splitName(name)
 		ctx.In(scope).VariableWithValue(vname, v)
 	}
+	return ctx, train.NewTrainer(backend, ctx, model, losses.SparseCategoricalCrossEntropyLogits,
+		optimizers.Adam().Done(), nil, nil)
+}
+
+// Session steps the trainer on one fixed batch (the first c.Batch examples):
+// the benchmarks' train step.
+type Session struct {
+	trainer        *train.Trainer
+	inputs, labels []*tensors.Tensor
+}
+
+// NewSession prepares a session on backend.
+func NewSession(backend backends.Backend, c Config) *Session {
+	x, labels := Data(c)
+	_, trainer := newTrainer(backend, c)
+	return &Session{trainer: trainer,
+		inputs: []*tensors.Tensor{tensors.FromValue(x[:c.Batch])}, labels: []*tensors.Tensor{tensors.FromValue(labels[:c.Batch])}}
+}
+
+// Step runs one train step and returns its batch loss.
+func (s *Session) Step() (float32, error) {
+	metrics, err := s.trainer.TrainStep(nil, s.inputs, s.labels)
+	if err != nil {
+		return 0, err
+	}
+	loss, ok := metrics[0].Value().(float32)
+	for _, m := range metrics {
+		m.MustFinalizeAll()
+	}
+	if !ok {
+		return 0, fmt.Errorf("mlp: loss metric is %s, want a float32 scalar", metrics[0].Shape())
+	}
+	return loss, nil
+}
+
+// Train trains the model for c.Steps steps on backend with GoMLX's training
+// loop and returns the loss curve and step times.
+func Train(backend backends.Backend, c Config) (Result, error) {
+	x, labels := Data(c)
+	ctx, trainer := newTrainer(backend, c)
 	ds, err := datasets.InMemoryFromData(backend, "blobs", []any{x}, []any{labels})
 	if err != nil {
 		return Result{}, err
 	}
 	ds = ds.Infinite(true).BatchSize(c.Batch, true)
-	trainer := train.NewTrainer(backend, ctx, model, losses.SparseCategoricalCrossEntropyLogits,
-		optimizers.Adam().Done(), nil, nil)
 	loop := train.NewLoop(trainer)
 	var res Result
 	last := time.Now()
