@@ -2,10 +2,14 @@ package gomlx
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gomlx/gomlx/backends"
 	"github.com/gomlx/gomlx/pkg/core/graph"
+
+	"github.com/vkxla/vkxla"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -84,7 +88,91 @@ func TestNotImplementedNamesOp(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = bl.FFT(x, backends.FFTForward, []int{2})
-	if err == nil || !errors.Is(err, errNotImplemented()) {
+	if err == nil || !errors.Is(err, errNotImplemented()) || !strings.Contains(err.Error(), "FFT") {
 		t.Fatalf("FFT: %v", err)
+	}
+}
+
+// TestExecuteDonatesAndChains runs x·2+1 on device buffers: the output of one
+// execution feeds the next without leaving the device; a donated input is dead
+// afterwards and its memory is the executable's donated bytes.
+func TestExecuteDonatesAndChains(t *testing.T) {
+	b := testBackend(t)
+	bl := b.Builder("affine")
+	x, err := bl.Parameter("x", shapesF32(4), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, _ := bl.Constant([]float32{2})
+	one, _ := bl.Constant([]float32{1})
+	m, err := bl.Mul(x, two)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := bl.Add(m, one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := bl.Compile([]backends.Op{y}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Finalize()
+	in, err := b.BufferFromFlatData(0, []float32{0, 1, -1, 0.5}, shapesF32(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := exe.Execute([]backends.Buffer{in}, nil, 0) // not donated: in stays
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs2, err := exe.Execute(outs, []bool{true}, 0) // donated
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, 4)
+	if err := b.BufferToFlatData(outs2[0], got); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float32{3, 7, -1, 5}; !slices.Equal(got, want) { // (2x+1)·2+1
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if err := b.BufferToFlatData(outs[0], got); !errors.Is(err, vkxla.ErrClosed) {
+		t.Fatalf("reading a donated buffer: %v, want ErrClosed", err)
+	}
+	if err := b.BufferToFlatData(in, got); err != nil || got[1] != 1 {
+		t.Fatalf("the kept input: %v %v", got, err)
+	}
+	stats, ok := b.MemoryStats()
+	if !ok || stats.DonatedBytes != 16 || stats.BorrowedBytes != 0 {
+		t.Fatalf("MemoryStats after the donating run: %v", stats)
+	}
+	if _, err := exe.Execute([]backends.Buffer{outs[0]}, nil, 0); !errors.Is(err, vkxla.ErrClosed) {
+		t.Fatalf("executing on a donated buffer: %v, want ErrClosed", err)
+	}
+	if err := b.BufferFinalize(outs2[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExecuteRejectsWrongShape: an input of another shape is an error naming it.
+func TestExecuteRejectsWrongShape(t *testing.T) {
+	b := testBackend(t)
+	bl := b.Builder("neg")
+	x, _ := bl.Parameter("x", shapesF32(2), nil)
+	y, _ := bl.Neg(x)
+	exe, err := bl.Compile([]backends.Op{y}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := b.BufferFromFlatData(0, []float32{1, 2, 3}, shapesF32(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exe.Execute([]backends.Buffer{in}, nil, 0); err == nil || !strings.Contains(err.Error(), "input 0 (x)") {
+		t.Fatalf("Execute on a (3) buffer: %v", err)
+	}
+	if _, err := b.BufferFromFlatData(0, []float32{1, 2}, shapesF32(3)); err == nil {
+		t.Fatal("BufferFromFlatData accepted 2 values for 3")
 	}
 }
