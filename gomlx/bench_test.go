@@ -138,7 +138,7 @@ func (n *nativeStep) step() error {
 		return err
 	}
 	copy(n.state, outs[1:1+n.updated]) // output k+1 replaces input k
-	return outs[0].Close()              // the loss
+	return outs[0].Close()             // the loss
 }
 
 func (n *nativeStep) close() {

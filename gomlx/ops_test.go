@@ -155,7 +155,7 @@ var handCases = []struct {
 	{"dynamic-slices", func(g *Graph) *Node {
 		x := Iota(g, shapes.Make(dtypes.Float32, 4, 5), 1)
 		i, j := Const(g, int32(1)), Const(g, int32(3))
-		s := DynamicSlice(x, []*Node{i, j}, []int{2, 3})        // column start clamped to 2
+		s := DynamicSlice(x, []*Node{i, j}, []int{2, 3})       // column start clamped to 2
 		u := DynamicUpdateSlice(x, OnesLike(s), []*Node{j, i}) // row start clamped to 2
 		return Concatenate([]*Node{Reshape(s, -1), Reshape(u, -1)}, 0)
 	}, []float64{2, 3, 4, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1, 1, 1, 4, 0, 1, 1, 1, 4}},
