@@ -42,10 +42,13 @@ var (
 //	device=N|NAME   the Vulkan device, by index or name substring (vkxla.WithDeviceSelector)
 //	budget=SIZE     the memory budget every executable is compiled under (bytes, or KiB/MiB/GiB)
 //	validation=0|1  the Khronos validation layer and SPIR-V validation (default: VKXLA_VALIDATION)
+//	without=P1+P2   skip these optimisation passes (vkxla.WithoutPasses, as XLA's
+//	                xla_disable_hlo_passes), e.g. without=constant-folding
 type Config struct {
 	Device     string
 	Budget     int64
 	Validation *bool
+	Without    []string
 }
 
 // ParseConfig parses a config string; an unknown key or a bad value is an error
@@ -66,6 +69,8 @@ func ParseConfig(config string) (Config, error) {
 				return c, fmt.Errorf("vkxla backend: config %q: budget: %w", config, err)
 			}
 			c.Budget = n
+		case "without":
+			c.Without = strings.Split(value, "+")
 		case "validation":
 			on, err := strconv.ParseBool(value)
 			if err != nil {
@@ -73,7 +78,7 @@ func ParseConfig(config string) (Config, error) {
 			}
 			c.Validation = &on
 		default:
-			return c, fmt.Errorf("vkxla backend: config %q: unknown option %q (options: device=N|NAME, budget=SIZE, validation=0|1)", config, key)
+			return c, fmt.Errorf("vkxla backend: config %q: unknown option %q (options: device=N|NAME, budget=SIZE, validation=0|1, without=PASS+PASS)", config, key)
 		}
 	}
 	return c, nil

@@ -13,11 +13,12 @@ import (
 )
 
 func TestParseConfig(t *testing.T) {
-	c, err := ParseConfig("device=1,budget=2MiB,validation=1")
+	c, err := ParseConfig("device=1,budget=2MiB,validation=1,without=constant-folding+fusion")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Device != "1" || c.Budget != 2<<20 || c.Validation == nil || !*c.Validation {
+	if c.Device != "1" || c.Budget != 2<<20 || c.Validation == nil || !*c.Validation ||
+		!slices.Equal(c.Without, []string{"constant-folding", "fusion"}) {
 		t.Fatalf("ParseConfig = %+v", c)
 	}
 	if c, err := ParseConfig(""); err != nil || c.Budget != 0 || c.Validation != nil {

@@ -80,6 +80,9 @@ func (e *Executable) executable(donate []bool) (*vkxla.Executable, error) {
 		return x, nil
 	}
 	opts := []vkxla.CompileOption{vkxla.WithDonation(donated...), vkxla.WithBorrowedInputs(borrowed...)}
+	if without := e.backend.config.Without; len(without) > 0 {
+		opts = append(opts, vkxla.WithoutPasses(without...))
+	}
 	if budget := e.backend.config.Budget; budget > 0 {
 		opts = append(opts, vkxla.WithMemoryBudget(budget))
 	}

@@ -393,7 +393,7 @@ func report(w io.Writer, runs []*suiteRun) {
 			c := pr.counts()
 			note := ""
 			if pr.outcome == "fail" && c.fail == 0 {
-				note = " (package failed: " + firstLine(pr.output) + ")"
+				note = " (the test binary failed: " + reason(pr.output) + ")"
 			}
 			fmt.Fprintf(w, " %d / %d / %d%s |", c.pass, c.fail, c.skip, note)
 		}
@@ -414,11 +414,35 @@ func report(w io.Writer, runs []*suiteRun) {
 		}
 		fmt.Fprintf(w, "\nOf the %d tests (subtests included) that pass on %s, %d pass on %s: %.1f %%.\n",
 			base, runs[1].backend, got, runs[0].backend, 100*float64(got)/float64(max(base, 1)))
+		lost(w, runs[0], runs[1])
 	}
+	var all counts
+	for _, p := range runs[0].order {
+		c := runs[0].pkgs[p].counts()
+		all.pass, all.fail, all.skip = all.pass+c.pass, all.fail+c.fail, all.skip+c.skip
+	}
+	fmt.Fprintf(w, "\n%s in all: %d passed, %d failed, %d skipped (%.1f %% of those run pass).\n",
+		runs[0].backend, all.pass, all.fail, all.skip, 100*float64(all.pass)/float64(max(all.pass+all.fail, 1)))
 	for _, r := range runs {
 		fmt.Fprintf(w, "\n%s: %v wall.\n", r.backend, r.wall.Round(time.Second))
 	}
 	details(w, runs[0])
+}
+
+// lost lists the tests that pass on the baseline and not on the backend.
+func lost(w io.Writer, r, base *suiteRun) {
+	for _, p := range r.order {
+		var names []string
+		for name, t := range base.pkgs[p].tests {
+			if mine := r.pkgs[p].tests[name]; t.action == "pass" && (mine == nil || mine.action != "pass") {
+				names = append(names, name)
+			}
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Fprintf(w, "- passes on %s, not on %s: %s %s\n", base.backend, r.backend, strings.TrimPrefix(p, gomlxModule+"/"), n)
+		}
+	}
 }
 
 // details lists the top-level failures and every skip of a run with the lines
@@ -454,7 +478,7 @@ func hasFailedChild(p *pkgResult, name string) bool {
 // reason is the most telling line of a test's output: an error, panic or skip
 // message.
 func reason(lines []string) string {
-	for _, key := range []string{"not implemented", "Error:", "panic:", "vkxla", "SKIP", "skip", "Skip"} {
+	for _, key := range []string{"not implemented", "panic:", "Error:", "vkxla", "SKIP", "skip", "Skip", "Wanted"} {
 		for i, l := range lines {
 			if strings.Contains(l, key) {
 				s := strings.TrimSpace(l)
