@@ -177,3 +177,31 @@ func TestExecuteRejectsWrongShape(t *testing.T) {
 		t.Fatal("BufferFromFlatData accepted 2 values for 3")
 	}
 }
+
+// TestCompileCachePerShape: GoMLX's graph.Exec compiles a graph per input
+// shape; each shape is one vkxla compile (GoMLX donates the inputs it makes from
+// Go slices: one donation pattern), and a new Exec of the same graph is a cache
+// hit.
+func TestCompileCachePerShape(t *testing.T) {
+	b := testBackend(t)
+	fn := func(x *graph.Node) *graph.Node { return graph.Sqrt(graph.Abs(x)) }
+	e1 := graph.MustNewExec(b, fn)
+	before := b.Runtime().CacheStats()
+	for _, x := range []any{[]float32{4, 9}, []float32{16, 25}, []float32{1, 4, 9}} {
+		if _, err := e1.Exec(x); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e2 := graph.MustNewExec(b, fn) // a new Exec builds the same module again
+	out, err := e2.Exec([]float32{4, 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out[0].Value().([]float32); !slices.Equal(got, []float32{2, 3}) {
+		t.Fatalf("got %v", got)
+	}
+	after := b.Runtime().CacheStats()
+	if misses, hits := after.Misses-before.Misses, after.Hits-before.Hits; misses != 2 || hits != 1 {
+		t.Fatalf("%d compiles and %d cache hits for 2 shapes and one rebuilt module; want 2 and 1", misses, hits)
+	}
+}

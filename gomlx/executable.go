@@ -17,8 +17,8 @@ import (
 
 // Executable is a compiled GoMLX computation: a vkxla executable per donation
 // pattern GoMLX asks for (donated parameters run in place, vkxla.WithDonation;
-// the others are read in place, vkxla.WithBorrowedInputs), each from the
-// runtime's compile cache.
+// the others are read in place, vkxla.WithBorrowedInputs), each compiled at its
+// first Execute through the runtime's compile cache.
 type Executable struct {
 	backend *Backend
 	module  *hlo.Module
@@ -40,10 +40,9 @@ func newExecutable(b *Builder, m *hlo.Module, outs []*Node) (*Executable, error)
 	for _, o := range outs {
 		e.outputs = append(e.outputs, o.shape)
 	}
-	// Compile now, so that a module vkxla cannot compile fails at Compile.
-	if _, err := e.executable(make([]bool, len(e.inputs))); err != nil {
-		return nil, err
-	}
+	// The module is verified (hlo.Builder.Build); vkxla compiles it at the first
+	// Execute of each donation pattern: GoMLX donates the inputs it made itself,
+	// so compiling the undonated variant here would often compile for nothing.
 	b.backend.mu.Lock()
 	b.backend.compiled = e
 	b.backend.mu.Unlock()
