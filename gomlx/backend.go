@@ -294,6 +294,14 @@ func (b *Backend) LiveAtPeak() []vkxla.LiveBuffer {
 // cached executables' arenas).
 func (b *Backend) RuntimeMemoryStats() vkxla.RuntimeMemoryStats { return b.rt.MemoryStats() }
 
+// LastRun is the vkxla executable that ran last (its Profile, MemoryStats,
+// OptimizedModule); nil before any run.
+func (b *Backend) LastRun() *vkxla.Executable {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.last
+}
+
 // LargestRun is the module name and memory statistics of the executable with
 // the largest planned peak among those that ran (a training loop's train step);
 // ok is false before any run.
