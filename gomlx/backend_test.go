@@ -205,3 +205,37 @@ func TestCompileCachePerShape(t *testing.T) {
 		t.Fatalf("%d compiles and %d cache hits for 2 shapes and one rebuilt module; want 2 and 1", misses, hits)
 	}
 }
+
+// TestSharedRuntimeOutlivesABackend: two backends of one configuration share a
+// runtime; finalizing one leaves the other working, and its buffers and
+// executables can still be finalized (their memory returns to the pool).
+func TestSharedRuntimeOutlivesABackend(t *testing.T) {
+	v := true
+	a, err := NewWithConfig(Config{Validation: &v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := testBackend(t)
+	if a.Runtime() != b.Runtime() {
+		t.Fatal("backends of one configuration have different runtimes")
+	}
+	buf, err := a.BufferFromFlatData(0, []float32{1, 2, 3, 4}, shapesF32(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inUse := b.RuntimeMemoryStats().Tensors.BytesInUse
+	a.Finalize()
+	if err := a.BufferFinalize(buf); err != nil {
+		t.Fatal(err)
+	}
+	if after := b.RuntimeMemoryStats().Tensors.BytesInUse; after >= inUse {
+		t.Fatalf("tensor bytes in use %d after finalizing a buffer of the finalized backend, %d before", after, inUse)
+	}
+	out, err := graph.ExecOnce(b, func(x *graph.Node) *graph.Node { return graph.Neg(x) }, []float32{1, -2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := out.Value().([]float32); !slices.Equal(got, []float32{-1, 2}) {
+		t.Fatalf("got %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package gomlx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -67,10 +68,12 @@ func (be *Backend) BufferFinalize(buf backends.Buffer) error {
 		return nil
 	}
 	b.done = true
-	if be.IsFinalized() {
-		return nil // the runtime's Close freed the pool
+	// The runtime may be shared with other backends and still open; when it is
+	// closed, its Close freed the pool already.
+	if err := b.tensor.Close(); err != nil && !errors.Is(err, vkxla.ErrClosed) {
+		return fmt.Errorf("vkxla backend: BufferFinalize: %w", err)
 	}
-	return b.tensor.Close()
+	return nil
 }
 
 // BufferShape returns the buffer's shape.

@@ -102,11 +102,10 @@ func (e *Executable) Finalize() {
 		return
 	}
 	e.closed = true
-	if e.backend.IsFinalized() {
-		return
-	}
 	for _, x := range e.byMask {
-		_ = x.Close() // Finalize returns nothing; a cached executable's Close only drops a reference.
+		// Finalize returns nothing: a cached executable's Close drops a reference,
+		// and after the runtime's Close it is ErrClosed.
+		_ = x.Close()
 	}
 }
 
