@@ -2,6 +2,7 @@ package gomlx_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -40,8 +41,11 @@ func openBackends(b *testing.B) (*vkgomlx.Backend, backends.Backend) {
 	return vk, sg
 }
 
-// interleave runs each step function once per iteration, in turn, after warm
-// untimed rounds, and reports each one's mean time per step in ms.
+// interleave runs each step function once per iteration, in turn (the order
+// rotates from one iteration to the next, so that none always follows the same
+// one: a step after simplego's CPU-bound step runs on a busier, colder CPU),
+// after warm untimed rounds, and reports each one's median time per step in ms
+// (the host is shared: a median resists the steps another process slowed).
 func interleave(b *testing.B, names []string, steps []func() error) []float64 {
 	b.Helper()
 	for range 3 {
@@ -51,20 +55,23 @@ func interleave(b *testing.B, names []string, steps []func() error) []float64 {
 			}
 		}
 	}
-	total := make([]time.Duration, len(steps))
+	times := make([][]time.Duration, len(steps))
 	b.ResetTimer()
-	for range b.N {
-		for i, f := range steps {
+	for n := range b.N {
+		for k := range steps {
+			i := (n + k) % len(steps)
+			f := steps[i]
 			start := time.Now()
 			if err := f(); err != nil {
 				b.Fatalf("%s: %v", names[i], err)
 			}
-			total[i] += time.Since(start)
+			times[i] = append(times[i], time.Since(start))
 		}
 	}
 	ms := make([]float64, len(steps))
-	for i, t := range total {
-		ms[i] = t.Seconds() * 1e3 / float64(b.N)
+	for i, ts := range times {
+		slices.Sort(ts)
+		ms[i] = ts[len(ts)/2].Seconds() * 1e3
 		b.ReportMetric(ms[i], names[i]+"-ms/step")
 	}
 	return ms
@@ -149,32 +156,52 @@ func (n *nativeStep) close() {
 }
 
 // BenchmarkMLPForward: the MLP's forward pass (mlp.Default sizes) written in
-// GoMLX, run with graph.Exec on the vkxla backend ("gomlx-vkxla"), the very HLO
-// module the backend built run with vkxla's RunOnDevice on the same device
-// tensors ("vkxla-api": the backend path's overhead is the ratio), and on
-// simplego.
+// GoMLX; see benchForward.
 func BenchmarkMLPForward(b *testing.B) {
-	vk, sg := openBackends(b)
 	c := mlp.Default
 	x, _ := mlp.Data(c)
 	forward := func(x, w1, b1, w2, b2 *graph.Node) *graph.Node {
 		h := graph.Max(graph.Add(graph.Dot(x, w1), graph.ExpandAxes(b1, 0)), graph.ScalarZero(x.Graph(), x.DType()))
 		return graph.Add(graph.Dot(h, w2), graph.ExpandAxes(b2, 0))
 	}
-	// A GoMLX tensor lives on one backend: each has its own (zero weights:
-	// the timing does not depend on the values).
-	newInputs := func() []any {
+	benchForward(b, forward, func() []any {
 		return []any{tensors.FromValue(x[:c.Batch]),
 			tensors.FromShape(shapeF32(c.Features, c.Hidden)), tensors.FromShape(shapeF32(c.Hidden)),
 			tensors.FromShape(shapeF32(c.Hidden, c.Classes)), tensors.FromShape(shapeF32(c.Classes))}
+	})
+}
+
+// BenchmarkCNNForward: a small CNN's forward pass in GoMLX (batch 8 of 32×32×3,
+// 3×3 convolutions to 16 and 32 channels with ReLU and 2×2 max pools, a dense
+// layer to 10); see benchForward. Strides are explicit: simplego fails on
+// GoMLX's default (empty) strides.
+func BenchmarkCNNForward(b *testing.B) {
+	forward := func(x, k1, k2, w *graph.Node) *graph.Node {
+		relu := func(x *graph.Node) *graph.Node { return graph.Max(x, graph.ScalarZero(x.Graph(), x.DType())) }
+		h := graph.MaxPool(relu(graph.Convolve(x, k1).Strides(1).PadSame().Done())).Window(2).Done()
+		h = graph.MaxPool(relu(graph.Convolve(h, k2).Strides(1).PadSame().Done())).Window(2).Done()
+		return graph.Dot(graph.Reshape(h, 8, -1), w)
 	}
+	benchForward(b, forward, func() []any {
+		return []any{tensors.FromShape(shapeF32(8, 32, 32, 3)), tensors.FromShape(shapeF32(3, 3, 3, 16)),
+			tensors.FromShape(shapeF32(3, 3, 16, 32)), tensors.FromShape(shapeF32(8*8*32, 10))}
+	})
+}
+
+// benchForward times a forward graph: graph.Exec on the vkxla backend
+// ("gomlx-vkxla"), the very HLO module the backend built run with vkxla's
+// RunOnDevice on the same device tensors ("vkxla-api": the backend path's
+// overhead is the ratio), and graph.Exec on simplego. newInputs makes one set of
+// inputs per backend (a GoMLX tensor lives on one); zeros serve, as the timing
+// does not depend on the values.
+func benchForward(b *testing.B, forward any, newInputs func() []any) {
+	vk, sg := openBackends(b)
 	inputs, sgInputs := newInputs(), newInputs()
-	ev := graph.MustNewExec(vk, forward)
+	ev := graph.MustNewExecAny(vk, forward)
 	if _, err := ev.Exec(inputs...); err != nil {
 		b.Fatal(err)
 	}
-	module := vk.LastCompiled()
-	vx, err := module.VKXLA()
+	vx, err := vk.LastCompiled().VKXLA()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -186,7 +213,7 @@ func BenchmarkMLPForward(b *testing.B) {
 		}
 		args = append(args, buf.(*vkgomlx.Buffer).Tensor())
 	}
-	es := graph.MustNewExec(sg, forward)
+	es := graph.MustNewExecAny(sg, forward)
 	run := func(e *graph.Exec, inputs []any) func() error {
 		return func() error {
 			outs, err := e.Exec(inputs...)
