@@ -10,7 +10,7 @@ GO ?= go
 export VK_LAYER_SETTINGS_PATH := $(CURDIR)/testdata/vk_layer_settings.txt
 test test-go test-race test-cgocheck bench: export VKXLA_VALIDATION ?= 1
 
-.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench peer models
+.PHONY: setup run test test-go test-race test-cgocheck vet fuzz generate bench peer models gomlx gomlx-tests
 
 setup:
 	@bash scripts/setup.sh
@@ -61,3 +61,16 @@ peer: setup
 models: setup
 	VKXLA_VALIDATION=0 $(GO) run ./bench/cmd/modelsuite $(MODELS_FLAGS)
 	cd bench/peer && VKXLA_VALIDATION=0 $(GO) run ./cmd/peersuite
+
+# The GoMLX backend (gomlx/, its own module: docs/gomlx.md). make gomlx trains the
+# MLP example with GoMLX's training loop on vkxla and on simplego (loss curves side
+# by side, step times, the train step's device memory) after the module's own tests;
+# make gomlx-tests runs GoMLX's own test packages on vkxla and on simplego
+# (GOMLX_TESTS_FLAGS passes flags: -pkgs, -run, -out FILE). Neither is part of make
+# test: they download GoMLX.
+gomlx: setup
+	cd gomlx && VKXLA_VALIDATION=1 $(GO) test -count=1 ./...
+	cd gomlx && VKXLA_VALIDATION=0 $(GO) run ./cmd/gomlx-mlp
+
+gomlx-tests: setup
+	cd gomlx && VKXLA_VALIDATION=1 $(GO) run ./cmd/gomlxtests -repo .. $(GOMLX_TESTS_FLAGS)
