@@ -37,6 +37,9 @@ type engine struct {
 	// saving, inside a checkpointed region, records or hands back the values its
 	// policy keeps (checkpoint.go); nil elsewhere.
 	saving *saving
+	// residuals, in the top-level engine of SavedResiduals only, records what the
+	// forward pass keeps for the backward one (residuals.go).
+	residuals *residualLog
 }
 
 func newEngine(b *hlo.Builder, opts *Options) *engine {

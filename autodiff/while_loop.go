@@ -83,6 +83,7 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 	if err := e.b.Err(); err != nil {
 		return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
 	}
+	e.loopResiduals(in, lt)
 	e.active[out] = true
 	e.tape = append(e.tape, &node{orig: in, out: out, args: []*hlo.Instruction{init},
 		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.vjpLoop(lt, n, ct) }})
