@@ -28,7 +28,7 @@ type saving struct {
 	saves  map[*hlo.Instruction]bool // the region's instructions whose values are kept
 	values []*hlo.Instruction
 	// origs are, in the forward replay, the instructions of the region values[i]
-	// is the value of (SavedResiduals names them and asks the policy which it offloads).
+	// is the value of (SavedResiduals names them).
 	origs      []*hlo.Instruction
 	next       int
 	recomputes bool
@@ -129,7 +129,7 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		return out, nil // nothing differentiable flows through the region
 	}
 	e.active[out] = true
-	r := &region{call: in, body: body, policy: policy, saves: saves, saved: fwd.saving.values, origs: fwd.saving.origs}
+	r := &region{body: body, saves: saves, saved: fwd.saving.values, origs: fwd.saving.origs}
 	e.tape = append(e.tape, &node{orig: in, out: out, args: ops,
 		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.recompute(n, ct, r) }})
 	return out, nil
@@ -137,12 +137,10 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 
 // region is what a checkpointed region's forward replay leaves for its VJP.
 type region struct {
-	call   *hlo.Instruction // the "vkxla.checkpoint" custom-call
-	body   *hlo.Computation
-	policy hlo.CheckpointPolicy
-	saves  map[*hlo.Instruction]bool
-	saved  []*hlo.Instruction // the kept values, in replay order
-	origs  []*hlo.Instruction // the region's instructions they are the values of
+	body  *hlo.Computation
+	saves map[*hlo.Instruction]bool
+	saved []*hlo.Instruction // the kept values, in replay order
+	origs []*hlo.Instruction // the region's instructions they are the values of
 }
 
 // recompute is a region's VJP: its backward computation (arguments, saved values,

@@ -29,7 +29,7 @@ func policies() map[string]*hlo.CheckpointPolicy {
 	nothing, dots, names := hlo.NothingSaveable(), hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("h0", "h2")
 	every, noBatch, allBut := hlo.EverythingSaveable(), hlo.DotsWithNoBatchDimsSaveable(), hlo.SaveAnyNamesButThese("h1")
 	both := hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("h1"))
-	offload := hlo.SaveAndOffloadOnlyTheseNames([]string{"h0"}, []string{"h2"})
+	offload := hlo.SaveAndOffloadOnlyTheseNames([]string{"h0", "h2"}, nil) // with nothing to offload (refused: no host offload)
 	return map[string]*hlo.CheckpointPolicy{"nothing_saveable": &nothing, "dots_saveable": &dots, "save_only_these_names": &names,
 		"everything_saveable": &every, "dots_with_no_batch_dims_saveable": &noBatch, "save_any_names_but_these": &allBut,
 		"save_from_both_policies": &both, "save_and_offload_only_these_names": &offload}

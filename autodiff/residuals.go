@@ -17,13 +17,10 @@ type Residual struct {
 	Op       hlo.Opcode
 	// Argument: the value is a parameter of the module (JAX: "from the argument").
 	Argument bool
-	// Offloaded: the policy keeps it in hlo.OffloadMemoryKind, not on the device
-	// (save_and_offload_only_these_names). The runtime does not offload today: the
-	// value stays in the device arena and the planner counts it as device bytes.
-	Offloaded bool
 	// Stacked: a while loop keeps it once per iteration (its [n, …] stack).
 	Stacked bool
-	// Of is the checkpoint custom-call or while loop that keeps it.
+	// Of is what keeps it: a checkpointed region's computation (named as the
+	// function JAX names) or a while loop.
 	Of string
 }
 
@@ -36,11 +33,7 @@ func (r Residual) String() string {
 	case r.Stacked:
 		from = "stack of " + r.Producer
 	}
-	where := ""
-	if r.Offloaded {
-		where = ", offloaded to " + hlo.OffloadMemoryKind
-	}
-	return fmt.Sprintf("%v %s (%s, %d bytes%s)", r.Shape, from, r.Of, r.Bytes, where)
+	return fmt.Sprintf("%v %s (%s, %d bytes)", r.Shape, from, r.Of, r.Bytes)
 }
 
 // residualLog collects residuals, each value once.
@@ -92,13 +85,13 @@ func (e *engine) regionResiduals(r *region, args []*hlo.Instruction, reads []boo
 	}
 	for i, x := range args {
 		if reads[i] {
-			e.residuals.add(x, Residual{Producer: x.Name, Op: x.Op, Argument: x.Op == hlo.OpParameter, Of: r.call.Name})
+			e.residuals.add(x, Residual{Producer: x.Name, Op: x.Op, Argument: x.Op == hlo.OpParameter, Of: r.body.Name})
 		}
 	}
 	for j, x := range r.saved {
 		if reads[len(args)+j] {
 			orig := r.origs[j]
-			e.residuals.add(x, Residual{Producer: orig.Name, Op: orig.Op, Offloaded: r.policy.Offload(orig), Of: r.call.Name})
+			e.residuals.add(x, Residual{Producer: orig.Name, Op: orig.Op, Of: r.body.Name})
 		}
 	}
 }

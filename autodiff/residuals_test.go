@@ -49,8 +49,7 @@ func sinLayers(t *testing.T, p hlo.CheckpointPolicy, whole bool) *hlo.Module {
 	return m
 }
 
-// residualSet is each residual as "producer" (arguments), "op producer", and
-// "offloaded producer" for values kept in host memory.
+// residualSet is each residual as "producer" (arguments) or "op producer".
 func residualSet(t *testing.T, m *hlo.Module) []string {
 	t.Helper()
 	rs, err := SavedResiduals(m)
@@ -58,12 +57,9 @@ func residualSet(t *testing.T, m *hlo.Module) []string {
 	var out []string
 	for _, r := range rs {
 		require.Equal(t, r.Shape.ByteSize(), r.Bytes, "%v", r)
-		switch {
-		case r.Argument:
+		if r.Argument {
 			out = append(out, r.Producer)
-		case r.Offloaded:
-			out = append(out, "offloaded "+r.Producer)
-		default:
+		} else {
 			out = append(out, fmt.Sprintf("%v %s", r.Op, r.Producer))
 		}
 	}
@@ -96,14 +92,27 @@ func TestSavedResidualsNotebook(t *testing.T) {
 		{"save_any_names_but_these", hlo.SaveAnyNamesButThese("s1"), true, []string{"sine sin2"}},
 		{"save_from_both_policies", hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("s2")), true,
 			append([]string{"sine sin2"}, dots...)},
-		{"save_and_offload_only_these_names", hlo.SaveAndOffloadOnlyTheseNames([]string{"s1"}, []string{"s2"}), true,
-			[]string{"sine sin1", "offloaded sin2"}},
+		{"save_and_offload_only_these_names without offload", hlo.SaveAndOffloadOnlyTheseNames([]string{"s1"}, nil), true,
+			[]string{"sine sin1"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			require.ElementsMatch(t, append(append([]string{}, args...), c.extras...), residualSet(t, sinLayers(t, c.p, c.whole)))
 		})
 	}
+}
+
+// TestSavedResidualsOffloadRefused: the notebook's offload example
+// (save_and_offload_only_these_names, s1 saved, s2 offloaded to pinned_host)
+// cannot be built: vkxla has no host offload, and keeping s2 on the device while
+// reporting it offloaded would be a false statement about memory.
+func TestSavedResidualsOffloadRefused(t *testing.T) {
+	b := hlo.NewBuilder("f")
+	x := b.Parameter(hlo.MakeShape(hlo.F32, 4), "x")
+	b.Checkpoint(hlo.SaveAndOffloadOnlyTheseNames([]string{"s1"}, []string{"s2"}), func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
+		return b.CheckpointName(b.Sin(b.CheckpointName(b.Sin(a[0]), "s1")), "s2")
+	}, x)
+	require.ErrorIs(t, b.Err(), hlo.ErrUnsupported)
 }
 
 // TestSavedResidualsReport: shape, dtype, bytes and producer of each residual, as
