@@ -50,15 +50,22 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 	}
 	out := s.values[s.next]
 	s.next++
-	if anyActive && hasFloatLeaf(out.Shape) {
-		n := &node{orig: in, out: out, args: ops}
-		if hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget) {
-			n.vjp = vjpPassThrough // a name is the identity
-		}
-		e.active[out] = true
-		e.tape = append(e.tape, n)
-	}
+	e.tapeTaken(in, out, ops, anyActive)
 	return out, nil
+}
+
+// tapeTaken puts a value taken in place of in's recomputation on the tape over the
+// recomputed operands, so that its cotangent reaches them.
+func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) {
+	if !anyActive || !hasFloatLeaf(out.Shape) {
+		return
+	}
+	n := &node{orig: in, out: out, args: ops}
+	if hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget) {
+		n.vjp = vjpPassThrough // a name is the identity
+	}
+	e.active[out] = true
+	e.tape = append(e.tape, n)
 }
 
 // savedInstructions finds the instructions of a region (and of the calls and
@@ -118,6 +125,7 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 	saves := map[*hlo.Instruction]bool{}
 	savedInstructions(body, policy, saves)
 	fwd.saving = &saving{saves: saves}
+	fwd.loop = e.loop // a loop around the region keeps some of its values itself
 	for _, op := range ops {
 		fwd.active[op] = e.active[op]
 	}
