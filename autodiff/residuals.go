@@ -97,13 +97,31 @@ func (e *engine) regionResiduals(r *region, args []*hlo.Instruction, reads []boo
 }
 
 // loopResiduals records what a forward loop keeps: per state leaf its stack, or
-// the leaf itself where the body passes it through.
+// the leaf itself where the body passes it through, and the stack of each body
+// value it keeps (a checkpointed step's saved values, random draws).
 func (e *engine) loopResiduals(in *hlo.Instruction, lt *loopTape) {
 	if e.residuals == nil {
 		return
 	}
 	for l, x := range lt.saved {
-		e.residuals.add(x, Residual{Producer: fmt.Sprintf("%s state leaf %d", in.Name, l), Op: in.Op,
-			Stacked: lt.stacked[l], Of: in.Name})
+		if !lt.stacked[l] {
+			v := throughTuples(x)
+			e.residuals.add(x, Residual{Producer: v.Name, Op: v.Op, Argument: v.Op == hlo.OpParameter, Of: in.Name})
+			continue
+		}
+		e.residuals.add(x, Residual{Producer: fmt.Sprintf("%s state leaf %d", in.Name, l), Op: in.Op, Stacked: true, Of: in.Name})
 	}
+	for j, x := range lt.kept {
+		k := lt.keeps.order[j]
+		e.residuals.add(x, Residual{Producer: k.Name, Op: k.Op, Stacked: true, Of: in.Name})
+	}
+}
+
+// throughTuples follows get-tuple-element of a tuple to the element's value (a
+// loop-invariant state leaf is the init tuple's operand, often a parameter).
+func throughTuples(x *hlo.Instruction) *hlo.Instruction {
+	for x.Op == hlo.OpGetTupleElement && x.Operands[0].Op == hlo.OpTuple {
+		x = x.Operands[0].Operands[x.Attrs.TupleIndex]
+	}
+	return x
 }

@@ -126,6 +126,22 @@ func TestSavedResidualsReport(t *testing.T) {
 	}
 	require.Contains(t, lines, "f32[5,4] from the argument W1 (f.checkpoint, 80 bytes)")
 	require.Contains(t, lines, "f32[6] output of dot y2 (f.checkpoint, 24 bytes)")
+	// A scan of 5 steps tanh(W·x), the step under dots_saveable: the stacks of the
+	// counter and the state, the loop-invariant W (param.1) once, and the
+	// stack of W·x.
+	dots := hlo.DotsSaveable()
+	rs, err = SavedResiduals(scanModule(t, 5, f64s(4, 4), f64s(4), &dots, tanhLayer))
+	require.NoError(t, err)
+	lines = nil
+	for _, r := range rs {
+		lines = append(lines, r.String())
+	}
+	require.ElementsMatch(t, []string{
+		"s32[5] stack of while.5 state leaf 0 (while.5, 20 bytes)",
+		"f64[5,4] stack of while.5 state leaf 1 (while.5, 160 bytes)",
+		"f64[4,4] from the argument param.1 (while.5, 128 bytes)",
+		"f64[5,4] stack of y (while.5, 160 bytes)",
+	}, lines)
 	_, err = SavedResiduals(nil)
 	require.ErrorIs(t, err, ErrInvalidArgument)
 }
