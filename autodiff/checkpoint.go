@@ -50,15 +50,20 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 	}
 	out := s.values[s.next]
 	s.next++
-	e.tapeTaken(in, out, ops, anyActive)
-	return out, nil
+	return out, e.tapeTaken(in, out, ops, anyActive)
 }
 
 // tapeTaken puts a value taken in place of in's recomputation on the tape over the
-// recomputed operands, so that its cotangent reaches them.
-func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) {
+// recomputed operands, so that its cotangent reaches them. A draw whose
+// distribution's parameters are differentiated has no rule of its own (its
+// gradient is its decomposition's, a + u·(b − a)): taking its value is refused.
+func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) error {
 	if !anyActive || !hasFloatLeaf(out.Shape) {
-		return
+		return nil
+	}
+	if drawsRandom(in) {
+		return fmt.Errorf("autodiff: %s draws with parameters that depend on a differentiated value, inside a checkpointed "+
+			"region or a loop, whose backward pass takes the forward draw: not implemented: %w", in.Name, hlo.ErrUnsupported)
 	}
 	n := &node{orig: in, out: out, args: ops}
 	if hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget) {
@@ -66,6 +71,7 @@ func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, any
 	}
 	e.active[out] = true
 	e.tape = append(e.tape, n)
+	return nil
 }
 
 // savedInstructions finds the instructions of a region (and of the calls and
@@ -121,6 +127,9 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 			in.Name, len(in.Called), ErrInvalidArgument)
 	}
 	body := in.Called[0]
+	if err := redrawn(body, true); err != nil {
+		return nil, err
+	}
 	fwd := newEngine(e.b, e.opts)
 	saves := map[*hlo.Instruction]bool{}
 	savedInstructions(body, policy, saves)

@@ -33,6 +33,9 @@ type loopKeeps struct {
 // keptInLoop walks body for the values its loop must stack. It returns nil when
 // there are none.
 func keptInLoop(body *hlo.Computation) (*loopKeeps, error) {
+	if err := redrawn(body, false); err != nil {
+		return nil, err
+	}
 	k := &loopKeeps{saves: map[*hlo.Instruction]bool{}, reach: map[*hlo.Instruction]bool{}}
 	if _, err := k.walk(body, hlo.NothingSaveable()); err != nil {
 		return nil, err
@@ -100,7 +103,9 @@ func (e *engine) replayKept(in *hlo.Instruction, ops []*hlo.Instruction, anyActi
 		return out, err
 	}
 	out := k.rows[in]
-	e.tapeTaken(in, out, ops, anyActive)
+	if err := e.tapeTaken(in, out, ops, anyActive); err != nil {
+		return nil, err
+	}
 	if s := e.saving; s != nil && s.saves[in] && !s.recomputes {
 		s.values = append(s.values, out)
 		s.origs = append(s.origs, in)
@@ -114,4 +119,52 @@ func keepOrder(keeps *loopKeeps) []*hlo.Instruction {
 		return nil
 	}
 	return keeps.order
+}
+
+// redrawn finds, among c's instructions (and those of the calls and fusions it
+// holds), a construct whose derivative would run its random draws a second time:
+// a while loop or conditional (their VJPs replay their bodies), and with regions
+// also a nested checkpointed region (the outer recomputation replays it, drawing
+// again). Those draws are not replayed yet, so differentiating them is refused
+// rather than done under other bits.
+func redrawn(c *hlo.Computation, regions bool) error {
+	for _, in := range c.Instructions {
+		recomputes := in.Op == hlo.OpWhile || in.Op == hlo.OpConditional ||
+			(regions && hlo.IsCustomCallTo(in, hlo.CheckpointTarget))
+		if in.Op == hlo.OpCall || in.Op == hlo.OpFusion {
+			if err := redrawn(in.Called[0], regions); err != nil {
+				return err
+			}
+			continue
+		}
+		if !recomputes {
+			continue
+		}
+		for _, called := range in.Called {
+			if d := drawIn(called, map[*hlo.Computation]bool{}); d != nil {
+				return fmt.Errorf("autodiff: %s draws random numbers (%s) inside %s in %s, which the gradient recomputes: "+
+					"replaying those draws is not implemented: %w", in.Name, d.Name, called.Name, c.Name, hlo.ErrUnsupported)
+			}
+		}
+	}
+	return nil
+}
+
+// drawIn returns a random draw in c or a computation it calls, or nil.
+func drawIn(c *hlo.Computation, seen map[*hlo.Computation]bool) *hlo.Instruction {
+	if seen[c] {
+		return nil
+	}
+	seen[c] = true
+	for _, in := range c.Instructions {
+		if drawsRandom(in) {
+			return in
+		}
+		for _, called := range in.Called {
+			if d := drawIn(called, seen); d != nil {
+				return d
+			}
+		}
+	}
+	return nil
 }

@@ -16,20 +16,26 @@ type stepFn func(b *hlo.Builder, w, x *hlo.Instruction) *hlo.Instruction
 // through, returning Σ x; p, when not nil, checkpoints the step inside the body.
 func scanModule(t *testing.T, n int64, ws, xs hlo.Shape, p *hlo.CheckpointPolicy, step stepFn) *hlo.Module {
 	t.Helper()
-	state := hlo.MakeTuple(s32s(), xs, ws)
+	return build(t, []hlo.Shape{xs, ws}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		return sumOf(b, scan(t, b, n, ps[0], ps[1], p, step))
+	})
+}
+
+// scan adds the scan's while loop to b and returns its final x.
+func scan(t *testing.T, b *hlo.Builder, n int64, x, w *hlo.Instruction, p *hlo.CheckpointPolicy, step stepFn) *hlo.Instruction {
+	t.Helper()
+	state := hlo.MakeTuple(s32s(), x.Shape, w.Shape)
 	cb := hlo.NewBuilder("scan.cond")
 	c := cb.Parameter(state, "s")
 	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(c, 0), cb.ScalarConstant(hlo.S32, float64(n)), hlo.CmpLT))
 	require.NoError(t, err)
 	bb := hlo.NewBuilder("scan.body")
 	s := bb.Parameter(state, "s")
-	i, x, w := bb.GetTupleElement(s, 0), bb.GetTupleElement(s, 1), bb.GetTupleElement(s, 2)
-	next := maybeCheckpoint(bb, p, func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return step(b, a[0], a[1]) }, w, x)
-	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), next, w))
+	i, xi, wi := bb.GetTupleElement(s, 0), bb.GetTupleElement(s, 1), bb.GetTupleElement(s, 2)
+	next := maybeCheckpoint(bb, p, func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return step(b, a[0], a[1]) }, wi, xi)
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), next, wi))
 	require.NoError(t, err)
-	return build(t, []hlo.Shape{xs, ws}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
-		return sumOf(b, b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0], ps[1])), 1))
-	})
+	return b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), x, w)), 1)
 }
 
 // tanhLayer is the step tanh(W·x), the product named "y" and the result "h".
@@ -182,4 +188,54 @@ func repeat(s hlo.Shape, n int) []hlo.Shape {
 		out[i] = s
 	}
 	return out
+}
+
+// TestRedrawRefused: draws the gradient would run a second time, where replaying
+// them is not implemented, are refused (hlo.ErrUnsupported, naming the draw)
+// instead of differentiated under other bits: in a conditional branch (its VJP
+// replays the branch), in a region nested in a region and in a while loop inside
+// a region (the outer recomputation replays them), in a while loop nested in a
+// loop body, and a draw whose distribution's parameters are differentiated,
+// inside a region.
+func TestRedrawRefused(t *testing.T) {
+	xs := f64s(8)
+	noisy := func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction { return b.Mul(b.Sin(x), dropoutMask(b, xs)) }
+	region := func(b *hlo.Builder, x *hlo.Instruction, f func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
+		return b.Checkpoint(hlo.NothingSaveable(), func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return f(b, a[0]) }, x)
+	}
+	// loop wraps f in a 3-step scan, w a constant.
+	loop := func(b *hlo.Builder, x *hlo.Instruction, f func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction) *hlo.Instruction {
+		return scan(t, b, 3, x, b.ScalarConstant(hlo.F64, 0), nil, func(b *hlo.Builder, _, x *hlo.Instruction) *hlo.Instruction { return f(b, x) })
+	}
+	cases := map[string]func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction{
+		"conditional branch": func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			bb := hlo.NewBuilder("noisy.branch")
+			br, err := bb.BuildComputation(noisy(bb, bb.Parameter(xs, "x")))
+			require.NoError(t, err)
+			return b.Conditional(b.ScalarConstant(hlo.S32, 0), []*hlo.Computation{br}, []*hlo.Instruction{x})
+		},
+		"region in a region": func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			return region(b, x, func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction { return region(b, x, noisy) })
+		},
+		"loop in a region": func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			return region(b, x, func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction { return loop(b, x, noisy) })
+		},
+		"loop in a loop": func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			return loop(b, x, func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction { return loop(b, x, noisy) })
+		},
+		"differentiated parameters": func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			return region(b, x, func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+				return b.Rng(b.ScalarConstant(hlo.F64, 0), b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(hlo.F64, 0)},
+					b.Reducer(hlo.OpAdd, hlo.F64), []int64{0}), hlo.RngUniform, xs)
+			})
+		},
+	}
+	for name, f := range cases {
+		t.Run(name, func(t *testing.T) {
+			m := build(t, []hlo.Shape{xs}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return sumOf(b, f(b, ps[0])) })
+			_, err := Grad(m, []int{0}, nil)
+			require.ErrorIs(t, err, hlo.ErrUnsupported)
+			require.ErrorContains(t, err, "rng")
+		})
+	}
 }
