@@ -53,7 +53,7 @@ func (o *Options) maxTripCount() int64 {
 // returns a flat tuple: the result's array leaves, then one gradient per wrt entry
 // (shaped like that parameter; zero for an integer or pred parameter).
 func VJP(m *hlo.Module, wrt []int, opts *Options) (*hlo.Module, error) {
-	return transform(m, wrt, opts, modeVJP)
+	return transform(m, wrt, opts, modeVJP, nil)
 }
 
 // Grad returns a module computing the gradient of a function with a floating-point
@@ -61,12 +61,12 @@ func VJP(m *hlo.Module, wrt []int, opts *Options) (*hlo.Module, error) {
 // original parameters and returns the gradient (an array) for one wrt entry, or a
 // tuple of gradients, one per entry, for several.
 func Grad(m *hlo.Module, wrt []int, opts *Options) (*hlo.Module, error) {
-	return transform(m, wrt, opts, modeGrad)
+	return transform(m, wrt, opts, modeGrad, nil)
 }
 
 // ValueAndGrad is Grad whose module returns the tuple (value, gradients…).
 func ValueAndGrad(m *hlo.Module, wrt []int, opts *Options) (*hlo.Module, error) {
-	return transform(m, wrt, opts, modeValueAndGrad)
+	return transform(m, wrt, opts, modeValueAndGrad, nil)
 }
 
 type mode int
@@ -77,12 +77,15 @@ const (
 	modeValueAndGrad
 )
 
-func transform(m *hlo.Module, wrt []int, opts *Options, md mode) (*hlo.Module, error) {
+// transform builds the derivative; residuals, when not nil, collects what the
+// forward pass keeps for the backward pass (SavedResiduals).
+func transform(m *hlo.Module, wrt []int, opts *Options, md mode, residuals *residualLog) (*hlo.Module, error) {
 	if err := checkArgs(m, wrt, md); err != nil {
 		return nil, err
 	}
 	entry := m.Entry
 	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts)
+	e.residuals = residuals
 	params := make([]*hlo.Instruction, len(entry.Params))
 	for i, p := range entry.Params {
 		params[i] = e.b.Parameter(p.Shape, p.Name)

@@ -25,8 +25,11 @@ import (
 // same instructions come in the same order (the same body, the same active
 // arguments) and take the saved values back instead of being recomputed.
 type saving struct {
-	saves      map[*hlo.Instruction]bool // the region's instructions whose values are kept
-	values     []*hlo.Instruction
+	saves  map[*hlo.Instruction]bool // the region's instructions whose values are kept
+	values []*hlo.Instruction
+	// origs are, in the forward replay, the instructions of the region values[i]
+	// is the value of (SavedResiduals names them).
+	origs      []*hlo.Instruction
 	next       int
 	recomputes bool
 }
@@ -39,6 +42,7 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 	if !s.recomputes {
 		out, err := e.replayInstruction(in, ops, anyActive)
 		s.values = append(s.values, out)
+		s.origs = append(s.origs, in)
 		return out, err
 	}
 	if s.next >= len(s.values) {
@@ -46,15 +50,28 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 	}
 	out := s.values[s.next]
 	s.next++
-	if anyActive && hasFloatLeaf(out.Shape) {
-		n := &node{orig: in, out: out, args: ops}
-		if hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget) {
-			n.vjp = vjpPassThrough // a name is the identity
-		}
-		e.active[out] = true
-		e.tape = append(e.tape, n)
+	return out, e.tapeTaken(in, out, ops, anyActive)
+}
+
+// tapeTaken puts a value taken in place of in's recomputation on the tape over the
+// recomputed operands, so that its cotangent reaches them. A draw whose
+// distribution's parameters are differentiated has no rule of its own (its
+// gradient is its decomposition's, a + u·(b − a)): taking its value is refused.
+func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) error {
+	if !anyActive || !hasFloatLeaf(out.Shape) {
+		return nil
 	}
-	return out, nil
+	if drawsRandom(in) {
+		return fmt.Errorf("autodiff: %s draws with parameters that depend on a differentiated value, inside a checkpointed "+
+			"region or a loop, whose backward pass takes the forward draw: not implemented: %w", in.Name, hlo.ErrUnsupported)
+	}
+	n := &node{orig: in, out: out, args: ops}
+	if hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget) {
+		n.vjp = vjpPassThrough // a name is the identity
+	}
+	e.active[out] = true
+	e.tape = append(e.tape, n)
+	return nil
 }
 
 // savedInstructions finds the instructions of a region (and of the calls and
@@ -64,7 +81,9 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 // comes from an op the replay expands rather than tapes (a call, a while loop, a
 // custom-call), the name itself is kept: the op is recomputed for its own
 // backward pass, the name's readers read the kept value. Nested regions keep by
-// their own policies.
+// their own policies. Random draws are kept whatever the policy: the
+// recomputation must see the forward pass's bits, and drawing again would advance
+// the RNG state to new ones.
 func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into map[*hlo.Instruction]bool) {
 	for _, in := range c.Instructions {
 		switch {
@@ -77,12 +96,21 @@ func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into map
 			} else {
 				into[in] = true
 			}
-		case policy.Saveable(in):
-			into[in] = true
 		case in.Op == hlo.OpCall || in.Op == hlo.OpFusion:
 			savedInstructions(in.Called[0], policy, into)
+		case drawsRandom(in):
+			into[in] = true
+		case policy.Saveable(in) && table[in.Op].expand == nil && in.Op != hlo.OpConstant:
+			into[in] = true
 		}
 	}
+}
+
+// drawsRandom reports whether in reads the RNG state, so that running it again
+// gives other values: rng and rng-get-and-update-state. (rng-bit-generator is a
+// function of its state operand: replayed on the same state it gives the same bits.)
+func drawsRandom(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpRng || in.Op == hlo.OpRngGetAndUpdateState
 }
 
 func vjpPassThrough(_ *engine, _ *node, ct *cot) ([]*cot, error) { return []*cot{ct}, nil }
@@ -99,10 +127,14 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 			in.Name, len(in.Called), ErrInvalidArgument)
 	}
 	body := in.Called[0]
+	if err := redrawn(body, true); err != nil {
+		return nil, err
+	}
 	fwd := newEngine(e.b, e.opts)
 	saves := map[*hlo.Instruction]bool{}
 	savedInstructions(body, policy, saves)
 	fwd.saving = &saving{saves: saves}
+	fwd.loop = e.loop // a loop around the region keeps some of its values itself
 	for _, op := range ops {
 		fwd.active[op] = e.active[op]
 	}
@@ -114,25 +146,34 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		return out, nil // nothing differentiable flows through the region
 	}
 	e.active[out] = true
-	saved := fwd.saving.values
+	r := &region{body: body, saves: saves, saved: fwd.saving.values, origs: fwd.saving.origs}
 	e.tape = append(e.tape, &node{orig: in, out: out, args: ops,
-		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.recompute(n, ct, body, saves, saved) }})
+		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.recompute(n, ct, r) }})
 	return out, nil
+}
+
+// region is what a checkpointed region's forward replay leaves for its VJP.
+type region struct {
+	body  *hlo.Computation
+	saves map[*hlo.Instruction]bool
+	saved []*hlo.Instruction // the kept values, in replay order
+	origs []*hlo.Instruction // the region's instructions they are the values of
 }
 
 // recompute is a region's VJP: its backward computation (arguments, saved values,
 // cotangent) → the arguments' cotangents, inlined over an opt-barrier of the
 // inputs it reads.
-func (e *engine) recompute(n *node, ct *cot, body *hlo.Computation, saves map[*hlo.Instruction]bool, saved []*hlo.Instruction) ([]*cot, error) {
-	inputs := append(append(slices.Clone(n.args), saved...), e.materialize(ct, n.out.Shape))
+func (e *engine) recompute(n *node, ct *cot, r *region) ([]*cot, error) {
+	inputs := append(append(slices.Clone(n.args), r.saved...), e.materialize(ct, n.out.Shape))
 	active := make([]bool, len(n.args))
 	for i, a := range n.args {
 		active[i] = e.active[a]
 	}
-	bwd, reads, grads, err := regionBackward(body, saves, active, inputs, len(saved), e.opts)
+	bwd, reads, grads, err := regionBackward(r.body, r.saves, active, inputs, len(r.saved), e.opts)
 	if err != nil || len(grads) == 0 {
 		return nil, err
 	}
+	e.regionResiduals(r, n.args, reads)
 	reads[len(inputs)-1] = true // the cotangent always: it orders the recomputation
 	var fenced []*hlo.Instruction
 	for i, x := range inputs {

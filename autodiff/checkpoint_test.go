@@ -27,7 +27,12 @@ func maybeCheckpoint(b *hlo.Builder, p *hlo.CheckpointPolicy, body regionFn, arg
 // policies are the policies the tests run, by name; nil is no checkpoint.
 func policies() map[string]*hlo.CheckpointPolicy {
 	nothing, dots, names := hlo.NothingSaveable(), hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("h0", "h2")
-	return map[string]*hlo.CheckpointPolicy{"nothing_saveable": &nothing, "dots_saveable": &dots, "save_only_these_names": &names}
+	every, noBatch, allBut := hlo.EverythingSaveable(), hlo.DotsWithNoBatchDimsSaveable(), hlo.SaveAnyNamesButThese("h1")
+	both := hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("h1"))
+	offload := hlo.SaveAndOffloadOnlyTheseNames([]string{"h0", "h2"}, nil) // with nothing to offload (refused: no host offload)
+	return map[string]*hlo.CheckpointPolicy{"nothing_saveable": &nothing, "dots_saveable": &dots, "save_only_these_names": &names,
+		"everything_saveable": &every, "dots_with_no_batch_dims_saveable": &noBatch, "save_any_names_but_these": &allBut,
+		"save_from_both_policies": &both, "save_and_offload_only_these_names": &offload}
 }
 
 // dense is one layer: act(x·w + b), its dot named "dot<k>", its output "act<k>"
@@ -218,6 +223,12 @@ func TestCheckpointSavedSets(t *testing.T) {
 		"nothing_saveable":      {"b0", "b1", "b2", "w0", "w1", "w2", "x"},
 		"dots_saveable":         {"b0", "b1", "b2", "dot0", "dot1", "dot2", "w1", "w2", "x"},
 		"save_only_these_names": {"act0", "act2", "b1", "w1", "w2", "x"},
+		// everything: tanh's rule reads its result, so the dots are kept but not read
+		"everything_saveable":               {"act0", "act1", "act2", "w1", "w2", "x"},
+		"dots_with_no_batch_dims_saveable":  {"b0", "b1", "b2", "dot0", "dot1", "dot2", "w1", "w2", "x"},
+		"save_any_names_but_these":          {"act0", "act2", "b1", "w1", "w2", "x"},
+		"save_from_both_policies":           {"act1", "b0", "b2", "dot0", "dot2", "w1", "w2", "x"},
+		"save_and_offload_only_these_names": {"act0", "act2", "b1", "w1", "w2", "x"},
 	}
 	for name, p := range policies() {
 		t.Run(name, func(t *testing.T) {

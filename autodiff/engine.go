@@ -37,6 +37,12 @@ type engine struct {
 	// saving, inside a checkpointed region, records or hands back the values its
 	// policy keeps (checkpoint.go); nil elsewhere.
 	saving *saving
+	// loop, in a loop body's replay, holds the values the loop stacks per
+	// iteration (loop_saving.go); nil elsewhere.
+	loop *loopKeeps
+	// residuals, in the top-level engine of SavedResiduals only, records what the
+	// forward pass keeps for the backward one (residuals.go).
+	residuals *residualLog
 }
 
 func newEngine(b *hlo.Builder, opts *Options) *engine {
@@ -99,6 +105,12 @@ func (e *engine) replay(c *hlo.Computation, args []*hlo.Instruction) (*hlo.Instr
 
 // replayOne adds one instruction; an active one goes on the tape (or is expanded).
 func (e *engine) replayOne(in *hlo.Instruction, ops []*hlo.Instruction, anyActive bool) (*hlo.Instruction, error) {
+	switch {
+	case e.loop != nil && e.loop.saves[in]:
+		return e.replayKept(in, ops, anyActive)
+	case e.loop != nil && e.loop.reach[in] && !anyActive:
+		return e.replay(in.Called[0], ops) // inlined, so that the kept values inside are reached
+	}
 	if e.saving != nil && e.saving.saves[in] {
 		return e.replaySaveable(in, ops, anyActive)
 	}

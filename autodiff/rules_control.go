@@ -67,6 +67,10 @@ func vjpConditional(e *engine, n *node, ct *cot) ([]*cot, error) {
 // branchVJP builds the backward computation of branch k: (arg_k, ct) -> tuple of
 // cotangents for every branch's operand.
 func branchVJP(br *hlo.Computation, k int, argShapes []hlo.Shape, outShape hlo.Shape, opts *Options) (*hlo.Computation, error) {
+	if d := drawIn(br, map[*hlo.Computation]bool{}); d != nil {
+		return nil, fmt.Errorf("autodiff: conditional branch %q draws random numbers (%s), which its VJP would draw again: "+
+			"replaying them is not implemented: %w", br.Name, d.Name, hlo.ErrUnsupported)
+	}
 	sub := newEngine(hlo.NewBuilder(br.Name+".vjp"), opts)
 	p := sub.b.Parameter(hlo.MakeTuple(argShapes[k], outShape), "arg_ct")
 	arg, ctv := sub.b.GetTupleElement(p, 0), sub.b.GetTupleElement(p, 1)

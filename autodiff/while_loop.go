@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -29,7 +30,11 @@ type loopTape struct {
 	// it through unchanged, as weights) is kept once, not n times.
 	saved   []*hlo.Instruction
 	stacked []bool
-	n       int64
+	// keeps are the body's values the loop stacks besides its states (loop_saving.go),
+	// kept their stacks in keeps.order; nil when there are none.
+	keeps *loopKeeps
+	kept  []*hlo.Instruction
+	n     int64
 	// count is the forward loop's iteration count, for a bounded loop; nil when it
 	// is the constant n.
 	count *hlo.Instruction
@@ -41,14 +46,21 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 	body := in.Called[1]
 	leaves := init.Shape.Leaves()
 	stacked := variantLeaves(body, init.Shape)
+	keeps, err := keptInLoop(body)
+	if err != nil {
+		return nil, err
+	}
 	aug := []hlo.Shape{init.Shape, hlo.Scalar(hlo.S32)}
 	for l, s := range leaves {
 		if stacked[l] {
 			aug = append(aug, stackShape(s, n))
 		}
 	}
+	for _, in := range keepOrder(keeps) {
+		aug = append(aug, stackShape(in.Shape, n))
+	}
 	augShape := hlo.MakeTuple(aug...)
-	fwdBody, err := stackingBody(body, augShape, stacked)
+	fwdBody, err := stackingBody(body, augShape, stacked, keeps)
 	if err != nil {
 		return nil, err
 	}
@@ -66,9 +78,12 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 			start = append(start, e.zeros(stackShape(s, n)))
 		}
 	}
+	for _, in := range keepOrder(keeps) {
+		start = append(start, e.zeros(stackShape(in.Shape, n)))
+	}
 	loop := e.b.While(cond, fwdBody, e.b.Tuple(start...))
 	out := e.b.GetTupleElement(loop, 0)
-	lt := &loopTape{body: body, n: n, stacked: stacked}
+	lt := &loopTape{body: body, n: n, stacked: stacked, keeps: keeps}
 	if bounded {
 		lt.count = e.b.GetTupleElement(loop, 1)
 	}
@@ -80,9 +95,14 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 		}
 		lt.saved = append(lt.saved, v)
 	}
+	for range keepOrder(keeps) {
+		lt.kept = append(lt.kept, e.b.GetTupleElement(loop, next))
+		next++
+	}
 	if err := e.b.Err(); err != nil {
 		return nil, fmt.Errorf("autodiff: while %s: %w", in.Name, err)
 	}
+	e.loopResiduals(in, lt)
 	e.active[out] = true
 	e.tape = append(e.tape, &node{orig: in, out: out, args: []*hlo.Instruction{init},
 		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.vjpLoop(lt, n, ct) }})
@@ -102,10 +122,11 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 	stateShape := n.args[0].Shape
 	shapes := []hlo.Shape{hlo.Scalar(hlo.S32), stateShape}
-	for _, s := range lt.saved {
+	carried := append(slices.Clone(lt.saved), lt.kept...)
+	for _, s := range carried {
 		shapes = append(shapes, s.Shape)
 	}
-	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, lt.saved...)
+	start := append([]*hlo.Instruction{e.b.ScalarConstant(hlo.S32, 0), e.materialize(ct, stateShape)}, carried...)
 	if lt.count != nil {
 		shapes = append(shapes, lt.count.Shape)
 		start = append(start, lt.count)
@@ -130,22 +151,35 @@ func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 
 // stackingBody is the forward loop's body over (state, t, stacks…): it writes the
 // stacked state leaves into row t of their stacks and runs the original body.
-func stackingBody(body *hlo.Computation, augShape hlo.Shape, stacked []bool) (*hlo.Computation, error) {
+func stackingBody(body *hlo.Computation, augShape hlo.Shape, stacked []bool, keeps *loopKeeps) (*hlo.Computation, error) {
 	b := hlo.NewBuilder(body.Name + ".stack")
 	p := b.Parameter(augShape, "aug")
 	state, t := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
-	next, err := newEngine(b, nil).replay(body, []*hlo.Instruction{state})
+	fwd := newEngine(b, nil)
+	if keeps != nil {
+		fwd.loop = &loopKeeps{saves: keeps.saves, reach: keeps.reach, got: map[*hlo.Instruction]*hlo.Instruction{}}
+	}
+	next, err := fwd.replay(body, []*hlo.Instruction{state})
 	if err != nil {
 		return nil, err
 	}
 	out := []*hlo.Instruction{next, b.Add(t, b.ScalarConstant(hlo.S32, 1))}
-	for l, leaf := range leafValues(b, state) {
-		if !stacked[l] {
-			continue
-		}
-		row := b.Reshape(leaf, append([]int64{1}, leaf.Shape.Dims...)...)
+	push := func(v *hlo.Instruction) {
+		row := b.Reshape(v, append([]int64{1}, v.Shape.Dims...)...)
 		stack := b.GetTupleElement(p, int64(len(out)))
-		out = append(out, b.DynamicUpdateSlice(stack, row, rowStart(b, t, leaf.Shape.Rank())))
+		out = append(out, b.DynamicUpdateSlice(stack, row, rowStart(b, t, v.Shape.Rank())))
+	}
+	for l, leaf := range leafValues(b, state) {
+		if stacked[l] {
+			push(leaf)
+		}
+	}
+	for _, in := range keepOrder(keeps) {
+		v := fwd.loop.got[in]
+		if v == nil {
+			return nil, fmt.Errorf("autodiff: while body %s: the forward replay did not reach the kept value %s", body.Name, in.Name)
+		}
+		push(v)
 	}
 	return b.BuildComputation(b.Tuple(out...))
 }
@@ -157,25 +191,35 @@ func backwardBody(lt *loopTape, bwdShape hlo.Shape, opts *Options) (*hlo.Computa
 	k, ctv := b.GetTupleElement(p, 0), b.GetTupleElement(p, 1)
 	last := b.ScalarConstant(hlo.S32, float64(lt.n-1))
 	var count *hlo.Instruction
+	nCarried := len(lt.saved) + len(lt.kept)
 	if lt.count != nil {
-		count = b.GetTupleElement(p, int64(2+len(lt.saved)))
+		count = b.GetTupleElement(p, int64(2+nCarried))
 		last = b.Sub(count, b.ScalarConstant(hlo.S32, 1))
 	}
 	t := b.Sub(last, k)
+	row := func(stack *hlo.Instruction) *hlo.Instruction {
+		dims := stack.Shape.Dims[1:]
+		return b.Reshape(b.DynamicSlice(stack, rowStart(b, t, len(dims)), append([]int64{1}, dims...)), dims...)
+	}
 	leaves := make([]*hlo.Instruction, len(lt.saved))
-	saved := make([]*hlo.Instruction, len(lt.saved))
-	for l, sv := range lt.saved {
-		saved[l] = b.GetTupleElement(p, int64(2+l))
-		if !lt.stacked[l] {
-			leaves[l] = saved[l]
-			continue
+	saved := make([]*hlo.Instruction, nCarried)
+	for i := range saved {
+		saved[i] = b.GetTupleElement(p, int64(2+i))
+	}
+	for l := range lt.saved {
+		leaves[l] = saved[l]
+		if lt.stacked[l] {
+			leaves[l] = row(saved[l])
 		}
-		dims := sv.Shape.Dims[1:]
-		sizes := append([]int64{1}, dims...)
-		leaves[l] = b.Reshape(b.DynamicSlice(saved[l], rowStart(b, t, len(dims)), sizes), dims...)
 	}
 	state := rebuild(b, ctv.Shape, &leaves)
 	sub := newEngine(b, opts)
+	if lt.keeps != nil {
+		sub.loop = &loopKeeps{saves: lt.keeps.saves, reach: lt.keeps.reach, rows: map[*hlo.Instruction]*hlo.Instruction{}}
+		for j, in := range lt.keeps.order {
+			sub.loop.rows[in] = row(saved[len(lt.saved)+j])
+		}
+	}
 	sub.markActive(state)
 	out, err := sub.replay(lt.body, []*hlo.Instruction{state})
 	if err != nil {

@@ -23,9 +23,16 @@ const (
 
 // The policies' names, as backend_config spells them (JAX's names).
 const (
-	saveNothing = "nothing_saveable"
-	saveDots    = "dots_saveable"
-	saveNames   = "save_only_these_names"
+	saveNothing      = "nothing_saveable"
+	saveEverything   = "everything_saveable"
+	saveDots         = "dots_saveable"
+	saveDotsNoBatch  = "dots_with_no_batch_dims_saveable"
+	saveNames        = "save_only_these_names"
+	saveAllBut       = "save_any_names_but_these"
+	saveBoth         = "save_from_both_policies"
+	saveAndOffload   = "save_and_offload_only_these_names"
+	policyNamesUsage = "nothing_saveable, everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable, " +
+		"save_only_these_names, save_any_names_but_these, save_from_both_policies or save_and_offload_only_these_names"
 )
 
 // CheckpointPolicy is a checkpointed region's policy: which of the region's values
@@ -34,21 +41,57 @@ const (
 // as jax.checkpoint's default.
 type CheckpointPolicy struct {
 	save  string
-	names []string
+	names []string // the names kept (save_only_these_names, save_and_offload…) or not kept (save_any_names_but_these)
+	// offload names the values save_and_offload_only_these_names would move to host
+	// memory; vkxla has no host offload yet, so a policy with any is refused.
+	offload []string
+	both    []CheckpointPolicy // save_from_both_policies: the two policies
 }
 
 // NothingSaveable keeps only the region's arguments
 // (jax.checkpoint_policies.nothing_saveable).
 func NothingSaveable() CheckpointPolicy { return CheckpointPolicy{save: saveNothing} }
 
+// EverythingSaveable keeps every value of the region: the region costs what it
+// would without checkpointing (jax.checkpoint_policies.everything_saveable).
+func EverythingSaveable() CheckpointPolicy { return CheckpointPolicy{save: saveEverything} }
+
 // DotsSaveable keeps the results of dots and convolutions and recomputes the rest
 // (jax.checkpoint_policies.dots_saveable, alias checkpoint_dots).
 func DotsSaveable() CheckpointPolicy { return CheckpointPolicy{save: saveDots} }
+
+// DotsWithNoBatchDimsSaveable keeps the results of dots without batch dimensions
+// (matrix products, not batched ones such as attention scores)
+// (jax.checkpoint_policies.dots_with_no_batch_dims_saveable).
+func DotsWithNoBatchDimsSaveable() CheckpointPolicy { return CheckpointPolicy{save: saveDotsNoBatch} }
 
 // SaveOnlyTheseNames keeps the values named (by CheckpointName) with one of names
 // (jax.checkpoint_policies.save_only_these_names).
 func SaveOnlyTheseNames(names ...string) CheckpointPolicy {
 	return CheckpointPolicy{save: saveNames, names: slices.Clone(names)}
+}
+
+// SaveAnyNamesButThese keeps every named value whose name is not one of names
+// (jax.checkpoint_policies.save_any_names_but_these).
+func SaveAnyNamesButThese(names ...string) CheckpointPolicy {
+	return CheckpointPolicy{save: saveAllBut, names: slices.Clone(names)}
+}
+
+// SaveFromBothPolicies keeps what either policy keeps
+// (jax.checkpoint_policies.save_from_both_policies).
+func SaveFromBothPolicies(a, b CheckpointPolicy) CheckpointPolicy {
+	return CheckpointPolicy{save: saveBoth, both: []CheckpointPolicy{a, b}}
+}
+
+// SaveAndOffloadOnlyTheseNames is jax.checkpoint_policies.save_and_offload_only_these_names
+// (offload_src="device", offload_dst="pinned_host"): it keeps the values named
+// with one of save on the device and would move those named with one of offload
+// to host memory. vkxla has no host offload yet (issue 18 item 4): a region under
+// this policy with a non-empty offload list is refused with an error wrapping
+// ErrUnsupported, rather than keeping those values on the device while the
+// caller expects them off it. With offload empty it is SaveOnlyTheseNames(save...).
+func SaveAndOffloadOnlyTheseNames(save, offload []string) CheckpointPolicy {
+	return CheckpointPolicy{save: saveAndOffload, names: slices.Clone(save), offload: slices.Clone(offload)}
 }
 
 func (p CheckpointPolicy) kind() string {
@@ -60,34 +103,61 @@ func (p CheckpointPolicy) kind() string {
 
 // String is the policy as JAX names it, with its names.
 func (p CheckpointPolicy) String() string {
-	if p.kind() == saveNames {
-		return fmt.Sprintf("%s%q", saveNames, p.names)
+	switch p.kind() {
+	case saveNames, saveAllBut:
+		return fmt.Sprintf("%s%q", p.kind(), p.names)
+	case saveAndOffload:
+		return fmt.Sprintf("%s(save=%q, offload=%q)", saveAndOffload, p.names, p.offload)
+	case saveBoth:
+		return fmt.Sprintf("%s(%v, %v)", saveBoth, p.both[0], p.both[1])
 	}
 	return p.kind()
 }
 
 // Saveable reports whether the policy keeps the value of in, an instruction of a
-// checkpointed region: a dot or convolution under DotsSaveable, a CheckpointName
-// with one of the names under SaveOnlyTheseNames.
+// checkpointed region: any value under EverythingSaveable, a dot or convolution
+// under DotsSaveable, a dot with no batch dimensions under
+// DotsWithNoBatchDimsSaveable, a CheckpointName by its name under the name
+// policies, what either keeps under SaveFromBothPolicies.
 func (p CheckpointPolicy) Saveable(in *Instruction) bool {
+	name, named := CheckpointNameOf(in)
 	switch p.kind() {
+	case saveEverything:
+		return in.Op != OpParameter
 	case saveDots:
 		return in.Op == OpDot || in.Op == OpConvolution
+	case saveDotsNoBatch:
+		return in.Op == OpDot && in.Attrs.Dot != nil && len(in.Attrs.Dot.LhsBatch) == 0 && len(in.Attrs.Dot.RhsBatch) == 0
 	case saveNames:
-		name, ok := CheckpointNameOf(in)
-		return ok && slices.Contains(p.names, name)
+		return named && slices.Contains(p.names, name)
+	case saveAllBut:
+		return named && !slices.Contains(p.names, name)
+	case saveAndOffload:
+		return named && slices.Contains(p.names, name)
+	case saveBoth:
+		return p.both[0].Saveable(in) || p.both[1].Saveable(in)
 	}
 	return false
 }
 
 // policyConfig is the policy's backend_config.
 type policyConfig struct {
-	Policy string   `json:"policy"`
-	Names  []string `json:"names,omitempty"`
+	Policy   string         `json:"policy"`
+	Names    []string       `json:"names,omitempty"`
+	Offload  []string       `json:"offload,omitempty"`
+	Policies []policyConfig `json:"policies,omitempty"`
+}
+
+func (p CheckpointPolicy) toConfig() policyConfig {
+	c := policyConfig{Policy: p.kind(), Names: p.names, Offload: p.offload}
+	for _, q := range p.both {
+		c.Policies = append(c.Policies, q.toConfig())
+	}
+	return c
 }
 
 func (p CheckpointPolicy) config() string {
-	text, _ := json.Marshal(policyConfig{Policy: p.kind(), Names: p.names}) // strings only: cannot fail
+	text, _ := json.Marshal(p.toConfig()) // strings and lists only: cannot fail
 	return string(text)
 }
 
@@ -97,30 +167,51 @@ func CheckpointPolicyOf(call *Instruction) (CheckpointPolicy, error) {
 	if !IsCustomCallTo(call, CheckpointTarget) {
 		return CheckpointPolicy{}, fmt.Errorf("%s is not a custom-call to %q", call.Name, CheckpointTarget)
 	}
-	cfg, err := call.Attrs.CustomCall.BackendConfigMap()
-	if err != nil {
+	var cfg policyConfig
+	if err := json.Unmarshal([]byte(call.Attrs.CustomCall.BackendConfig), &cfg); err != nil {
 		return CheckpointPolicy{}, fmt.Errorf("checkpoint %s: backend_config: %w", call.Name, err)
 	}
-	p := CheckpointPolicy{}
-	p.save, _ = cfg["policy"].(string)
-	switch p.save {
-	case saveNothing, saveDots:
+	p, err := cfg.policy()
+	if err != nil {
+		return CheckpointPolicy{}, fmt.Errorf("checkpoint %s: %w", call.Name, err)
+	}
+	return p, nil
+}
+
+// policy checks a configuration and makes it a policy.
+func (c policyConfig) policy() (CheckpointPolicy, error) {
+	p := CheckpointPolicy{save: c.Policy, names: c.Names, offload: c.Offload}
+	switch c.Policy {
+	case saveNothing, saveEverything, saveDots, saveDotsNoBatch:
 		return p, nil
-	case saveNames:
-		list, ok := cfg["names"].([]any)
-		for _, n := range list {
-			s, isString := n.(string)
-			ok = ok && isString
-			p.names = append(p.names, s)
+	case saveNames, saveAllBut:
+		if c.Names == nil {
+			return CheckpointPolicy{}, fmt.Errorf("policy %s needs \"names\", a list of strings", c.Policy)
 		}
-		if !ok {
-			return CheckpointPolicy{}, fmt.Errorf("checkpoint %s: policy %s needs \"names\", a list of strings, got %v",
-				call.Name, saveNames, cfg["names"])
+		return p, nil
+	case saveAndOffload:
+		if len(c.Offload) > 0 {
+			return CheckpointPolicy{}, fmt.Errorf("policy %s: offloading %q to pinned_host: host offload is not implemented: %w",
+				c.Policy, c.Offload, ErrUnsupported)
+		}
+		if c.Names == nil {
+			return CheckpointPolicy{}, fmt.Errorf("policy %s needs \"names\", a list of strings", c.Policy)
+		}
+		return p, nil
+	case saveBoth:
+		if len(c.Policies) != 2 {
+			return CheckpointPolicy{}, fmt.Errorf("policy %s needs \"policies\", two policies, got %d", c.Policy, len(c.Policies))
+		}
+		for i, q := range c.Policies {
+			sub, err := q.policy()
+			if err != nil {
+				return CheckpointPolicy{}, fmt.Errorf("%s policy %d: %w", saveBoth, i, err)
+			}
+			p.both = append(p.both, sub)
 		}
 		return p, nil
 	}
-	return CheckpointPolicy{}, fmt.Errorf("checkpoint %s: unknown policy %v (want %s, %s or %s)",
-		call.Name, cfg["policy"], saveNothing, saveDots, saveNames)
+	return CheckpointPolicy{}, fmt.Errorf("unknown policy %s (want %s)", c.Policy, policyNamesUsage)
 }
 
 // CheckpointNameOf returns the name a "vkxla.checkpoint_name" custom-call gives its
@@ -164,8 +255,8 @@ func checkpointBody(name string, p CheckpointPolicy, body func(b *Builder, args 
 	if body == nil {
 		return nil, fmt.Errorf("checkpoint: nil body function")
 	}
-	if p.kind() != saveNothing && p.kind() != saveDots && p.kind() != saveNames {
-		return nil, fmt.Errorf("checkpoint: unknown policy %q", p.save)
+	if _, err := p.toConfig().policy(); err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	sb := NewBuilder(name)
 	params := make([]*Instruction, len(shapes))

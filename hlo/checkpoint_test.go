@@ -66,6 +66,25 @@ func TestCheckpointPrintsAndParses(t *testing.T) {
 	require.ElementsMatch(t, []string{"nothing_saveable", "dots_saveable"}, policies)
 }
 
+// TestCheckpointPoliciesRoundTrip: every policy survives its backend_config.
+func TestCheckpointPoliciesRoundTrip(t *testing.T) {
+	for _, p := range []hlo.CheckpointPolicy{
+		hlo.NothingSaveable(), hlo.EverythingSaveable(), hlo.DotsSaveable(), hlo.DotsWithNoBatchDimsSaveable(),
+		hlo.SaveOnlyTheseNames("a"), hlo.SaveAnyNamesButThese("a", "b"), hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, nil),
+		hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveFromBothPolicies(hlo.SaveOnlyTheseNames("a"), hlo.EverythingSaveable())),
+	} {
+		b := hlo.NewBuilder("p")
+		m, err := b.Build(b.Checkpoint(p, func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return a[0] },
+			b.Parameter(hlo.MakeShape(hlo.F32, 2), "x")))
+		require.NoError(t, err, "%v", p)
+		back, err := hlo.ParseModule(m.String())
+		require.NoError(t, err, "%v", p)
+		got, err := hlo.CheckpointPolicyOf(back.Entry.Root)
+		require.NoError(t, err, "%v", p)
+		require.Equal(t, p.String(), got.String())
+	}
+}
+
 // TestCheckpointPolicySaveable: each policy keeps what its name says.
 func TestCheckpointPolicySaveable(t *testing.T) {
 	b := hlo.NewBuilder("p")
@@ -73,6 +92,7 @@ func TestCheckpointPolicySaveable(t *testing.T) {
 	k := b.Parameter(hlo.MakeShape(hlo.F32, 1, 1, 1, 1), "k")
 	m := b.Parameter(hlo.MakeShape(hlo.F32, 2, 2), "m")
 	dot := b.Dot(m, m)
+	batched := b.DotGeneral(m, m, hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{1}, RhsContracting: []int64{1}})
 	conv := b.Conv(x, k, hlo.MakeWindow([]int64{1, 1}, nil), hlo.ConvDims{InputBatch: 0, InputFeature: 3, InputSpatial: []int64{1, 2},
 		KernelInput: 2, KernelOutput: 3, KernelSpatial: []int64{0, 1},
 		OutputBatch: 0, OutputFeature: 3, OutputSpatial: []int64{1, 2}}, 1, 1)
@@ -86,11 +106,16 @@ func TestCheckpointPolicySaveable(t *testing.T) {
 	}{
 		{hlo.CheckpointPolicy{}, nil},
 		{hlo.NothingSaveable(), nil},
-		{hlo.DotsSaveable(), []*hlo.Instruction{dot, conv}},
+		{hlo.DotsSaveable(), []*hlo.Instruction{dot, batched, conv}},
 		{hlo.SaveOnlyTheseNames("a", "c"), []*hlo.Instruction{named}},
+		{hlo.EverythingSaveable(), []*hlo.Instruction{dot, batched, conv, named, other, sum}},
+		{hlo.DotsWithNoBatchDimsSaveable(), []*hlo.Instruction{dot}},
+		{hlo.SaveAnyNamesButThese("a"), []*hlo.Instruction{other}},
+		{hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("b")), []*hlo.Instruction{dot, batched, conv, other}},
+		{hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, nil), []*hlo.Instruction{named}},
 	}
 	for _, c := range cases {
-		for _, in := range []*hlo.Instruction{dot, conv, named, other, sum, m} {
+		for _, in := range []*hlo.Instruction{dot, batched, conv, named, other, sum, m} {
 			want := false
 			for _, s := range c.save {
 				want = want || s == in
@@ -132,6 +157,8 @@ func TestCheckpointErrors(t *testing.T) {
 		{`custom-call(x), custom_call_target="vkxla.checkpoint", called_computations={%r}, backend_config={"policy":"all"}`, "unknown policy all"},
 		{`custom-call(x), custom_call_target="vkxla.checkpoint", called_computations={%r}, backend_config={"policy":"save_only_these_names"}`, `needs "names"`},
 		{`custom-call(x), custom_call_target="vkxla.checkpoint", called_computations={%r, %r}, backend_config={"policy":"nothing_saveable"}`, "calls one computation"},
+		{`custom-call(x), custom_call_target="vkxla.checkpoint", called_computations={%r}, backend_config={"policy":"save_from_both_policies","policies":[{"policy":"dots_saveable"}]}`, "two policies, got 1"},
+		{`custom-call(x), custom_call_target="vkxla.checkpoint", called_computations={%r}, backend_config={"policy":"save_from_both_policies","policies":[{"policy":"dots_saveable"},{"policy":"x"}]}`, "policy 1: unknown policy x"},
 		{`custom-call(x), custom_call_target="vkxla.checkpoint_name"`, `needs {"name"`},
 	} {
 		m, err := hlo.ParseModule("HloModule bad\n%r (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2] parameter(0)\n}\n" +
@@ -140,6 +167,33 @@ func TestCheckpointErrors(t *testing.T) {
 		_, err = cpuref.Eval(m, hlo.MustFromSlice([]int64{2}, []float32{1, 2}))
 		require.ErrorContains(t, err, c.want, c.text)
 	}
+}
+
+// TestCheckpointOffloadRefused: vkxla has no host offload, so a
+// save_and_offload_only_these_names policy that offloads anything is refused,
+// built or parsed, with an error wrapping ErrUnsupported that names the values;
+// the values are not quietly kept on the device instead.
+func TestCheckpointOffloadRefused(t *testing.T) {
+	s := hlo.MakeShape(hlo.F32, 2)
+	id := func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return a[0] }
+	for _, p := range []hlo.CheckpointPolicy{
+		hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, []string{"h"}),
+		hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"})),
+	} {
+		b := hlo.NewBuilder("offload")
+		require.Nil(t, b.Checkpoint(p, id, b.Parameter(s, "x")), "%v", p)
+		require.ErrorIs(t, b.Err(), hlo.ErrUnsupported, "%v", p)
+		require.ErrorContains(t, b.Err(), `offloading ["h"] to pinned_host`)
+	}
+	m, err := hlo.ParseModule("HloModule offload\n%r (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2] parameter(0)\n}\n" +
+		"ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] custom-call(x), custom_call_target=\"vkxla.checkpoint\", " +
+		"called_computations={%r}, backend_config={\"policy\":\"save_and_offload_only_these_names\",\"names\":[],\"offload\":[\"h\"]}\n}")
+	require.NoError(t, err)
+	_, err = hlo.CheckpointPolicyOf(m.Entry.Root)
+	require.ErrorIs(t, err, hlo.ErrUnsupported)
+	b := hlo.NewBuilder("device only")
+	require.NotNil(t, b.Checkpoint(hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, nil), id, b.Parameter(s, "x")))
+	require.NoError(t, b.Err())
 }
 
 // TestCheckpointRegionOperandShapes: a region whose parameter does not match its

@@ -107,14 +107,35 @@ func BenchmarkScanPlans(b *testing.B) {
 	p := scanTable
 	ckpt := p
 	ckpt.Variant = scanprog.ScanCheckpointed
+	step := p
+	step.Variant = scanprog.StepCheckpointed
 	var plain int64
 	for range b.N {
 		plain = planScan(b, p, plan.Options{}).Stats.PeakBytes
 		b.ReportMetric(p.Stacks(plain), "plain-stacks")
 		b.ReportMetric(p.Stacks(planScan(b, ckpt, plan.Options{}).Stats.PeakBytes), "checkpointed-stacks")
+		b.ReportMetric(p.Stacks(planScan(b, step, plan.Options{}).Stats.PeakBytes), "step-checkpointed-stacks")
 		for _, pct := range []int64{50, 25, 20, 12} {
 			pl := planScan(b, p, plan.Options{MemoryBudget: plain * pct / 100})
 			b.ReportMetric(p.Stacks(pl.Stats.PeakBytes), fmt.Sprintf("budget%d%%-stacks", pct))
 		}
 	}
+}
+
+// TestScanStepCheckpointedPlan: jax.checkpoint (nothing_saveable) on the step
+// function inside the scan's body. In JAX this saves memory because a plain
+// scan's backward pass keeps every step's residuals (here cos x for each sin).
+// vkxla's loop VJP keeps only each step's input state and recomputes the body in
+// the backward loop: its plain scan already is the step-checkpointed scan. The
+// step's only residual is its input, which any policy keeps, so the two plans
+// are the same, byte for byte, not smaller. (A step policy that saves values —
+// dots_saveable, a name — adds their stacks instead: autodiff's
+// TestScanStepCheckpointSavesByPolicy.)
+func TestScanStepCheckpointedPlan(t *testing.T) {
+	plain := planScan(t, scanTable, plan.Options{})
+	p := scanTable
+	p.Variant = scanprog.StepCheckpointed
+	pl := planScan(t, p, plan.Options{})
+	assert.Equal(t, plain.Stats.PeakBytes, pl.Stats.PeakBytes, "the plain scan keeps what the checkpointed step keeps")
+	assert.LessOrEqual(t, pl.Stats.PeakBytes, 10*p.StackBytes()+8*p.StateBytes(), "ten stacks and a few states")
 }
