@@ -167,6 +167,18 @@ func TestCustomKernelBindingCounts(t *testing.T) {
 	}
 }
 
+// Push constants shorter than the module's block fail to compile, naming both
+// sizes (the device's interface check): the kernel would read past them.
+func TestCustomKernelShortPushConstants(t *testing.T) {
+	rt := newRuntime(t)
+	k := axpyKernel(axpyWords(t))
+	k.Push = func(*hlo.Instruction) ([]byte, error) { return make([]byte, 4), nil }
+	require.NoError(t, vkxla.RegisterKernelTarget(hlo.CustomCallTarget{Name: "test.short_push", Kernel: k, Reference: axpyReference}))
+	_, err := rt.Compile(context.Background(), kernelCallModule(t, "test.short_push", "f32", 8, "f32[8]"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "push constants: the module's block is 8 bytes, the spec passes 4")
+}
+
 // registerPastEnd registers testdata/kernels/axpy_past_end.spv: axpy_diff's
 // results, plus writes one result length past each result's end and 64 Ki
 // elements past the first's.
