@@ -1,6 +1,7 @@
 package vkxla_test
 
 //go:generate glslc -O --target-env=vulkan1.1 -o testdata/kernels/axpy_diff.spv testdata/kernels/axpy_diff.comp
+//go:generate glslc -O --target-env=vulkan1.1 -o testdata/kernels/axpy_past_end.spv testdata/kernels/axpy_past_end.comp
 
 import (
 	"bytes"
@@ -246,7 +247,7 @@ func TestRegisterKernelTargetRefuses(t *testing.T) {
 	}
 }
 
-// The committed .spv is what its go:generate line makes of the GLSL.
+// The committed .spv files are what their go:generate lines make of the GLSL.
 func TestKernelSPIRVUpToDate(t *testing.T) {
 	glslc, err := exec.LookPath("glslc")
 	if err != nil {
@@ -257,25 +258,28 @@ func TestKernelSPIRVUpToDate(t *testing.T) {
 	}
 	src, err := os.ReadFile("custom_kernel_test.go")
 	require.NoError(t, err)
-	var args []string
+	var lines [][]string
 	for _, line := range strings.Split(string(src), "\n") {
 		if rest, ok := strings.CutPrefix(line, "//go:generate glslc "); ok {
-			args = strings.Fields(rest)
+			lines = append(lines, strings.Fields(rest))
 		}
 	}
-	require.NotEmpty(t, args)
-	out := filepath.Join(t.TempDir(), "k.spv")
-	for i, a := range args {
-		if a == "-o" {
-			args[i+1] = out
+	require.Len(t, lines, 2)
+	for _, args := range lines {
+		var committed string
+		out := filepath.Join(t.TempDir(), "k.spv")
+		for i, a := range args {
+			if a == "-o" {
+				committed, args[i+1] = args[i+1], out
+			}
 		}
+		require.NotEmpty(t, committed, "-o in %v", args)
+		msg, err := exec.Command(glslc, args...).CombinedOutput()
+		require.NoError(t, err, "%s", msg)
+		got, err := os.ReadFile(out)
+		require.NoError(t, err)
+		want, err := os.ReadFile(committed)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(got, want), "%s is stale: run go generate", committed)
 	}
-	cmd := exec.Command(glslc, args...)
-	msg, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", msg)
-	got, err := os.ReadFile(out)
-	require.NoError(t, err)
-	want, err := os.ReadFile(axpySPV)
-	require.NoError(t, err)
-	assert.True(t, bytes.Equal(got, want), "%s is stale: run go generate", axpySPV)
 }

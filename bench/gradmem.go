@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,9 @@ type GradCase struct {
 	Step         *train.Step
 	Inputs       func() []*hlo.Literal
 	Checkpointed []CheckpointedStep
+	// FloorStep is the floor search's stopping width as a fraction of the
+	// unbudgeted peak; 0 is FloorResolution (a smoke run takes a coarser one).
+	FloorStep float64
 }
 
 // CheckpointedStep is a case's step built with checkpointed regions
@@ -167,6 +171,8 @@ type curveBuilder struct {
 	runners []Runner
 	checks  []outputCheck
 	inputs  []*hlo.Literal
+	// floorStep is the case's FloorStep.
+	floorStep float64
 }
 
 func (cb *curveBuilder) add(p MemoryPoint, exe *vkxla.Executable, check outputCheck) {
@@ -185,7 +191,7 @@ func (cb *curveBuilder) add(p MemoryPoint, exe *vkxla.Executable, check outputCh
 func GradMemory(ctx context.Context, rt *vkxla.Runtime, c GradCase, percents []int, reps int, checkCPU bool) (curve MemoryCurve, err error) {
 	curve.Case = c.Name
 	m := c.Step.Module
-	cb := &curveBuilder{curve: &curve, inputs: c.Inputs()}
+	cb := &curveBuilder{curve: &curve, inputs: c.Inputs(), floorStep: c.FloorStep}
 	defer func() {
 		for _, r := range cb.runners {
 			err = errors.Join(err, r.Close())
@@ -249,7 +255,8 @@ func (cb *curveBuilder) budgets(ctx context.Context, rt *vkxla.Runtime, m *hlo.M
 		}
 		cb.add(p, exe, outputCheck{ref: ref, exact: true})
 	}
-	floor, exe, err := floorBudget(ctx, rt, m, lo, peak, max(int64(float64(unbudgeted)*FloorResolution), 1))
+	step := cmp.Or(cb.floorStep, FloorResolution)
+	floor, exe, err := floorBudget(ctx, rt, m, lo, peak, max(int64(float64(unbudgeted)*step), 1))
 	if err != nil {
 		return 0, err
 	}

@@ -130,10 +130,28 @@ func TestModelPlot(t *testing.T) {
 	require.Contains(t, svg, ">1000%<", "the axis reaches past 110%")
 }
 
+// TestFullSuiteNames: at FullSuite the targets are named by issue 12's sizes (the
+// names docs/results.md's tables carry).
+func TestFullSuiteNames(t *testing.T) {
+	var names []string
+	for _, p := range TargetPairs(FullSuite) {
+		names = append(names, p.Name)
+	}
+	for _, k := range KernelTargets(FullSuite) {
+		names = append(names, k.Name)
+	}
+	require.Equal(t, []string{
+		"dense conv 3×3 f32[1,38,38,256]→256", "dense conv 1×1 f32[1,38,38,256]→256", "depthwise conv 3×3 f32[1,38,38,256]",
+		"softmax f32[4096,1024]", "layernorm f32[4096,1024]",
+		"softmax f32[4096,1024]", "layernorm f32[4096,1024]", "MLP layer gelu(x·w + b), f32[256,1024]·[1024,1024]",
+		"MobileNet block bf16[1,38,38,256] → 256", "Adam update of one f32[1024,1024] tensor",
+	}, names)
+}
+
 // TestKernelTargetsBuild: the kernel counts' programs build (the suite runs
 // them; at their sizes they are too slow for every test run).
 func TestKernelTargetsBuild(t *testing.T) {
-	for _, k := range KernelTargets() {
+	for _, k := range KernelTargets(FullSuite) {
 		_, err := k.Build()
 		require.NoError(t, err, k.Name)
 	}

@@ -20,13 +20,38 @@ import (
 // the same rounds: the device's GEMM rate, the ceiling of GEMM-bound programs.
 const SuiteGemm = 1024
 
-// ModelVariant is the program at its full size compiled by vkxla; its first run's
-// outputs are checked against cpuref when full is set (minutes for the larger
-// programs), else for being finite (the small sizes are checked against cpuref by
-// CheckModel).
+// SuiteSizes are the sizes the model suite runs at. FullSuite is issue 12's;
+// SmokeSuite is the least that still builds, runs and checks every program,
+// target and reference (the command's -smoke, which its test runs in seconds).
+type SuiteSizes struct {
+	// Small runs the model programs' small variants, each checked against cpuref.
+	Small bool
+	// Gemm is the side of the square sgemm the models are measured against.
+	Gemm int
+	// Image is height, width and channels of the convolution targets' NHWC input
+	// (batch 1; as many output channels as input).
+	Image [3]int64
+	// Rows is the softmax and layernorm input: rows × row length.
+	Rows [2]int64
+	// MLP is batch, inputs and outputs of the kernel-count MLP layer.
+	MLP [3]int64
+	// Adam is the side of the kernel-count Adam update's square tensor.
+	Adam int64
+}
+
+// FullSuite is issue 12's sizes; SmokeSuite every piece once at small sizes.
+var (
+	FullSuite  = SuiteSizes{Gemm: SuiteGemm, Image: [3]int64{38, 38, 256}, Rows: [2]int64{4096, 1024}, MLP: [3]int64{256, 1024, 1024}, Adam: 1024}
+	SmokeSuite = SuiteSizes{Small: true, Gemm: 32, Image: [3]int64{6, 6, 16}, Rows: [2]int64{8, 64}, MLP: [3]int64{8, 32, 32}, Adam: 32}
+)
+
+// ModelVariant is the program compiled by vkxla, at its full size unless small;
+// its first run's outputs are checked against cpuref when cpu is set (minutes for
+// the larger programs at full size), else for being finite (the small sizes are
+// checked against cpuref by CheckModel).
 // Compile options (passes switched off, say) apply to it.
-func ModelVariant(p ModelProgram, full bool, opts ...vkxla.CompileOption) Variant {
-	return checkedExecutable("vkxla", func() (*hlo.Module, []*hlo.Literal, error) { return p.Build(false) }, full, opts...)
+func ModelVariant(p ModelProgram, small, cpu bool, opts ...vkxla.CompileOption) Variant {
+	return checkedExecutable("vkxla", func() (*hlo.Module, []*hlo.Literal, error) { return p.Build(small) }, cpu, opts...)
 }
 
 // checkedExecutable compiles the module build returns and runs it on the inputs
@@ -47,15 +72,20 @@ func checkedExecutable(name string, build func() (*hlo.Module, []*hlo.Literal, e
 	})
 }
 
-// ModelPair is the program against the same run's sgemm SuiteGemm³; opts apply to
-// the program (the suite with and without its simplification passes, say).
-func ModelPair(p ModelProgram, full bool, opts ...vkxla.CompileOption) (Pair, error) {
-	m, _, err := p.Build(false)
+// ModelPair is the program against the same run's sgemm s.Gemm³, at s's sizes
+// (small ones always checked against cpuref, full ones when full is set); opts
+// apply to the program (the suite with and without its simplification passes,
+// say).
+func ModelPair(p ModelProgram, s SuiteSizes, full bool, opts ...vkxla.CompileOption) (Pair, error) {
+	m, _, err := p.Build(s.Small)
 	if err != nil {
 		return Pair{}, fmt.Errorf("%s: %w", p.Name, err)
 	}
-	n := SuiteGemm
-	return Pair{Name: p.Name, Unit: "GFLOP/s", Program: ModelVariant(p, full, opts...), ProgramWork: FLOPs(m),
+	n, name := s.Gemm, p.Name
+	if s.Small {
+		name += " (small variant)"
+	}
+	return Pair{Name: name, Unit: "GFLOP/s", Program: ModelVariant(p, s.Small, full || s.Small, opts...), ProgramWork: FLOPs(m),
 		Reference: GemmExecutable(fmt.Sprintf("sgemm %d³", n), n, n, n), ReferenceWork: 2 * float64(n) * float64(n) * float64(n)}, nil
 }
 
@@ -119,25 +149,27 @@ type Target struct {
 	Time bool
 }
 
-// TargetPairs are issue 12's convolution and normalisation targets: dense 3×3 and
-// 1×1 convolutions of f32[1,38,38,256] → 256 channels against the GEMM of their
-// im2col shape (M = 38·38, N = 256, K = 9·256 or 256), a depthwise 3×3 against an
-// elementwise copy's bytes/s (input, output and filter counted once), and softmax
-// and layernorm over the last dim of f32[4096,1024] against a copy of the tensor.
-// The copy is an elementwise negate compiled by vkxla: one kernel that reads and
-// writes each element once.
-func TargetPairs() []Target {
-	const hw, c = 38, 256
-	img := []int64{1, hw, hw, c}
-	convPair := func(name string, k int64) Target {
+// TargetPairs are issue 12's convolution and normalisation targets at s's sizes
+// (FullSuite: the issue's): dense 3×3 and 1×1 convolutions of f32[1,38,38,256] →
+// 256 channels against the GEMM of their im2col shape (M = 38·38, N = 256, K =
+// 9·256 or 256), a depthwise 3×3 against an elementwise copy's bytes/s (input,
+// output and filter counted once), and softmax and layernorm over the last dim of
+// f32[4096,1024] against a copy of the tensor. The copy is an elementwise negate
+// compiled by vkxla: one kernel that reads and writes each element once.
+func TargetPairs(s SuiteSizes) []Target {
+	hw, c := s.Image[0], s.Image[2]
+	img := []int64{1, s.Image[0], s.Image[1], c}
+	imgName := shapeName(img...)
+	convPair := func(k int64) Target {
 		build := func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("conv")
 			x := b.Parameter(hlo.MakeShape(hlo.F32, img...), "x")
 			return b.Build(nn.Conv2D(b, x, b.Parameter(hlo.MakeShape(hlo.F32, k, k, c, c), "kernel"), 1, nn.Same))
 		}
-		m, n, kk := hw*hw, c, int(k*k)*c
+		m, n, kk := int(hw*s.Image[1]), int(c), int(k*k*c)
 		work := 2 * float64(m) * float64(n) * float64(kk)
-		return Target{Pair: Pair{Name: name, Unit: "GFLOP/s", Program: exeVariant("vkxla", build), ProgramWork: work,
+		return Target{Pair: Pair{Name: fmt.Sprintf("dense conv %d×%d f32%s→%d", k, k, imgName, c), Unit: "GFLOP/s",
+			Program: exeVariant("vkxla", build), ProgramWork: work,
 			Reference: GemmExecutable(fmt.Sprintf("sgemm %d×%d×%d", m, n, kk), m, n, kk), ReferenceWork: work},
 			Goal: "≥ 50% of the GEMM's GFLOP/s"}
 	}
@@ -146,8 +178,9 @@ func TargetPairs() []Target {
 		x := b.Parameter(hlo.MakeShape(hlo.F32, img...), "x")
 		return b.Build(nn.DepthwiseConv2D(b, x, b.Parameter(hlo.MakeShape(hlo.F32, 3, 3, 1, c), "kernel"), 1, nn.Same))
 	}
-	elems := float64(hw * hw * c)
-	rows := []int64{4096, 1024}
+	elems := float64(hw * s.Image[1] * c)
+	rows := s.Rows[:]
+	rowsName := shapeName(rows...)
 	rowBytes := 8 * float64(rows[0]*rows[1])
 	softmax := func() (*hlo.Module, error) {
 		b := hlo.NewBuilder("softmax")
@@ -160,16 +193,21 @@ func TargetPairs() []Target {
 		return b.Build(nn.LayerNorm(b, x, scale, bias, 1e-5))
 	}
 	return []Target{
-		convPair("dense conv 3×3 f32[1,38,38,256]→256", 3),
-		convPair("dense conv 1×1 f32[1,38,38,256]→256", 1),
-		{Pair: Pair{Name: "depthwise conv 3×3 f32[1,38,38,256]", Unit: "GB/s", Program: exeVariant("vkxla", depthwise),
-			ProgramWork: 4 * (2*elems + 9*c), Reference: copyVariant(img), ReferenceWork: 8 * elems},
+		convPair(3),
+		convPair(1),
+		{Pair: Pair{Name: "depthwise conv 3×3 f32" + imgName, Unit: "GB/s", Program: exeVariant("vkxla", depthwise),
+			ProgramWork: 4 * (2*elems + 9*float64(c)), Reference: copyVariant(img), ReferenceWork: 8 * elems},
 			Goal: "≥ 50% of a copy's GB/s"},
-		{Pair: Pair{Name: "softmax f32[4096,1024]", Unit: "GB/s", Program: exeVariant("vkxla", softmax), ProgramWork: rowBytes,
+		{Pair: Pair{Name: "softmax f32" + rowsName, Unit: "GB/s", Program: exeVariant("vkxla", softmax), ProgramWork: rowBytes,
 			Reference: copyVariant(rows), ReferenceWork: rowBytes}, Goal: "≤ 3× a copy's time", Time: true},
-		{Pair: Pair{Name: "layernorm f32[4096,1024]", Unit: "GB/s", Program: exeVariant("vkxla", layernorm), ProgramWork: rowBytes,
+		{Pair: Pair{Name: "layernorm f32" + rowsName, Unit: "GB/s", Program: exeVariant("vkxla", layernorm), ProgramWork: rowBytes,
 			Reference: copyVariant(rows), ReferenceWork: rowBytes}, Goal: "≤ 3× a copy's time", Time: true},
 	}
+}
+
+// shapeName is dims as a shape prints them: [1,38,38,256].
+func shapeName(dims ...int64) string {
+	return strings.TrimPrefix(hlo.MakeShape(hlo.F32, dims...).String(), "f32")
 }
 
 // exeVariant compiles build's module, runs it on weightInputs and checks the
@@ -228,38 +266,42 @@ type KernelTarget struct {
 	Build func() (*hlo.Module, error)
 }
 
-// KernelTargets are issue 12's kernel-count targets: softmax and layernorm over
-// f32[4096,1024], an MLP layer (dot + bias + GELU, f32[256,1024]·[1024,1024]), a
-// MobileNet separable block as an inference export has it (bf16
-// [1,38,38,256] → 256, batch norms folded into biases) and one Adam update of an
-// f32[1024,1024] tensor.
-func KernelTargets() []KernelTarget {
-	rows := []int64{4096, 1024}
+// KernelTargets are issue 12's kernel-count targets at s's sizes (FullSuite: the
+// issue's): softmax and layernorm over f32[4096,1024], an MLP layer (dot + bias +
+// GELU, f32[256,1024]·[1024,1024]), a MobileNet separable block as an inference
+// export has it (bf16 [1,38,38,256] → 256, batch norms folded into biases) and
+// one Adam update of an f32[1024,1024] tensor.
+func KernelTargets(s SuiteSizes) []KernelTarget {
+	rows := s.Rows[:]
+	rowsName := shapeName(rows...)
+	batch, in, out := s.MLP[0], s.MLP[1], s.MLP[2]
+	img := []int64{1, s.Image[0], s.Image[1], s.Image[2]}
 	param := func(b *hlo.Builder, dt hlo.DType, dims ...int64) *hlo.Instruction {
 		return b.Parameter(hlo.MakeShape(dt, dims...), "p")
 	}
 	return []KernelTarget{
-		{"softmax f32[4096,1024]", "≤ 2", func() (*hlo.Module, error) {
+		{"softmax f32" + rowsName, "≤ 2", func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("softmax")
 			return b.Build(nn.Softmax(b, param(b, hlo.F32, rows...)))
 		}},
-		{"layernorm f32[4096,1024]", "≤ 2", func() (*hlo.Module, error) {
+		{"layernorm f32" + rowsName, "≤ 2", func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("layernorm")
-			return b.Build(nn.LayerNorm(b, param(b, hlo.F32, rows...), param(b, hlo.F32, 1024), param(b, hlo.F32, 1024), 1e-5))
+			return b.Build(nn.LayerNorm(b, param(b, hlo.F32, rows...), param(b, hlo.F32, rows[1]), param(b, hlo.F32, rows[1]), 1e-5))
 		}},
-		{"MLP layer gelu(x·w + b), f32[256,1024]·[1024,1024]", "1", func() (*hlo.Module, error) {
+		{fmt.Sprintf("MLP layer gelu(x·w + b), f32%s·%s", shapeName(batch, in), shapeName(in, out)), "1", func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("mlp_layer")
-			return b.Build(nn.GELU(b, nn.Dense(b, param(b, hlo.F32, 256, 1024), param(b, hlo.F32, 1024, 1024), param(b, hlo.F32, 1024))))
+			return b.Build(nn.GELU(b, nn.Dense(b, param(b, hlo.F32, batch, in), param(b, hlo.F32, in, out), param(b, hlo.F32, out))))
 		}},
-		{"MobileNet block bf16[1,38,38,256] → 256", "2–3", func() (*hlo.Module, error) {
+		{fmt.Sprintf("MobileNet block bf16%s → %d", shapeName(img...), img[3]), "2–3", func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("mobilenet_block")
-			return b.Build(nn.SeparableBlock(b, param(b, hlo.BF16, 1, 38, 38, 256), paramWeights(b, hlo.BF16), "block", 1, 256))
+			return b.Build(nn.SeparableBlock(b, param(b, hlo.BF16, img...), paramWeights(b, hlo.BF16), "block", 1, img[3]))
 		}},
-		{"Adam update of one f32[1024,1024] tensor", "1", func() (*hlo.Module, error) {
+		{fmt.Sprintf("Adam update of one f32%s tensor", shapeName(s.Adam, s.Adam)), "1", func() (*hlo.Module, error) {
 			b := hlo.NewBuilder("adam")
+			n := s.Adam
 			// weightInputs gives the second moment ("…variance") positive values.
-			v := b.Parameter(hlo.MakeShape(hlo.F32, 1024, 1024), "second_moment_variance")
-			p, m, v2 := nn.Adam(b, param(b, hlo.F32, 1024, 1024), param(b, hlo.F32, 1024, 1024), param(b, hlo.F32, 1024, 1024),
+			v := b.Parameter(hlo.MakeShape(hlo.F32, n, n), "second_moment_variance")
+			p, m, v2 := nn.Adam(b, param(b, hlo.F32, n, n), param(b, hlo.F32, n, n), param(b, hlo.F32, n, n),
 				v, b.ScalarConstant(hlo.F32, 3), nn.DefaultAdam)
 			return b.Build(b.Tuple(p, m, v2))
 		}},

@@ -107,36 +107,49 @@ func KernelTarget(in *Instruction) (CustomCallTarget, bool) {
 // registered.
 var ErrUnknownCustomCall = errors.New("unknown custom-call target")
 
+// ErrDuplicateCustomCall is wrapped by the error for registering a name that is
+// already registered; the first registration stays.
+var ErrDuplicateCustomCall = errors.New("custom-call target already registered")
+
 var customCalls = struct {
 	sync.RWMutex
 	byName map[string]CustomCallTarget
 }{byName: map[string]CustomCallTarget{}}
 
 // RegisterCustomCall adds a target. Names are registered once: a second
-// registration of a name is an error, so that a compiled (and cached) program
-// never changes meaning under it.
+// registration of a name is an error wrapping ErrDuplicateCustomCall and leaves
+// the first in place, so that a compiled (and cached) program never changes
+// meaning under it. It is safe to call from many goroutines.
 func RegisterCustomCall(t CustomCallTarget) error {
-	if err := t.check(); err != nil {
-		return err
-	}
-	customCalls.Lock()
-	defer customCalls.Unlock()
-	if _, dup := customCalls.byName[t.Name]; dup {
-		return fmt.Errorf("hlo: custom-call target %q is already registered", t.Name)
-	}
-	customCalls.byName[t.Name] = t
-	return nil
+	return register(t, false)
 }
 
 // RegisterIdentityTarget registers name as a pass-through target: one operand,
 // a result of the same shape, the operand's value (as XLA's sharding and placement
 // annotations are on one device). Registering a name that is already an identity
-// target is not an error.
+// target is not an error, from any number of goroutines at once.
 func RegisterIdentityTarget(name string) error {
-	if t, ok := LookupCustomCall(name); ok && t.identity {
-		return nil
+	return register(identityTarget(name), true)
+}
+
+// register adds t unless its name is taken; sameIdentity accepts a name already
+// registered as an identity target when t is one. The check and the insertion
+// are under one lock: two goroutines registering one identity target both
+// succeed.
+func register(t CustomCallTarget, sameIdentity bool) error {
+	if err := t.check(); err != nil {
+		return err
 	}
-	return RegisterCustomCall(identityTarget(name))
+	customCalls.Lock()
+	defer customCalls.Unlock()
+	if old, dup := customCalls.byName[t.Name]; dup {
+		if sameIdentity && old.identity {
+			return nil
+		}
+		return fmt.Errorf("hlo: %w: %q (a name is registered once)", ErrDuplicateCustomCall, t.Name)
+	}
+	customCalls.byName[t.Name] = t
+	return nil
 }
 
 // LookupCustomCall returns the entry registered for a target name.

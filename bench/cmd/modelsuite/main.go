@@ -9,10 +9,15 @@
 //	go run ./bench/cmd/modelsuite                       # everything, 3 rounds (about 10 minutes on lavapipe)
 //	go run ./bench/cmd/modelsuite -reps 5 -plot docs/img/model-suite.svg -commit abc1234
 //	go run ./bench/cmd/modelsuite -only BERT -targets=false
+//	go run ./bench/cmd/modelsuite -smoke                # every program, target and reference once at small sizes, checked (main_test.go runs it)
+//
+// The peer comparison (bench/peer/cmd/peersuite) is its own module that downloads
+// GoMLX, so `make test` has no smoke run of it; its tests run in that module.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -35,6 +40,7 @@ func main() {
 	validation := flag.Bool("validation", false, "run with the Khronos validation layer")
 	without := flag.String("without", "", "compile the programs without these passes (comma-separated, e.g. simplify,cse), the sgemm with all")
 	profile := flag.Int("profile", 0, "instead of timing, print each program's N kernels of most GPU time (the second of two runs)")
+	smoke := flag.Bool("smoke", false, "run every program, target and reference once at small sizes, each checked against cpuref (-reps and -cpuref are ignored)")
 	flag.Parse()
 	if *profile > 0 {
 		if err := profileRun(*profile, *only, *validation); err != nil {
@@ -47,18 +53,22 @@ func main() {
 	if *without != "" {
 		opts = append(opts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
 	}
-	if err := run(*reps, *only, *targets, *full, *plot, *commit, *validation, opts); err != nil {
+	sizes := bench.FullSuite
+	if *smoke {
+		*reps, sizes = 1, bench.SmokeSuite
+	}
+	filter, rt, err := bench.Open(*only, *validation)
+	if err == nil {
+		err = errors.Join(run(rt, filter, sizes, *reps, *targets, *full, *plot, *commit, *validation, opts), rt.Close())
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "modelsuite:", err)
 		os.Exit(1)
 	}
 }
 
-func run(reps int, only string, targets, full bool, plot, commit string, validation bool, opts []vkxla.CompileOption) error {
-	filter, rt, err := bench.Open(only, validation)
-	if err != nil {
-		return err
-	}
-	defer rt.Close()
+// run measures the programs and targets filter matches, at sizes, on rt.
+func run(rt *vkxla.Runtime, filter *regexp.Regexp, sizes bench.SuiteSizes, reps int, targets, full bool, plot, commit string, validation bool, opts []vkxla.CompileOption) error {
 	ctx := context.Background()
 	start := time.Now()
 	fmt.Printf("%s · %s · %s/%s, %d CPUs · validation %v · %d interleaved rounds\n\n",
@@ -72,7 +82,7 @@ func run(reps int, only string, targets, full bool, plot, commit string, validat
 		if err := bench.CheckModel(ctx, rt, p); err != nil {
 			return err
 		}
-		pair, err := bench.ModelPair(p, full, opts...)
+		pair, err := bench.ModelPair(p, sizes, full, opts...)
 		if err != nil {
 			return err
 		}
@@ -85,7 +95,7 @@ func run(reps int, only string, targets, full bool, plot, commit string, validat
 	}
 	bench.WriteModelTable(os.Stdout, models)
 	if targets {
-		if err := runTargets(ctx, rt, filter, reps); err != nil {
+		if err := runTargets(ctx, rt, filter, sizes, reps); err != nil {
 			return err
 		}
 	}
@@ -99,12 +109,12 @@ func run(reps int, only string, targets, full bool, plot, commit string, validat
 		}
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
-	return rt.Close()
+	return nil
 }
 
-func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, reps int) error {
+func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, sizes bench.SuiteSizes, reps int) error {
 	var trs []bench.TargetResult
-	for _, t := range bench.TargetPairs() {
+	for _, t := range bench.TargetPairs(sizes) {
 		if !filter.MatchString(t.Name) {
 			continue
 		}
@@ -121,7 +131,7 @@ func runTargets(ctx context.Context, rt *vkxla.Runtime, filter *regexp.Regexp, r
 	}
 	var kts []bench.KernelTarget
 	var counts []int
-	for _, t := range bench.KernelTargets() {
+	for _, t := range bench.KernelTargets(sizes) {
 		if !filter.MatchString(t.Name) {
 			continue
 		}
