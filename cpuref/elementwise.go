@@ -129,8 +129,14 @@ func mapUnary(out hlo.Shape, x *hlo.Literal, f unaryFunc) (*hlo.Literal, error) 
 	}
 	res := hlo.NewLiteral(out)
 	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			res.SetBits(i, f(x.Bits(i)))
+		var xs [blockLen]uint64
+		for b := lo; b < hi; b += blockLen {
+			blk := xs[:min(blockLen, hi-b)]
+			readBits(x, b, blk)
+			for i, v := range blk {
+				blk[i] = f(v)
+			}
+			writeBits(res, b, blk)
 		}
 	})
 	return res, nil
@@ -145,8 +151,15 @@ func mapBinary(out hlo.Shape, x, y *hlo.Literal, f binaryFunc) (*hlo.Literal, er
 	}
 	res := hlo.NewLiteral(out)
 	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			res.SetBits(i, f(x.Bits(i), y.Bits(i)))
+		var xs, ys [blockLen]uint64
+		for b := lo; b < hi; b += blockLen {
+			bx, by := xs[:min(blockLen, hi-b)], ys[:min(blockLen, hi-b)]
+			readBits(x, b, bx)
+			readBits(y, b, by)
+			for i, v := range bx {
+				bx[i] = f(v, by[i])
+			}
+			writeBits(res, b, bx)
 		}
 	})
 	return res, nil
@@ -170,9 +183,16 @@ func mapTernary(out hlo.Shape, a, b, c *hlo.Literal, f func(a, b, c uint64) uint
 		}
 	}
 	res := hlo.NewLiteral(out)
+	ra, rb, rc := bitsReader(a), bitsReader(b), bitsReader(c)
 	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			res.SetBits(i, f(a.Bits(i*sa), b.Bits(i*sb), c.Bits(i*sc)))
+		var rs [blockLen]uint64
+		for blk := lo; blk < hi; blk += blockLen {
+			r := rs[:min(blockLen, hi-blk)]
+			for j := range r {
+				i := blk + j
+				r[j] = f(ra(i*sa), rb(i*sb), rc(i*sc))
+			}
+			writeBits(res, blk, r)
 		}
 	})
 	return res, nil

@@ -10,13 +10,22 @@ import (
 // the placement rules, which follow XLA's operation semantics.
 
 // gatherInto fills out (of shape s) with src elements: element idx of out comes from
-// src's row-major position srcPos(idx).
+// src's row-major position srcPos(idx). srcPos is called from several goroutines at
+// once (ranges of out are filled on every core), so it must only read what it captures.
 func gatherInto(s hlo.Shape, src *hlo.Literal, srcPos func(idx []int64) int64) *hlo.Literal {
 	out := hlo.NewLiteral(s)
-	i := 0
-	forEachIndex(s.Dims, func(idx []int64) {
-		out.SetBits(i, src.Bits(int(srcPos(idx))))
-		i++
+	read := bitsReader(src)
+	parallelFor(out.NumElements(), elementCost, func(lo, hi int) {
+		idx := unravel(s.Dims, int64(lo))
+		var buf [blockLen]uint64
+		for b := lo; b < hi; b += blockLen {
+			blk := buf[:min(blockLen, hi-b)]
+			for i := range blk {
+				blk[i] = read(int(srcPos(idx)))
+				nextIndex(s.Dims, idx)
+			}
+			writeBits(out, b, blk)
+		}
 	})
 	return out
 }

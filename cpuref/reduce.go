@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -98,6 +99,12 @@ func evalReduce(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 		toOut[d] = outStrides[i]
 	}
 	acc := filledBits(inits, hlo.MakeShape(hlo.S8, outDims...).NumElements())
+	if f.prog != nil && len(acc[0]) > 1 {
+		if err := reduceByOutput(ev, f.prog, inputs, in.Attrs.Dimensions, acc); err != nil {
+			return nil, err
+		}
+		return literalsFromBits(in.Shape, shapes, acc), nil
+	}
 	args, res := make([]uint64, 2*n), make([]uint64, n)
 	i := 0
 	err = forEachIndexErr(inShape.Dims, func(idx []int64) error {
@@ -118,6 +125,52 @@ func evalReduce(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 		return nil, err
 	}
 	return literalsFromBits(in.Shape, shapes, acc), nil
+}
+
+// reduceByOutput is evalReduce's fold with the output elements shared out among
+// the cores: each output element still takes its inputs one at a time in
+// row-major order of the reduced dimensions (ascending dimension order is what the
+// serial pass over the input visits), so every result is the serial one bit for
+// bit. Each worker runs its own copy of the compiled combiner (its registers are
+// scratch).
+func reduceByOutput(ev *evaluator, prog *scalarProgram, inputs []*hlo.Literal, reduced []int64, acc [][]uint64) error {
+	inShape := inputs[0].Shape()
+	strides := inShape.Strides()
+	kept := hlo.Complement(inShape.Rank(), reduced)
+	rDims := slices.Sorted(slices.Values(reduced))
+	keptDims, redDims := pick(inShape.Dims, kept), pick(inShape.Dims, rDims)
+	keptStr, redStr := pick(strides, kept), pick(strides, rDims)
+	redCount := hlo.MakeShape(hlo.S8, redDims...).NumElements()
+	readers := make([]func(int) uint64, len(inputs))
+	for k, x := range inputs {
+		readers[k] = bitsReader(x)
+	}
+	n := len(inputs)
+	parallelFor(len(acc[0]), int(max(redCount, 1))*elementCost, func(lo, hi int) {
+		p := prog.clone()
+		args, res := make([]uint64, 2*n), make([]uint64, n)
+		out := unravel(keptDims, int64(lo))
+		for o := lo; o < hi && !ev.stop.Load(); o++ {
+			base := linearIndex(keptStr, out)
+			for k := range n {
+				args[k] = acc[k][o]
+			}
+			walkIndices(redDims, func(r []int64) bool {
+				pos := int(base + linearIndex(redStr, r))
+				for k, read := range readers {
+					args[n+k] = read(pos)
+				}
+				p.run(args, res)
+				copy(args[:n], res)
+				return true
+			})
+			for k := range n {
+				acc[k][o] = args[k]
+			}
+			nextIndex(keptDims, out)
+		}
+	})
+	return ev.cancelled()
 }
 
 // reducer resolves called computation i as a scalar function of the given arity.

@@ -2,6 +2,7 @@ package cpuref
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -107,6 +108,12 @@ type scalarProgram struct {
 	regs  []uint64
 	steps []func(r []uint64)
 	outs  []int
+}
+
+// clone is a copy with registers of its own (constants included), for another
+// goroutine: the steps hold no state, they read and write the registers given.
+func (p *scalarProgram) clone() *scalarProgram {
+	return &scalarProgram{regs: slices.Clone(p.regs), steps: p.steps, outs: p.outs}
 }
 
 func (p *scalarProgram) run(args, results []uint64) {
