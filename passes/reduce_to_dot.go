@@ -22,7 +22,8 @@ import (
 // products one at a time as the reduce (the order within the sum may differ on the
 // device, as any reduction's does); a product dimension that only one broadcast
 // fills and that is reduced, or that neither fills, is left alone (it would need a
-// reduce or broadcast of its own).
+// reduce or broadcast of its own), and so is a product no larger than one of its
+// sources (see outerProduct).
 func ReduceToDot(m *hlo.Module, _ Config) (bool, error) {
 	names := moduleNames(m)
 	return anyComputation(m, func(c *hlo.Computation) bool {
@@ -49,6 +50,9 @@ func productDot(in *hlo.Instruction, names *nameSet) []*hlo.Instruction {
 	}
 	a, aDims := broadcastSource(p.Operands[0])
 	b, bDims := broadcastSource(p.Operands[1])
+	if !outerProduct(p, a, b) {
+		return nil
+	}
 	dims, ok := classifyProduct(p.Shape.Rank(), aDims, bDims, in.Attrs.Dimensions)
 	if !ok {
 		return nil
@@ -68,6 +72,16 @@ func productDot(in *hlo.Instruction, names *nameSet) []*hlo.Instruction {
 		Shape: in.Shape.Clone(), Operands: []*hlo.Instruction{dot}}
 	t.Attrs.Dimensions = perm
 	return []*hlo.Instruction{dot, t}
+}
+
+// outerProduct reports a product larger than each of its sources: a GEMM then
+// reads far fewer bytes than the reduce reads of the product. Without it (each
+// row of y times the same row of dy, summed: a row-wise dot product) the reduce
+// streams its operands once and fuses with its producers and consumers, which a
+// dot cannot.
+func outerProduct(p, a, b *hlo.Instruction) bool {
+	n := p.Shape.NumElements()
+	return n > a.Shape.NumElements() && n > b.Shape.NumElements()
 }
 
 // broadcastSource is x's operand and the product dimension each of its dimensions

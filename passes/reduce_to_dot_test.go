@@ -106,6 +106,37 @@ ENTRY %e (x: f32[4,5], c: f32[4]) -> f32[4] {
 `,
 		},
 		{
+			name:     "row-wise dot products (the product is no larger than its sources): stays a reduce that fuses",
+			disabled: off,
+			before: `HloModule m
+
+` + addF32 + `
+ENTRY %e (y: f32[16,64], dy: f32[16,64]) -> f32[16] {
+  %y = f32[16,64] parameter(0)
+  %dy = f32[16,64] parameter(1)
+  %p = f32[16,64] multiply(%y, %dy)
+  %z = f32[] constant(0)
+  ROOT %r = f32[16] reduce(%p, %z), dimensions={1}, to_apply=%add
+}
+`,
+		},
+		{
+			name:     "a matrix-vector product (one side has no free dimension): stays a reduce",
+			disabled: off,
+			before: `HloModule m
+
+` + addF32 + `
+ENTRY %e (w: f32[8,5], v: f32[5]) -> f32[8] {
+  %w = f32[8,5] parameter(0)
+  %v = f32[5] parameter(1)
+  %bv = f32[8,5] broadcast(%v), dimensions={1}
+  %p = f32[8,5] multiply(%w, %bv)
+  %z = f32[] constant(0)
+  ROOT %r = f32[8] reduce(%p, %z), dimensions={1}, to_apply=%add
+}
+`,
+		},
+		{
 			name:     "init -0 (a dot's sum starts at +0): no rewrite",
 			disabled: off,
 			before: `HloModule m
