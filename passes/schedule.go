@@ -108,6 +108,9 @@ func newMemoryModel(c *hlo.Computation) *memoryModel {
 		default:
 			mm.sources[in] = []*hlo.Instruction{in}
 			mm.size[in] = arrayBytes(in.Shape)
+			if toHost, ok := hlo.Placement(in); ok && toHost {
+				mm.size[in] = 0 // in host memory: offloading frees device bytes
+			}
 		}
 		var read []*hlo.Instruction
 		for _, op := range in.Operands {
