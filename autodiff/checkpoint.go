@@ -30,7 +30,7 @@ type saving struct {
 	// replay keeps MoveToHost of them (hosted[i] marks values[i]).
 	offload map[*hlo.Instruction]bool
 	hosted  []bool
-	values []*hlo.Instruction
+	values  []*hlo.Instruction
 	// origs are, in the forward replay, the instructions of the region values[i]
 	// is the value of (SavedResiduals names them).
 	origs      []*hlo.Instruction
@@ -173,7 +173,7 @@ type region struct {
 	// hosted marks the saved values in host memory (MoveToHost): the backward
 	// computation moves them back to the device where it reads them.
 	hosted []bool
-	origs []*hlo.Instruction // the region's instructions they are the values of
+	origs  []*hlo.Instruction // the region's instructions they are the values of
 }
 
 // recompute is a region's VJP: its backward computation (arguments, saved values,
