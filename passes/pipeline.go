@@ -60,6 +60,7 @@ var Pipeline = []Pass{
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
 	{Name: "schedule", Summary: "order instructions so that fewer bytes are live at once", Run: Schedule},
 	{Name: "remat", Summary: "recompute values instead of keeping them live when over Config.MemoryBudget", Run: Rematerialize},
+	{Name: "host-offload", Summary: "move values live across the peak to host memory when remat leaves the plan over Config.MemoryBudget", Run: OffloadToMeetBudget},
 	// Last of all, so that no pass before it looks through a barrier.
 	{Name: hlo.OptBarrierExpander, Summary: "replace opt-barriers by their operands, after every pass they fence", Run: ExpandOptBarriers, Required: true},
 }

@@ -1,0 +1,122 @@
+package passes
+
+import (
+	"slices"
+
+	"github.com/vkxla/vkxla/heapsim"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// OffloadToMeetBudget is the tier below rematerialisation: when the plan still
+// needs more than Config.MemoryBudget after remat, it moves a value that is live
+// at the model's peak but not read there to host memory — a MoveToHost right
+// after the value is made, a MoveToDevice just before its next reader after the
+// peak, every later reader reading the moved-back copy — so that its device
+// buffer is free across the peak (heapsim places the host copy in host memory,
+// apart from the device peak; the copies are steps in the command buffers). The
+// candidates are remat's (the buffers live at the peak, largest estimate first);
+// the few best are tried in the model and the one that saves the most plan bytes
+// per byte moved is applied; the pass stops when the plan is within the budget
+// or no move lowers it. Parameters and constants stay (the caller's memory and
+// the executable's resident uploads), as do values already on the host. Disable
+// it by name ("host-offload") to keep every value on the device: a budget remat
+// cannot meet then fails with ErrOverBudget as before.
+func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
+	if cfg.MemoryBudget <= 0 {
+		return false, nil
+	}
+	changed := false
+	last := int64(-1)
+	for range maxOffloads {
+		model, err := heapsim.Simulate(m, cfg.Memory)
+		if err != nil {
+			break // the planner reports what the model cannot lower
+		}
+		peak := model.Stats.PeakBytes
+		at := peakIndex(m.Entry, model)
+		if peak <= cfg.MemoryBudget || at < 0 || (last >= 0 && peak >= last) {
+			break
+		}
+		last = peak
+		b, next := bestOffload(m, cfg.Memory, at, peak)
+		if b < 0 {
+			break
+		}
+		offload(m, b, next)
+		changed = true
+	}
+	return changed, nil
+}
+
+// maxOffloads bounds the values one module moves to the host.
+const maxOffloads = 256
+
+// bestOffload is the position of the value whose move to the host saves the most
+// plan bytes per byte moved, and of its next reader after the peak; -1 when no
+// move lowers the plan.
+func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) (int, int) {
+	c := m.Entry
+	mm := newMemoryModel(c)
+	live := mm.liveAt(c.Instructions, at)
+	best, bestNext, bestScore := -1, -1, 0.0
+	tried := 0
+	for _, b := range liveOrdered(live, mm) {
+		if tried == candidatesTried {
+			break
+		}
+		next := offloadNext(mm, c.Instructions, at, b)
+		if next < 0 {
+			continue
+		}
+		tried++
+		t := m.Clone()
+		offload(t, mm.index[b], next)
+		trial, ok := modelPeak(t, mc)
+		if score := float64(peak-trial) / float64(max(mm.size[b], 1)); ok && trial < peak && score > bestScore {
+			best, bestNext, bestScore = mm.index[b], next, score
+		}
+	}
+	return best, bestNext
+}
+
+// offloadNext is the position of b's next reader after the peak at, or -1 when b
+// cannot move: not an array a kernel made, the root's, read at the peak, or on
+// the host already.
+func offloadNext(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction) int {
+	if !b.Shape.IsArray() || mm.pinned[b] || b == order[at] || slices.Contains(mm.readers[order[at]], b) {
+		return -1
+	}
+	switch b.Op {
+	case hlo.OpParameter, hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier:
+		return -1
+	}
+	if _, moves := hlo.Placement(b); moves {
+		return -1
+	}
+	return nextReader(mm, order, at, b)
+}
+
+// offload inserts MoveToHost of the value at position b right after it and
+// MoveToDevice of that before position next, and makes every instruction from
+// next on read the moved-back copy.
+func offload(m *hlo.Module, b, next int) {
+	c := m.Entry
+	names := moduleNames(m)
+	x := c.Instructions[b]
+	attrs := hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}
+	host := &hlo.Instruction{Name: names.fresh(x.Name + ".host"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
+		Operands: []*hlo.Instruction{x}, Attrs: attrs}
+	dev := &hlo.Instruction{Name: names.fresh(x.Name + ".device"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
+		Operands: []*hlo.Instruction{host}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToDeviceTarget}}}
+	rw := &rewirer{b: x, last: dev, names: names, done: map[*hlo.Instruction]*hlo.Instruction{}}
+	for _, in := range c.Instructions[next:] {
+		for k, op := range in.Operands {
+			if with := rw.replacement(op); with != nil {
+				in.Operands[k] = with
+			}
+		}
+	}
+	c.Instructions = slices.Insert(c.Instructions, next, append([]*hlo.Instruction{dev}, rw.aliases...)...)
+	c.Instructions = slices.Insert(c.Instructions, b+1, host)
+	c.Renumber()
+}
