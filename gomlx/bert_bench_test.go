@@ -21,8 +21,8 @@ import (
 func TestBERTLayerAgreesWithModelSuite(t *testing.T) {
 	s := bertSmall
 	ps := bertParams(s)
-	values := bertInputs(ps, 3)
-	outs, err := graph.MustNewExec(openVK(t), bertGoMLX(s.heads)).Exec(bertTensors(ps, values)...)
+	values := inputValues(ps, 3)
+	outs, err := graph.MustNewExec(openVK(t), bertGoMLX(s.heads)).Exec(gomlxTensors(ps, values)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestBERTLayerAgreesWithModelSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := cpuref.Eval(m, bertLiterals(ps, values)...)
+	want, err := cpuref.Eval(m, literals(ps, values)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +49,8 @@ func TestBERTLayerAgreesWithModelSuite(t *testing.T) {
 func TestBERTLayerGradientsAgreeWithModelSuite(t *testing.T) {
 	s := bertSmall
 	ps := bertGradParams(s)
-	values := bertInputs(ps, 3)
-	outs, err := graph.MustNewExec(openVK(t), bertGradGoMLX(s.heads)).Exec(bertTensors(ps, values)...)
+	values := inputValues(ps, 3)
+	outs, err := graph.MustNewExec(openVK(t), bertGradGoMLX(s.heads)).Exec(gomlxTensors(ps, values)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestBERTLayerGradientsAgreeWithModelSuite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := cpuref.Eval(m, bertLiterals(ps, values)...)
+	want, err := cpuref.Eval(m, literals(ps, values)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +119,10 @@ func BenchmarkBERTLayerGradient(b *testing.B) {
 // suite's program of the same model through vkxla's API ("model-suite": GoMLX's
 // program against ours); and GoMLX on simplego. Both programs take the
 // parameters ps.
-func benchModelSuite(b *testing.B, ps []bertParam, fn func([]*graph.Node) []*graph.Node, suite func() (*hlo.Module, error)) {
+func benchModelSuite(b *testing.B, ps []param, fn func([]*graph.Node) []*graph.Node, suite func() (*hlo.Module, error)) {
 	vk, sg := openBackends(b)
-	values := bertInputs(ps, 3)
-	inputs, sgInputs := bertTensors(ps, values), bertTensors(ps, values)
+	values := inputValues(ps, 3)
+	inputs, sgInputs := gomlxTensors(ps, values), gomlxTensors(ps, values)
 	ev := graph.MustNewExec(vk, fn)
 	if _, err := ev.Exec(inputs...); err != nil {
 		b.Fatal(err)
@@ -132,7 +132,7 @@ func benchModelSuite(b *testing.B, ps []bertParam, fn func([]*graph.Node) []*gra
 	if err != nil {
 		b.Fatal(err)
 	}
-	ours := moduleRun(b, vk.Runtime(), m, bertLiterals(ps, values))
+	ours := moduleRun(b, vk.Runtime(), m, literals(ps, values))
 	es := graph.MustNewExec(sg, fn)
 	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "model-suite", "gomlx-simplego"},
 		[]func() error{execRun(ev, inputs), api, ours, execRun(es, sgInputs)})

@@ -3,6 +3,7 @@ package gomlx_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
@@ -15,7 +16,7 @@ import (
 // The model suite's BERT-base encoder layer (bench/models.go's bertLayer:
 // nn.EncoderLayer, post-layernorm, unmasked attention with biases, a tanh-GELU
 // MLP) written in GoMLX as a GoMLX user would write it, and the same layer built
-// with hlo/nn, both taking their parameters in bertParams' order.
+// with hlo/nn, both taking their parameters in params' order.
 
 // bertSizes are one encoder layer's dimensions: batch × seq tokens of width d,
 // heads attention heads, an MLP of width f.
@@ -29,71 +30,99 @@ var (
 	bertMedium = bertSizes{1, 128, 256, 4, 1024}
 )
 
-// bertParam is one parameter: its name and dimensions.
-type bertParam struct {
+// param is one parameter of a model written both ways: its name and dimensions.
+type param struct {
 	name string
 	dims []int
+	// index makes the parameter an s32 scalar of this value (a decode step's
+	// position) instead of f32 values; dims is then empty.
+	index *int32
+}
+
+// shape is the parameter's vkxla shape.
+func (p param) shape() hlo.Shape {
+	dims := make([]int64, len(p.dims))
+	for j, d := range p.dims {
+		dims[j] = int64(d)
+	}
+	if p.index != nil {
+		return hlo.Scalar(hlo.S32)
+	}
+	return hlo.MakeShape(hlo.F32, dims...)
 }
 
 // bertParams lists x and the layer's weights in the order both programs take them.
-func bertParams(s bertSizes) []bertParam {
+func bertParams(s bertSizes) []param {
 	d, f := s.d, s.f
-	return []bertParam{
-		{"x", []int{s.batch, s.seq, d}},
-		{"q", []int{d, d}}, {"q.bias", []int{d}}, {"k", []int{d, d}}, {"k.bias", []int{d}},
-		{"v", []int{d, d}}, {"v.bias", []int{d}}, {"o", []int{d, d}}, {"o.bias", []int{d}},
-		{"ln1.scale", []int{d}}, {"ln1.bias", []int{d}},
-		{"w1", []int{d, f}}, {"b1", []int{f}}, {"w2", []int{f, d}}, {"b2", []int{d}},
-		{"ln2.scale", []int{d}}, {"ln2.bias", []int{d}},
+	return []param{
+		{name: "x", dims: []int{s.batch, s.seq, d}},
+		{name: "q", dims: []int{d, d}}, {name: "q.bias", dims: []int{d}}, {name: "k", dims: []int{d, d}}, {name: "k.bias", dims: []int{d}},
+		{name: "v", dims: []int{d, d}}, {name: "v.bias", dims: []int{d}}, {name: "o", dims: []int{d, d}}, {name: "o.bias", dims: []int{d}},
+		{name: "ln1.scale", dims: []int{d}}, {name: "ln1.bias", dims: []int{d}},
+		{name: "w1", dims: []int{d, f}}, {name: "b1", dims: []int{f}}, {name: "w2", dims: []int{f, d}}, {name: "b2", dims: []int{d}},
+		{name: "ln2.scale", dims: []int{d}}, {name: "ln2.bias", dims: []int{d}},
 	}
 }
 
 // bertGradParams are bertParams and the cotangent dy of the layer's output.
-func bertGradParams(s bertSizes) []bertParam {
-	return append(bertParams(s), bertParam{"dy", []int{s.batch, s.seq, s.d}})
+func bertGradParams(s bertSizes) []param {
+	return append(bertParams(s), param{name: "dy", dims: []int{s.batch, s.seq, s.d}})
 }
 
-// bertInputs are deterministic values for the parameters ps, as bench/models.go's
-// weightInputs draws them: He-uniform matrices, uniform ±0.5 vectors and x.
-func bertInputs(ps []bertParam, seed uint64) [][]float32 {
+// inputValues are deterministic values for the parameters ps, as bench/models.go's
+// weightInputs draws them: He-uniform (±√(6/fan-in), fan-in every dimension but
+// the last) for rank ≥ 2, uniform ±0.5 for vectors, 0.5–1.5 for variances.
+func inputValues(ps []param, seed uint64) [][]float32 {
 	rng := rand.New(rand.NewPCG(seed, 0x30de15))
 	var out [][]float32
 	for _, p := range ps {
+		if p.index != nil {
+			out = append(out, nil)
+			continue
+		}
 		n, last := 1, p.dims[len(p.dims)-1]
 		for _, d := range p.dims {
 			n *= d
 		}
-		hi := 0.5
-		if len(p.dims) >= 2 {
+		lo, hi := -0.5, 0.5
+		switch {
+		case strings.HasSuffix(p.name, "variance"):
+			lo, hi = 0.5, 1.5
+		case len(p.dims) >= 2:
 			hi = math.Sqrt(6 / float64(n/last))
+			lo = -hi
 		}
 		v := make([]float32, n)
 		for i := range v {
-			v[i] = float32(-hi + 2*hi*rng.Float64())
+			v[i] = float32(lo + (hi-lo)*rng.Float64())
 		}
 		out = append(out, v)
 	}
 	return out
 }
 
-// bertTensors are the inputs as GoMLX tensors.
-func bertTensors(ps []bertParam, values [][]float32) []any {
+// gomlxTensors are the inputs as GoMLX tensors.
+func gomlxTensors(ps []param, values [][]float32) []any {
 	var out []any
 	for i, p := range ps {
+		if p.index != nil {
+			out = append(out, tensors.FromValue(*p.index))
+			continue
+		}
 		out = append(out, tensors.FromFlatDataAndDimensions(values[i], p.dims...))
 	}
 	return out
 }
 
-// bertLiterals are the inputs as vkxla literals.
-func bertLiterals(ps []bertParam, values [][]float32) []*hlo.Literal {
+// literals are the inputs as vkxla literals.
+func literals(ps []param, values [][]float32) []*hlo.Literal {
 	var out []*hlo.Literal
 	for i, p := range ps {
-		dims := make([]int64, len(p.dims))
-		for j, d := range p.dims {
-			dims[j] = int64(d)
+		if p.index != nil {
+			out = append(out, hlo.ScalarLiteral(*p.index))
+			continue
 		}
-		lit := hlo.NewLiteral(hlo.MakeShape(hlo.F32, dims...))
+		lit := hlo.NewLiteral(p.shape())
 		for j, v := range values[i] {
 			lit.SetFloat64(j, float64(v))
 		}
@@ -102,13 +131,13 @@ func bertLiterals(ps []bertParam, values [][]float32) []*hlo.Literal {
 	return out
 }
 
-// bertGoMLX is the encoder layer in GoMLX: in holds bertParams' nodes.
+// bertGoMLX is the encoder layer in GoMLX: in holds params' nodes.
 func bertGoMLX(heads int) func(in []*graph.Node) *graph.Node {
 	return func(in []*graph.Node) *graph.Node {
 		x := in[0]
-		h := layerNorm(graph.Add(x, attentionGoMLX(x, in[1:9], heads)), in[9], in[10])
+		h := layerNorm(graph.Add(x, attentionGoMLX(x, in[1:9], heads)), in[9], in[10], bertEps)
 		m := dense(gelu(dense(h, in[11], in[12])), in[13], in[14])
-		return layerNorm(graph.Add(h, m), in[15], in[16])
+		return layerNorm(graph.Add(h, m), in[15], in[16], bertEps)
 	}
 }
 
@@ -143,14 +172,17 @@ func trailing(v *graph.Node, rank int) *graph.Node {
 	return graph.Reshape(v, dims...)
 }
 
-// layerNorm normalises over the last axis with BERT's epsilon (1e-12) and the
-// biased variance, then scales and shifts.
-func layerNorm(x, gamma, beta *graph.Node) *graph.Node {
+// bertEps is BERT's layernorm epsilon.
+const bertEps = 1e-12
+
+// layerNorm normalises over the last axis with the biased variance and epsilon
+// eps, then scales and shifts.
+func layerNorm(x, gamma, beta *graph.Node, eps float64) *graph.Node {
 	last := x.Rank() - 1
 	centred := graph.Sub(x, graph.ReduceAndKeep(x, graph.ReduceMean, last))
 	variance := graph.ReduceAndKeep(graph.Mul(centred, centred), graph.ReduceMean, last)
 	// Divided by the root, as GoMLX's layers write it: GoMLX has no gradient of Rsqrt.
-	normed := graph.Div(centred, graph.Sqrt(graph.AddScalar(variance, 1e-12)))
+	normed := graph.Div(centred, graph.Sqrt(graph.AddScalar(variance, eps)))
 	return graph.Add(graph.Mul(normed, trailing(gamma, x.Rank())), trailing(beta, x.Rank()))
 }
 
@@ -163,7 +195,7 @@ func gelu(x *graph.Node) *graph.Node {
 
 // bertGradGoMLX is the layer's forward and backward pass in GoMLX: in holds
 // bertParams' nodes and then the cotangent dy; it returns the layer's output and
-// the gradient of Σ output·dy with respect to each of bertParams.
+// the gradient of Σ output·dy with respect to each of params.
 func bertGradGoMLX(heads int) func(in []*graph.Node) []*graph.Node {
 	return func(in []*graph.Node) []*graph.Node {
 		params, dy := in[:len(in)-1], in[len(in)-1]
@@ -173,7 +205,7 @@ func bertGradGoMLX(heads int) func(in []*graph.Node) []*graph.Node {
 }
 
 // bertModule is the same layer built with hlo/nn (the model suite's program),
-// its parameters in bertParams' order.
+// its parameters in params' order.
 func bertModule(s bertSizes) (*hlo.Module, error) {
 	b := hlo.NewBuilder("bert_layer")
 	ps := map[string]*hlo.Instruction{}
@@ -195,7 +227,7 @@ func bertModule(s bertSizes) (*hlo.Module, error) {
 }
 
 // bertVJPModule is bertModule's value and vector-Jacobian product by
-// autodiff.VJP: it takes bertParams and the cotangent dy and returns the output
+// autodiff.VJP: it takes params and the cotangent dy and returns the output
 // and one gradient per parameter, as bertGradGoMLX does.
 func bertVJPModule(s bertSizes) (*hlo.Module, error) {
 	m, err := bertModule(s)
