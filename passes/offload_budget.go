@@ -1,6 +1,7 @@
 package passes
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/vkxla/vkxla/heapsim"
@@ -14,9 +15,8 @@ import (
 // peak, every later reader reading the moved-back copy — so that its device
 // buffer is free across the peak (heapsim places the host copy in host memory,
 // apart from the device peak; the copies are steps in the command buffers). The
-// candidates are remat's (the buffers live at the peak, largest estimate first);
-// the few best are tried in the model and the one that saves the most plan bytes
-// per byte moved is applied; the pass stops when the plan is within the budget
+// candidates are the buffers live at the peak but not read there, largest first;
+// the first whose move lowers the model's plan is applied; the pass stops when the plan is within the budget
 // or no move lowers it. Parameters and constants stay (the caller's memory and
 // the executable's resident uploads), as do values already on the host. Disable
 // it by name ("host-offload") to keep every value on the device: a budget remat
@@ -51,33 +51,36 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 // maxOffloads bounds the values one module moves to the host.
 const maxOffloads = 256
 
-// bestOffload is the position of the value whose move to the host saves the most
-// plan bytes per byte moved, and of its next reader after the peak; -1 when no
-// move lowers the plan.
+// bestOffload is the position of the first value, largest first, whose move to
+// the host lowers the plan, and of its next reader after the peak; -1 when none
+// of the offloadTried largest does. (Taking the first that helps, not the best
+// of several, keeps a budget's compile to about two simulations per move: the
+// floor searches of docs/results.md compile dozens of budgets.)
 func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) (int, int) {
 	c := m.Entry
 	mm := newMemoryModel(c)
-	live := mm.liveAt(c.Instructions, at)
-	best, bestNext, bestScore := -1, -1, 0.0
+	live := liveOrdered(mm.liveAt(c.Instructions, at), mm)
+	slices.SortStableFunc(live, func(a, b *hlo.Instruction) int { return cmp.Compare(mm.size[b], mm.size[a]) })
 	tried := 0
-	for _, b := range liveOrdered(live, mm) {
-		if tried == candidatesTried {
-			break
-		}
+	for _, b := range live {
 		next := offloadNext(mm, c.Instructions, at, b)
 		if next < 0 {
 			continue
 		}
-		tried++
+		if tried++; tried > offloadTried {
+			break
+		}
 		t := m.Clone()
 		offload(t, mm.index[b], next)
-		trial, ok := modelPeak(t, mc)
-		if score := float64(peak-trial) / float64(max(mm.size[b], 1)); ok && trial < peak && score > bestScore {
-			best, bestNext, bestScore = mm.index[b], next, score
+		if trial, ok := modelPeak(t, mc); ok && trial < peak {
+			return mm.index[b], next
 		}
 	}
-	return best, bestNext
+	return -1, -1
 }
+
+// offloadTried bounds the moves simulated for one step.
+const offloadTried = 4
 
 // offloadNext is the position of b's next reader after the peak at, or -1 when b
 // cannot move: not an array a kernel made, the root's, read at the peak, or on
