@@ -76,7 +76,6 @@ var (
 	xlaAllGathers    = []string{"all-gather", "all-gather-start"}
 	xlaGroupedColls  = concat(xlaAllReduces, xlaAllGathers, []string{"all-to-all", "ragged-all-to-all", "collective-broadcast"})
 	xlaPermutes      = []string{"collective-permute", "collective-permute-start"}
-	xlaChanneled     = concat(xlaGroupedColls, xlaPermutes, []string{"send", "recv", "send-done", "recv-done"})
 	xlaDots          = []string{"dot", "ragged-dot", "scaled-dot"}
 	xlaPrecisionOps  = concat(xlaDots, []string{"convolution", "custom-call"})
 	xlaSendRecv      = []string{"send", "recv", "send-done", "recv-done"}
@@ -192,10 +191,9 @@ var xlaAttrs = []*xlaAttr{
 	{name: "false_computation", ops: []string{"conditional"}, treatment: attrHonoured},
 	{name: "branch_computations", ops: []string{"conditional"}, treatment: attrHonoured},
 	{name: "replica_groups", ops: xlaGroupedColls, treatment: attrHonoured},
-	{name: "channel_id", ops: xlaChanneled, treatment: attrIgnored, read: readInt, sample: "1",
-		reason: "pairs the collectives of different modules; " + oneDevice},
-	{name: "use_global_device_ids", ops: concat(xlaAllReduces, xlaAllGathers), treatment: attrIgnored, read: readBool, sample: "true",
-		reason: "says replica_groups name global device ids; " + oneDevice + " and checks the groups name only device 0"},
+	{name: "channel_id", ops: concat(xlaGroupedColls, xlaPermutes), treatment: attrHonoured, sample: "1"},
+	{name: "channel_id", ops: xlaSendRecv, treatment: attrRefused, reason: opNotSupported},
+	{name: "use_global_device_ids", ops: concat(xlaAllReduces, xlaAllGathers), treatment: attrHonoured, sample: "true"},
 	{name: "constrain_layout", ops: concat(xlaAllReduces, xlaAllGathers, []string{"all-to-all"}), treatment: attrIgnored, read: readBool, sample: "true",
 		reason: "fixes the layouts of a collective's operands; vkxla's arrays are row-major"},
 	{name: "mode", ops: xlaAllReduces, treatment: attrIgnored, read: readEnum, values: xlaCollectiveModes,
