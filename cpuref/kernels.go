@@ -66,6 +66,7 @@ func init() {
 		hlo.OpCollectivePermuteDone:  evalAsyncDone,
 		hlo.OpReplicaID:              evalCollective,
 		hlo.OpPartitionID:            evalCollective,
+		hlo.OpCollectiveBroadcast:    evalCollective,
 		hlo.OpOptBarrier:             evalOptBarrier,
 		hlo.OpReducePrecision:        evalReducePrecision,
 		hlo.OpGetDimensionSize:       evalGetDimensionSize,

@@ -191,6 +191,22 @@ func TestCollectivePermuteReplicas(t *testing.T) {
 	})
 }
 
+func TestCollectiveBroadcastReplicas(t *testing.T) {
+	cb := func(attrs string) string {
+		return "ENTRY e {\n  x = f32[1] parameter(0)\n  ROOT b = f32[1] collective-broadcast(x), " + attrs + "\n}"
+	}
+	x4 := each(vec(float32(0)), vec(float32(1)), vec(float32(2)), vec(float32(3)))
+	runCases(t, []replicaCase{
+		{name: "2", replicas: 2, partitions: 1, module: cb("replica_groups={{0,1}}"),
+			inputs: each(vec(float32(1)), vec(float32(2))), want: []*hlo.Literal{vec(float32(1)), vec(float32(1))}},
+		{name: "4/first-member", replicas: 4, partitions: 1, module: cb("replica_groups={{2,0},{3,1}}"), inputs: x4,
+			want: []*hlo.Literal{vec(float32(2)), vec(float32(3)), vec(float32(2)), vec(float32(3))}},
+		// With a channel_id the partitions of each replica meet: partition 0 sends.
+		{name: "2x2/cross-partition", replicas: 2, partitions: 2, module: cb("channel_id=1, replica_groups={}"), inputs: x4,
+			want: []*hlo.Literal{vec(float32(0)), vec(float32(0)), vec(float32(2)), vec(float32(2))}},
+	})
+}
+
 // On 2 replicas × 2 partitions, devices 0…3 are (r0,p0), (r0,p1), (r1,p0),
 // (r1,p1); device d holds 10^d, so each sum shows which devices met.
 func TestCollectiveGroupModes(t *testing.T) {

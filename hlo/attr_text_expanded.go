@@ -48,6 +48,7 @@ func init() {
 		// all-to-all of several operands has no dimension and prints none.
 		OpAllToAll: {channel, groups, {name: "dimensions",
 			codec: intListCodec(func(a *Attributes) *[]int64 { return &a.Dimensions }, nonEmpty)}},
+		OpCollectiveBroadcast:    {channel, groups},
 		OpCollectivePermute:      {channel, req("source_target_pairs")},
 		OpCollectivePermuteStart: {channel, req("source_target_pairs")},
 		OpCustomCall: {opt("window"), opt("dim_labels"), opt("feature_group_count"), opt("batch_group_count"),

@@ -20,6 +20,7 @@ func init() {
 		OpCollectivePermute: inferCollectivePermute, OpCollectivePermuteStart: inferCollectivePermuteStart,
 		OpCollectivePermuteDone: inferAsyncDone,
 		OpReplicaID:             inferDeviceID, OpPartitionID: inferDeviceID,
+		OpCollectiveBroadcast: inferCollectiveBroadcast,
 	} {
 		shapeRules[op] = rule
 	}
@@ -194,6 +195,19 @@ func inferAllReduce(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	results, err := perOperand(a, func(x Shape) (Shape, error) { return x, checkReducer("to_apply", a.called[0], []DType{x.DType}) })
+	if err != nil {
+		return Shape{}, err
+	}
+	return collectiveResult(results), nil
+}
+
+// inferCollectiveBroadcast: each operand's shape (every member receives the
+// group's first member's operands).
+func inferCollectiveBroadcast(a *shapeArgs) (Shape, error) {
+	if _, err := groupSize(a.attrs.ReplicaGroups); err != nil {
+		return Shape{}, err
+	}
+	results, err := perOperand(a, func(x Shape) (Shape, error) { return x, nil })
 	if err != nil {
 		return Shape{}, err
 	}

@@ -109,6 +109,7 @@ const (
 	OpCollectivePermuteDone
 	OpReplicaID
 	OpPartitionID
+	OpCollectiveBroadcast
 	OpOptBarrier
 	OpReducePrecision
 	OpGetDimensionSize
@@ -387,6 +388,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCollectivePermuteDone:  collective("collective-permute-done", 1),
 	OpReplicaID:              collective("replica-id", 0),
 	OpPartitionID:            collective("partition-id", 0),
+	OpCollectiveBroadcast:    collective("collective-broadcast", Variadic),
 	// opt-barrier is the identity that passes must not see through: CSE never
 	// merges one, fusion never fuses across one, and its expander runs last of all.
 	OpOptBarrier: expanded("opt-barrier", 1, OptBarrierExpander),

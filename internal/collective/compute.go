@@ -30,7 +30,8 @@ func OneDevice(reduce Reducer) Device {
 
 // Eval computes collective instruction in's result on this device from its
 // operands' values, meeting its group's other members: all-reduce(-start),
-// all-gather(-start), reduce-scatter, all-to-all, collective-permute(-start),
+// all-gather(-start), reduce-scatter, all-to-all, collective-broadcast,
+// collective-permute(-start),
 // replica-id and partition-id. (The -done forms need no meeting: DoneResult.)
 // Reductions fold the members' values in group order, so every member computes
 // the same bits.
@@ -81,6 +82,8 @@ func (dev Device) combine(in *hlo.Instruction, vals [][]*hlo.Literal, pos int) (
 		})
 	case hlo.OpAllToAll:
 		return allToAll(in, vals, pos)
+	case hlo.OpCollectiveBroadcast:
+		return oneOrTuple(vals[0]), nil // the group's first member's
 	}
 	return nil, fmt.Errorf("%v %%%s is not a collective vkxla evaluates", in.Op, in.Name)
 }
@@ -221,6 +224,9 @@ func gather(in *hlo.Instruction, vals [][]*hlo.Literal, k int) (*hlo.Literal, er
 // order; in the tuple form (one operand per member), member j's operand pos.
 func allToAll(in *hlo.Instruction, vals [][]*hlo.Literal, pos int) (*hlo.Literal, error) {
 	g := len(vals)
+	if g == 1 {
+		return oneOrTuple(vals[0]), nil // one member keeps what it has, in either form
+	}
 	if len(in.Attrs.Dimensions) == 0 {
 		if len(vals[0]) != g {
 			return nil, fmt.Errorf("%v %%%s: the tuple form takes one operand per member: %d operands, groups of %d",
