@@ -26,12 +26,17 @@ type compileConfig struct {
 	// splitBindings: tensors larger than one binding are split across bindings
 	// even where the device has buffer device addresses.
 	splitBindings bool
+	// devices is how many devices run the program together (CompileReplicated);
+	// 0: one.
+	devices int
+	// partitions lays CompileReplicated's devices out (WithPartitions).
+	partitions int
 }
 
 // key is the part of the options that changes the compiled result.
 func (c compileConfig) key() string {
-	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v split=%v",
-		c.profile, c.disabled, c.budget, c.donate, c.borrow, c.splitBindings)
+	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v split=%v devices=%d",
+		c.profile, c.disabled, c.budget, c.donate, c.borrow, c.splitBindings, c.devices)
 }
 
 // WithSplitBindings makes kernels reach tensors larger than one storage-buffer
@@ -152,7 +157,7 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 		return nil, err
 	}
 	c := &compiled{rt: rt, module: m, optimized: p.Module, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
-		livePeak: p.LiveAtPeak, refs: 1}
+		livePeak: p.LiveAtPeak, refs: 1, devices: max(cfg.devices, 1)}
 	c.slotsOf(p)
 	if err := c.splitRngRoot(); err != nil {
 		return nil, err
@@ -234,7 +239,8 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 // stop says so (ctx ended, the runtime closing), and dumps the module after every
 // pass that changed it.
 func planOptions(cfg compileConfig, d *dumper, stop func() error) plan.Options {
-	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop, Donate: cfg.donate, Borrow: cfg.borrow}
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop, Donate: cfg.donate, Borrow: cfg.borrow,
+		Devices: cfg.devices}
 	if d.on() {
 		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })

@@ -15,6 +15,7 @@ import (
 	"errors"
 
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/internal/collective"
 	"github.com/vkxla/vkxla/plan"
 )
 
@@ -35,4 +36,8 @@ var (
 	// ErrValidation: the Vulkan validation layer reported problems while the runtime
 	// was open (Close returns it, with the messages).
 	ErrValidation = errors.New("validation layer reported problems")
+	// ErrMismatch: the devices of a Replicated.Run could not all meet at a
+	// collective (one finished or failed without reaching it, or waits at
+	// another); every device stopped.
+	ErrMismatch = collective.ErrMismatch
 )

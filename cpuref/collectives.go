@@ -1,6 +1,7 @@
 package cpuref
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/vkxla/vkxla/hlo"
@@ -25,6 +26,16 @@ func evalAsyncDone(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo
 		return ops[0].Clone(), nil
 	}
 	return evalGetTupleElement(ev, &hlo.Instruction{Attrs: hlo.Attributes{TupleIndex: 1}}, ops)
+}
+
+// Reducer compiles a collective's to_apply (two scalars to one) into a function
+// of element bits with cpuref's numerics: the runtime's host steps reduce with it.
+// The function is for one goroutine at a time.
+func Reducer(c *hlo.Computation) (func(a, b uint64) (uint64, error), error) {
+	if c == nil {
+		return nil, fmt.Errorf("cpuref: %w: nil computation", ErrInvalidInput)
+	}
+	return newEvaluator(context.Background(), Limits{}).reducer(c)
 }
 
 // reducer compiles a collective's to_apply for internal/collective.

@@ -21,6 +21,17 @@ type Device struct {
 	ID       int
 	Member   *Member
 	Reduce   Reducer
+	// Site keys a collective's meetings; nil: the instruction itself (the
+	// devices share one module). Devices with their own copies of a module key
+	// by something the copies share.
+	Site func(*hlo.Instruction) any
+}
+
+func (dev Device) site(in *hlo.Instruction) any {
+	if dev.Site != nil {
+		return dev.Site(in)
+	}
+	return in
 }
 
 // OneDevice is the device of a one-device run.
@@ -52,7 +63,7 @@ func (dev Device) Eval(ctx context.Context, in *hlo.Instruction, ops []*hlo.Lite
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %%%s: %s is in no group", ErrInvalidGroups, in.Op, in.Name, dev.Topology.Name(dev.ID))
 	}
-	vals, err := dev.Member.Exchange(ctx, in, fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
+	vals, err := dev.Member.Exchange(ctx, dev.site(in), fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +277,7 @@ func (dev Device) permute(ctx context.Context, in *hlo.Instruction, ops []*hlo.L
 		return nil, err
 	}
 	group, pos, _ := GroupOf(groups, dev.ID)
-	vals, err := dev.Member.Exchange(ctx, in, fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
+	vals, err := dev.Member.Exchange(ctx, dev.site(in), fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
 	if err != nil {
 		return nil, err
 	}
