@@ -32,8 +32,9 @@ func WithPartitions(n int) CompileOption { return func(c *compileConfig) { c.par
 // CompileReplicated compiles m for a run on every runtime's device together:
 // runtime d's device is device d. The runtimes must be distinct and on distinct
 // devices (several runtimes may open the same physical device: each is its own
-// logical device). Each executable is compiled as Compile does (options, caching)
-// and states its own device memory: MemoryStats(d).
+// logical device). Each executable is compiled as Compile does, except that it is
+// never cached (it belongs to this Replicated alone), and states its own device
+// memory: MemoryStats(d).
 func CompileReplicated(ctx context.Context, m *hlo.Module, runtimes []*Runtime, opts ...CompileOption) (*Replicated, error) {
 	var cfg compileConfig
 	for _, o := range opts {
@@ -44,7 +45,10 @@ func CompileReplicated(ctx context.Context, m *hlo.Module, runtimes []*Runtime, 
 		return nil, fmt.Errorf("vkxla: CompileReplicated: %w", err)
 	}
 	r := &Replicated{topo: topo}
-	opts = append(opts[:len(opts):len(opts)], func(c *compileConfig) { c.devices = topo.Devices() })
+	// Each device's executable is its own, never the cache's: two Replicated
+	// sharing one would each hold a device's lock that the other waits for,
+	// where no rendezvous can see it.
+	opts = append(opts[:len(opts):len(opts)], func(c *compileConfig) { c.devices, c.noCache = topo.Devices(), true })
 	for d, rt := range runtimes {
 		exe, err := rt.Compile(ctx, m, opts...)
 		if err != nil {

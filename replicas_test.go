@@ -316,3 +316,33 @@ func TestReplicatedInvalid(t *testing.T) {
 	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument)
 	assert.Contains(t, err.Error(), "%bad")
 }
+
+// Each device's memory is the plan's, stated before the run: x, y = x·x and the
+// all-reduce's result g (1 KiB each) are live at the host step; z is written over g.
+func TestReplicatedMemoryPerDevice(t *testing.T) {
+	m, err := hlo.ParseModule(replicaAdd + `ENTRY e {
+  x = f32[256] parameter(0)
+  y = f32[256] multiply(x, x)
+  g = f32[256] all-reduce(y), replica_groups={{0,1}}, to_apply=add
+  ROOT z = f32[256] add(g, x)
+}`)
+	require.NoError(t, err)
+	rts := newRuntimes(t, 2)
+	ctx := context.Background()
+	r, err := vkxla.CompileReplicated(ctx, m, rts)
+	require.NoError(t, err)
+	for d := range r.Devices() {
+		assert.Equal(t, int64(3*1024), r.MemoryStats(d).PeakBytes, "device %d", d)
+	}
+	// A cancelled run stops before any device starts.
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	x := hlo.MustFromSlice([]int64{256}, make([]float32, 256))
+	_, err = r.Run(cancelled, [][]*hlo.Literal{{x}, {x}})
+	assert.ErrorIs(t, err, context.Canceled)
+	// Closing the runtimes first releases the executables; Close then does nothing.
+	for _, rt := range rts {
+		require.NoError(t, rt.Close())
+	}
+	assert.NoError(t, r.Close())
+}
