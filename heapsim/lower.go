@@ -263,7 +263,27 @@ func (l *lowering) lowerCollective(b *Block, in *hlo.Instruction, ops []Value) (
 	out := l.newValue(in.Name, in.Shape, rangeTemp)
 	st.Outs = out.Leaves
 	b.Steps = append(b.Steps, st)
+	l.noteHostInPlace(b, st)
 	return out, nil
+}
+
+// noteHostInPlace lets a host step's results take the memory of operands that die
+// there: the host reads every operand before it writes any result, so any pair of
+// equal size may share (an all-reduce of the gradients then needs no second copy
+// of them). Operand k and result k come first, the pairing a reader expects.
+func (l *lowering) noteHostInPlace(b *Block, st Step) {
+	c := inPlaceCandidate{block: b, step: len(b.Steps) - 1}
+	for k, a := range st.Args {
+		if k < len(st.Outs) {
+			c.pairs = append(c.pairs, [2]int{a, st.Outs[k]})
+		}
+	}
+	for _, a := range st.Args {
+		for _, o := range st.Outs {
+			c.pairs = append(c.pairs, [2]int{a, o})
+		}
+	}
+	l.inPlace = append(l.inPlace, c)
 }
 
 // rehome moves the ranges and in-place candidates of block from to block to, where
