@@ -79,6 +79,23 @@ func TestAllReduceReplicas(t *testing.T) {
 	})
 }
 
+// All-reduce and collective-broadcast take groups of unequal sizes (their
+// results' shapes do not depend on them); all-gather does not.
+func TestUnequalGroups(t *testing.T) {
+	x := each(vec(float32(1)), vec(float32(10)), vec(float32(100)))
+	runCases(t, []replicaCase{
+		{name: "all-reduce", replicas: 3, partitions: 1, inputs: x,
+			module: "ENTRY e {\n  x = f32[1] parameter(0)\n  ROOT r = f32[1] all-reduce(x), replica_groups={{0},{2,1}}, to_apply=add\n}",
+			want:   []*hlo.Literal{vec(float32(1)), vec(float32(110)), vec(float32(110))}},
+		{name: "collective-broadcast", replicas: 3, partitions: 1, inputs: x,
+			module: "ENTRY e {\n  x = f32[1] parameter(0)\n  ROOT b = f32[1] collective-broadcast(x), replica_groups={{0},{2,1}}\n}",
+			want:   []*hlo.Literal{vec(float32(1)), vec(float32(100)), vec(float32(100))}},
+	})
+	_, err := hlo.ParseModule("HloModule m\nENTRY e {\n  x = f32[1] parameter(0)\n  ROOT g = f32[2] all-gather(x), replica_groups={{0},{2,1}}, dimensions={0}\n}")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "unequal sizes")
+}
+
 // The reduction folds the members' values in group order, so a non-commutative
 // to_apply gives every member ((x3 − x1) − x2) − x0 for the group {3,1,2,0}.
 func TestAllReduceGroupOrder(t *testing.T) {

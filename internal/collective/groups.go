@@ -67,6 +67,17 @@ func (m Mode) String() string {
 	return [...]string{"cross-replica", "cross-partition", "cross-replica-and-partition", "flattened-id"}[m]
 }
 
+// uniformGroups: the ops whose result shape depends on the group size need groups
+// of one size (XLA's verifier asks the same); all-reduce and
+// collective-broadcast take any.
+func uniformGroups(op hlo.Opcode) bool {
+	switch op {
+	case hlo.OpAllGather, hlo.OpAllGatherStart, hlo.OpReduceScatter, hlo.OpAllToAll:
+		return true
+	}
+	return false
+}
+
 // takesGlobalIDs: the ops whose use_global_device_ids XLA reads; on the others a
 // channel_id alone makes the mode cross-partition.
 func takesGlobalIDs(op hlo.Opcode) bool {
@@ -111,13 +122,14 @@ func idBound(m Mode, t Topology) int {
 // member order (a member's position is its shard in all-gather, reduce-scatter and
 // all-to-all). Every device is in exactly one group. Empty replica_groups are one
 // group of every id. The ids must be below the mode's bound, appear once, and
-// cover every id; the groups must be of one size.
+// cover every id; the groups of all-gather, reduce-scatter and all-to-all must be
+// of one size.
 func Groups(in *hlo.Instruction, t Topology) ([][]int, error) {
 	mode, err := ModeOf(in)
 	if err != nil {
 		return nil, err
 	}
-	ids, err := idGroups(in, in.Attrs.ReplicaGroups, idBound(mode, t), t)
+	ids, err := idGroups(in, in.Attrs.ReplicaGroups, idBound(mode, t), t, uniformGroups(in.Op))
 	if err != nil {
 		return nil, err
 	}
@@ -149,14 +161,14 @@ func ids(n int) []int {
 }
 
 // idGroups checks the groups' ids against bound and returns them as ints.
-func idGroups(in *hlo.Instruction, groups [][]int64, bound int, t Topology) ([][]int, error) {
+func idGroups(in *hlo.Instruction, groups [][]int64, bound int, t Topology, uniform bool) ([][]int, error) {
 	if len(groups) == 0 {
 		return [][]int{ids(bound)}, nil
 	}
 	seen := make([]bool, bound)
 	out := make([][]int, len(groups))
 	for i, g := range groups {
-		if len(g) != len(groups[0]) || len(g) == 0 {
+		if len(g) == 0 || uniform && len(g) != len(groups[0]) {
 			return nil, groupsError(in, t, "groups are empty or of unequal sizes")
 		}
 		for _, id := range g {
