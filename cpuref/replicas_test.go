@@ -3,6 +3,7 @@ package cpuref
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/collective"
 )
 
 // The collectives on several devices, in the style of StableHLO's interpreter
@@ -406,4 +408,19 @@ func TestEvalReplicasOneDevice(t *testing.T) {
 	got, err := EvalReplicas(context.Background(), m, 1, 1, each(vec(float32(1), 2)))
 	require.NoError(t, err)
 	assertLit(t, vec(float32(1), 2), got[0])
+}
+
+// A device's own failure is reported before the mismatch errors it causes in the
+// devices that waited for it.
+func TestFirstErrorPrefersOwnFailure(t *testing.T) {
+	topo := collective.Topology{Replicas: 3, Partitions: 1}
+	own := errors.New("kernel failed")
+	waited := fmt.Errorf("waited: %w", ErrMismatch)
+	err := firstError(topo, []error{waited, nil, own})
+	assert.ErrorIs(t, err, own)
+	assert.Contains(t, err.Error(), "device 2 (replica 2, partition 0)")
+	err = firstError(topo, []error{nil, waited, waited})
+	assert.ErrorIs(t, err, ErrMismatch)
+	assert.Contains(t, err.Error(), "device 1")
+	assert.NoError(t, firstError(topo, []error{nil, nil, nil}))
 }
