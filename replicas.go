@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/vkxla/vkxla/cpuref"
@@ -56,7 +57,56 @@ func CompileReplicated(ctx context.Context, m *hlo.Module, runtimes []*Runtime, 
 		}
 		r.exes = append(r.exes, exe)
 	}
+	if err := r.checkSameCollectives(); err != nil {
+		return nil, errors.Join(fmt.Errorf("vkxla: CompileReplicated %s: %w", m.Name, err), r.Close())
+	}
 	return r, nil
+}
+
+// checkSameCollectives makes sure the devices will meet: every device's plan has
+// the same collectives in the same order (devices with different facts could fuse
+// or schedule differently), and no two collectives share the name their meetings
+// are keyed by.
+func (r *Replicated) checkSameCollectives() error {
+	var first []string
+	for d, exe := range r.exes {
+		seq, err := collectiveSequence(exe.c.main, map[string]*hlo.Instruction{}, nil)
+		if err != nil {
+			return fmt.Errorf("device %d: %w", d, err)
+		}
+		if d == 0 {
+			first = seq
+		} else if !slices.Equal(seq, first) {
+			return fmt.Errorf("%w: device %d's plan has collectives %v, device 0's %v (devices whose facts differ planned differently)",
+				ErrUnsupported, d, seq, first)
+		}
+	}
+	return nil
+}
+
+// collectiveSequence appends b's collective steps, depth first, to seq; names maps
+// each name seen to its instruction.
+func collectiveSequence(b *plan.Block, names map[string]*hlo.Instruction, seq []string) ([]string, error) {
+	for i := range b.Steps {
+		st := &b.Steps[i]
+		if st.Kind == plan.StepCollective {
+			if prev, ok := names[st.Instr.Name]; ok && prev != st.Instr {
+				return nil, fmt.Errorf("%w: two collectives are named %s", ErrUnsupported, st.Instr.Name)
+			}
+			names[st.Instr.Name] = st.Instr
+			seq = append(seq, fmt.Sprintf("%v %s %v", st.Instr.Op, st.Instr.Name, st.Instr.Shape))
+		}
+		for _, sub := range append([]*plan.Block{st.Cond, st.Body}, st.Branches...) {
+			if sub == nil {
+				continue
+			}
+			var err error
+			if seq, err = collectiveSequence(sub, names, seq); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return seq, nil
 }
 
 // replicaTopology checks the runtimes and lays them out in partitions.
