@@ -26,9 +26,10 @@ type compileConfig struct {
 	// splitBindings: tensors larger than one binding are split across bindings
 	// even where the device has buffer device addresses.
 	splitBindings bool
-	// devices is how many devices run the program together (CompileReplicated);
-	// 0: one.
-	devices int
+	// devices is how many devices run the program together (WithDevices,
+	// CompileReplicated); 0: one. replicated: CompileReplicated compiles.
+	devices    int
+	replicated bool
 	// partitions lays CompileReplicated's devices out (WithPartitions).
 	partitions int
 }
@@ -53,6 +54,13 @@ func (c compileConfig) target(d targets.Device) plan.Target {
 	}
 	return d.Plan()
 }
+
+// WithDevices plans the program for a run on n devices together (replicas ×
+// partitions): its collectives stay in it, as host steps between the kernels
+// (docs/replicas.md). PlanFor then states what each device's executable would
+// hold; CompileReplicated sets it to its runtimes' count itself; Compile refuses
+// n > 1, since one device cannot run such a program alone.
+func WithDevices(n int) CompileOption { return func(c *compileConfig) { c.devices = n } }
 
 // WithMemoryBudget makes Compile meet a device memory budget: the executable's
 // MemoryStats().PeakBytes will be at most bytes. Values that would stay live across
@@ -116,6 +124,9 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	if err := cfg.checkParamOptions(m); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
+	if err := cfg.checkDevices(); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
 	if cfg.noCache {
 		c, err := rt.compile(ctx, m.Clone(), cfg)
 		if err != nil {
@@ -125,6 +136,15 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	}
 	key := fingerprint(hlo.Fingerprint(m), cfg.key())
 	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(ctx, m.Clone(), cfg) })
+}
+
+// checkDevices: Compile makes a program for several devices only for
+// CompileReplicated.
+func (c compileConfig) checkDevices() error {
+	if c.devices < 0 || c.devices > 1 && !c.replicated {
+		return fmt.Errorf("%w: WithDevices(%d): compile a program for several devices with CompileReplicated", ErrInvalidArgument, c.devices)
+	}
+	return nil
 }
 
 // stageErr is what stops a compile between stages: ctx's end or the runtime's Close.
@@ -220,6 +240,9 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 	}
 	if err := cfg.checkParamOptions(m); err != nil {
 		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
+	}
+	if cfg.devices < 0 {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w: WithDevices(%d)", m.Name, ErrInvalidArgument, cfg.devices)
 	}
 	var d *dumper
 	if dumpDir != "" {

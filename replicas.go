@@ -49,7 +49,9 @@ func CompileReplicated(ctx context.Context, m *hlo.Module, runtimes []*Runtime, 
 	// Each device's executable is its own, never the cache's: two Replicated
 	// sharing one would each hold a device's lock that the other waits for,
 	// where no rendezvous can see it.
-	opts = append(opts[:len(opts):len(opts)], func(c *compileConfig) { c.devices, c.noCache = topo.Devices(), true })
+	opts = append(opts[:len(opts):len(opts)], func(c *compileConfig) {
+		c.devices, c.noCache, c.replicated = topo.Devices(), true, true
+	})
 	for d, rt := range runtimes {
 		exe, err := rt.Compile(ctx, m, opts...)
 		if err != nil {

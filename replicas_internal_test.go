@@ -14,8 +14,12 @@ import (
 func TestCheckSameCollectives(t *testing.T) {
 	a := &hlo.Instruction{Name: "a", Op: hlo.OpAllReduce}
 	b := &hlo.Instruction{Name: "b", Op: hlo.OpAllGather}
-	step := func(in *hlo.Instruction) plan.Step { return plan.Step{Kind: plan.StepCollective, Name: in.Name, Instr: in} }
-	exe := func(steps ...plan.Step) *Executable { return &Executable{c: &compiled{main: &plan.Block{Steps: steps}}} }
+	step := func(in *hlo.Instruction) plan.Step {
+		return plan.Step{Kind: plan.StepCollective, Name: in.Name, Instr: in}
+	}
+	exe := func(steps ...plan.Step) *Executable {
+		return &Executable{c: &compiled{main: &plan.Block{Steps: steps}}}
+	}
 	loop := func(steps ...plan.Step) plan.Step {
 		return plan.Step{Kind: plan.StepWhile, Cond: &plan.Block{}, Body: &plan.Block{Steps: steps}}
 	}

@@ -299,6 +299,8 @@ func TestReplicatedInvalid(t *testing.T) {
 	defer func() { require.NoError(t, r.Close()) }()
 	_, err = r.Run(ctx, [][]*hlo.Literal{{hlo.MustFromSlice([]int64{2}, []float32{1, 2})}})
 	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument)
+	_, err = rts[0].Compile(ctx, m, vkxla.WithDevices(2))
+	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument, "Compile makes no executable for several devices")
 	// One device's executable alone cannot run a two-device program.
 	_, err = r.Executable(0).Run(ctx, hlo.MustFromSlice([]int64{2}, []float32{1, 2}))
 	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument)
