@@ -41,6 +41,7 @@ type replicatedCase struct {
 	name                 string
 	replicas, partitions int
 	entry                string // the module after the add computation
+	opts                 []vkxla.CompileOption
 }
 
 // check runs the case on devices with random inputs and compares every device's
@@ -60,7 +61,7 @@ func (c replicatedCase) check(t *testing.T, rts []*vkxla.Runtime) {
 	defer cancel()
 	want, err := cpuref.EvalReplicas(ctx, m, c.replicas, c.partitions, inputs)
 	require.NoError(t, err, "cpuref")
-	r, err := vkxla.CompileReplicated(ctx, m, rts[:n], vkxla.WithPartitions(c.partitions))
+	r, err := vkxla.CompileReplicated(ctx, m, rts[:n], append(c.opts, vkxla.WithPartitions(c.partitions))...)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, r.Close()) }()
 	got, err := r.Run(ctx, inputs)
@@ -83,68 +84,86 @@ func TestReplicatedCollectives(t *testing.T) {
   y = f32[8] multiply(x, x)
   r = f32[8] all-reduce(y), replica_groups={}, to_apply=add
   ROOT z = f32[8] add(r, x)
-}`},
+}`, nil},
+		// 4 MiB: the host step's transfers of a large buffer.
+		{"all-reduce/2/large", 2, 1, `ENTRY e {
+  x = f32[1024,1024] parameter(0)
+  ROOT r = f32[1024,1024] all-reduce(x), replica_groups={{1,0}}, to_apply=add
+}`, nil},
+		// The result may be written over the donated parameter it reduces.
+		{"all-reduce/2/donated", 2, 1, `ENTRY e {
+  x = f32[64] parameter(0)
+  y = f32[64] parameter(1)
+  r = f32[64] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ROOT z = f32[64] add(r, y)
+}`, []vkxla.CompileOption{vkxla.WithDonation(0)}},
+		{"all-gather/2/unfused", 2, 1, `ENTRY e {
+  x = f32[3,2] parameter(0)
+  y = f32[3,2] exponential(x)
+  g = f32[6,2] all-gather(y), replica_groups={{0,1}}, dimensions={0}
+  ROOT n = f32[6,2] negate(g)
+}`, []vkxla.CompileOption{vkxla.WithoutPasses("fusion")}},
 		{"all-reduce/4/pairs/tuple", 4, 1, `ENTRY e {
   x = f32[8] parameter(0)
   y = f32[3,2] parameter(1)
   ROOT r = (f32[8], f32[3,2]) all-reduce(x, y), replica_groups={{0,2},{1,3}}, to_apply=add
-}`},
+}`, nil},
 		{"all-reduce-start-done/4", 4, 1, `ENTRY e {
   x = f32[8] parameter(0)
   s = f32[8] all-reduce-start(x), replica_groups={{3,2,1,0}}, to_apply=add
   ROOT d = f32[8] all-reduce-done(s)
-}`},
+}`, nil},
 		{"all-gather/2", 2, 1, `ENTRY e {
   x = f32[3,2] parameter(0)
   ROOT g = f32[3,4] all-gather(x), replica_groups={{0,1}}, dimensions={1}
-}`},
+}`, nil},
 		{"all-gather-start-done/4", 4, 1, `ENTRY e {
   x = f32[2,3] parameter(0)
   s = (f32[2,3], f32[4,3]) all-gather-start(x), replica_groups={{1,0},{3,2}}, dimensions={0}
   ROOT d = f32[4,3] all-gather-done(s)
-}`},
+}`, nil},
 		{"reduce-scatter/4", 4, 1, `ENTRY e {
   x = f32[8,2] parameter(0)
   ROOT r = f32[2,2] reduce-scatter(x), replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=add
-}`},
+}`, nil},
 		{"all-to-all/2", 2, 1, `ENTRY e {
   x = f32[2,4] parameter(0)
   ROOT a = f32[2,4] all-to-all(x), replica_groups={{0,1}}, dimensions={1}
-}`},
+}`, nil},
 		{"all-to-all/4/tuple", 4, 1, `ENTRY e {
   a = f32[2] parameter(0)
   b = f32[2] parameter(1)
   c = f32[2] parameter(2)
   d = f32[2] parameter(3)
   ROOT t = (f32[2], f32[2], f32[2], f32[2]) all-to-all(a, b, c, d), replica_groups={}
-}`},
+}`, nil},
 		{"collective-permute/4", 4, 1, `ENTRY e {
   x = f32[5] parameter(0)
   ROOT p = f32[5] collective-permute(x), source_target_pairs={{0,1},{1,2},{2,3}}
-}`},
+}`, nil},
 		{"collective-permute-start-done/2", 2, 1, `ENTRY e {
   x = f32[5] parameter(0)
   s = (f32[5], f32[5]) collective-permute-start(x), source_target_pairs={{0,1},{1,0}}
   ROOT d = f32[5] collective-permute-done(s)
-}`},
+}`, nil},
 		{"collective-broadcast/4", 4, 1, `ENTRY e {
   x = f32[5] parameter(0)
   ROOT b = f32[5] collective-broadcast(x), replica_groups={{1,0},{2,3}}
-}`},
+}`, nil},
 		{"ids/2x2", 2, 2, `ENTRY e {
   x = f32[2] parameter(0)
   r = u32[] replica-id()
   p = u32[] partition-id()
   ROOT t = (u32[], u32[]) tuple(r, p)
-}`},
+}`, nil},
 		{"flattened-id/2x2", 2, 2, `ENTRY e {
   x = f32[4] parameter(0)
   ROOT r = f32[4] all-reduce(x), channel_id=1, replica_groups={{0,3},{1,2}}, use_global_device_ids=true, to_apply=add
-}`},
+}`, nil},
 		{"cross-partition/2x2", 2, 2, `ENTRY e {
   x = f32[4] parameter(0)
   ROOT a = f32[4] all-to-all(x), channel_id=1, replica_groups={}, dimensions={0}
-}`},
+}`, nil},
 		{"in-a-loop/2", 2, 1, `cond {
   s = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(s), index=0
@@ -168,7 +187,7 @@ ENTRY e {
   s = (s32[], f32[4]) tuple(zero, x)
   w = (s32[], f32[4]) while(s), condition=cond, body=body
   ROOT y = f32[4] get-tuple-element(w), index=1
-}`},
+}`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.check(t, rts) })
 	}
