@@ -76,3 +76,40 @@ func TestCheckpointedMLPPeak(t *testing.T) {
 	checkCompiledAgainstCPU(t, rt, step.Module, []vkxla.CompileOption{budget},
 		vkxla.ProgramTolerance(step.Module, hlo.F32), append(step.Init(5), x, labels)...)
 }
+
+// TestOffloadedMLPStep: the same 16-layer MLP step as one checkpointed region
+// whose policy keeps every layer's output in host memory
+// (save_and_offload_only_these_names): the forward pass moves each output to the
+// host as it is made, the backward pass moves each back and recomputes its layer
+// when the gradient reaches it. The host holds the 16 outputs (16 KiB each); the
+// device plan needs under a quarter of the plain step's; the step matches cpuref
+// on the GPU.
+func TestOffloadedMLPStep(t *testing.T) {
+	rt := newRuntime(t)
+	sizes := []int64{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16}
+	build := func(r train.Remat) *train.Step {
+		step, err := train.Build(train.CheckpointedMLP("mlp", hlo.F32, 256, r, sizes...), train.SGD{LR: 0.1})
+		require.NoError(t, err)
+		return step
+	}
+	stats := func(step *train.Step) vkxla.MemoryStats {
+		exe, err := rt.Compile(context.Background(), step.Module)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, exe.Close()) }()
+		return exe.MemoryStats()
+	}
+	const act = 256 * 16 * 4
+	plain := stats(build(train.Remat{}))
+	step := build(train.Remat{Every: 16, Name: "out", Policy: hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"out"})})
+	off := stats(step)
+	t.Logf("device peak %d B plain, %d B offloaded (%.0f%%), host %d B", plain.PeakBytes, off.PeakBytes,
+		100*float64(off.PeakBytes)/float64(plain.PeakBytes), off.HostBytes)
+	require.Equal(t, int64(16*act), off.HostBytes, "the 16 layer outputs")
+	require.Equal(t, 16, off.HostBuffers)
+	require.Zero(t, plain.HostBytes)
+	require.Less(t, off.PeakBytes*4, plain.PeakBytes)
+	require.Equal(t, int64(594960), plain.PeakBytes) // deterministic: a change of either is a change of the plan
+	require.Equal(t, int64(117792), off.PeakBytes)
+	x, labels := train.Blobs(1, hlo.F32, 256, 16, 16, 0.5)
+	checkAgainstCPU(t, rt, step.Module, vkxla.ProgramTolerance(step.Module, hlo.F32), append(step.Init(5), x, labels)...)
+}

@@ -280,12 +280,17 @@ func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
 		return err
 	}
 	c.arena = a
+	if len(p.HostBlockSizes()) > 0 {
+		if c.host, err = arena.NewPlanned(c.rt.dev, p.HostArena(), arena.Options{Host: true}); err != nil {
+			return fmt.Errorf("host memory for offloaded values: %w", err)
+		}
+	}
 	for _, cu := range p.Constants() {
 		if err := a.Upload(ctx, a.PlanRange(cu.Range), cu.Literal.Bytes()); err != nil {
 			return fmt.Errorf("constant upload: %w", err)
 		}
 	}
-	c.rec = &recorder{dev: c.rt.dev, arena: a, timed: timed, tableBytes: &c.rt.tableBytes, segments: map[*plan.Block][]segment{}}
+	c.rec = &recorder{dev: c.rt.dev, arena: a, host: c.host, onHost: p.OnHost, timed: timed, tableBytes: &c.rt.tableBytes, segments: map[*plan.Block][]segment{}}
 	if err := c.rec.createKernels(p.Kernels()); err != nil {
 		return err
 	}

@@ -273,7 +273,7 @@ func (c *compiled) recordingFor(b *binding) (*recorder, error) {
 			return r.rec, nil
 		}
 	}
-	rec := &recorder{dev: c.rt.dev, arena: c.arena, kernels: c.rec.kernels, timed: c.rec.timed, tableBytes: c.rec.tableBytes,
+	rec := &recorder{dev: c.rt.dev, arena: c.arena, host: c.host, onHost: c.rec.onHost, kernels: c.rec.kernels, timed: c.rec.timed, tableBytes: c.rec.tableBytes,
 		segments: map[*plan.Block][]segment{}, bound: &slotBinding{pool: c.rt.pool, slotOf: c.slotOf, ranges: slices.Clone(b.ranges)}}
 	if err := rec.recordBlock(c.main, false); err != nil {
 		return nil, errors.Join(err, rec.closeRecording())
@@ -306,10 +306,13 @@ type slotBinding struct {
 
 // placedRange is where plan range i lives in this recording, with the arena that
 // holds it (its binding limits split it): the memory bound to its slot, in the
-// runtime's pool, or the executable's arena.
+// runtime's pool, the executable's host memory, or its arena.
 func (r *recorder) placedRange(i int) (*arena.Arena, arena.Range) {
 	if r.bound != nil && r.bound.slotOf[i] >= 0 {
 		return r.bound.pool, r.bound.ranges[r.bound.slotOf[i]]
+	}
+	if r.host != nil && r.onHost(i) {
+		return r.host, r.host.PlanRange(i)
 	}
 	return r.arena, r.arena.PlanRange(i)
 }

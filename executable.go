@@ -27,6 +27,7 @@ type compiled struct {
 	stats     MemoryStats
 	livePeak  []LiveBuffer
 	arena     *arena.Arena
+	host      *arena.Arena // offloaded values' host memory; nil: none
 	rec       *recorder
 	// slots are the parameter leaves in the caller's memory (donate.go): slotOf
 	// maps each plan range to its slot or -1, paramSlots each parameter's leaves
@@ -70,6 +71,9 @@ func (c *compiled) release() error {
 	}
 	if c.arena != nil {
 		errs = append(errs, c.arena.Close())
+	}
+	if c.host != nil {
+		errs = append(errs, c.host.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -26,6 +26,9 @@ type RuntimeMemoryStats struct {
 	// run on donated or borrowed memory has a recording, and tables, per binding
 	// it caches.
 	AddressTableBytes int64
+	// HostBytes is the host memory the live executables hold for offloaded values
+	// (MemoryStats.HostBytes): not device memory, not in TotalBytes.
+	HostBytes int64
 	// Tensors is the DeviceTensor pool's allocator statistics (bytes in use,
 	// reserved, peaks, the largest free extent).
 	Tensors arena.Stats
@@ -49,6 +52,7 @@ func (rt *Runtime) MemoryStats() RuntimeMemoryStats {
 	s := RuntimeMemoryStats{Executables: len(rt.live), AddressTableBytes: rt.tableBytes.Load()}
 	for c := range rt.live {
 		s.ExecutableBytes += c.stats.PeakBytes
+		s.HostBytes += c.stats.HostBytes
 	}
 	rt.mu.Unlock()
 	s.Tensors = rt.pool.Stats()

@@ -24,8 +24,12 @@ type segment struct {
 
 // recorder turns blocks of steps into recorded segments on one placed arena.
 type recorder struct {
-	dev     *device.Device
-	arena   *arena.Arena
+	dev   *device.Device
+	arena *arena.Arena
+	// host holds the plan's host buffers (offloaded values), onHost says which
+	// ranges they are; host is nil when the plan has none.
+	host    *arena.Arena
+	onHost  func(r int) bool
 	kernels map[*plan.KernelRef]*device.Kernel
 	cbs     []*device.CommandBuffer
 	tables  []*device.Buffer // the address tables' buffers (bindings.go)

@@ -246,7 +246,8 @@ func (r *Replicated) Close() error {
 
 // execCollective is a host step: the segments before it have run (Submit waits
 // for them), so its operands are in memory; it reads them, meets the other
-// devices, and writes its result where the plan placed it.
+// devices, and writes its result where this run placed it (the arena, a bound
+// slot, or host memory: the recorder's placedRange).
 func (c *compiled) execCollective(ctx context.Context, st *plan.Step) error {
 	if c.dev == nil {
 		return fmt.Errorf("%s: a collective outside a Replicated run", st.Name)
@@ -258,7 +259,8 @@ func (c *compiled) execCollective(ctx context.Context, st *plan.Step) error {
 		if len(ops[k].Bytes()) == 0 {
 			continue
 		}
-		if err := c.download(ctx, r, ops[k].Bytes()); err != nil {
+		a, rng := c.cur.placedRange(r)
+		if err := a.Download(ctx, rng, ops[k].Bytes()); err != nil {
 			return fmt.Errorf("%s: operand %d: %w", st.Name, k, err)
 		}
 	}
@@ -270,7 +272,7 @@ func (c *compiled) execCollective(ctx context.Context, st *plan.Step) error {
 		if len(leaf.Bytes()) == 0 {
 			continue
 		}
-		a, rng := c.deviceRange(c.bound, st.Outs[i])
+		a, rng := c.cur.placedRange(st.Outs[i])
 		if err := a.Upload(ctx, rng, leaf.Bytes()); err != nil {
 			return fmt.Errorf("%s: result %d: %w", st.Name, i, err)
 		}

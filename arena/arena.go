@@ -24,6 +24,7 @@ type Arena struct {
 	plan   *Placement       // set by NewPlanned
 	closed bool
 	xfer   transfer // staging and fills; its own lock, never taken inside mu
+	host   bool     // blocks in host memory (Options.Host)
 }
 
 // Options configure an arena. The zero value takes every limit from the device.
@@ -40,6 +41,11 @@ type Options struct {
 	// StagingSize bounds the host-visible staging buffer used for transfers where
 	// the host cannot map device memory (DefaultStagingSize when 0).
 	StagingSize int64
+	// Host makes the arena's blocks host memory (device.NewHostBuffer: host-visible
+	// and coherent, cached where the device has such a type): an executable's
+	// offloaded values (heapsim's host offload), which kernels and copies reach
+	// over the bus.
+	Host bool
 }
 
 // LimitsFromCaps returns the arena limits of a device: its binding and allocation
@@ -75,7 +81,7 @@ func New(d *device.Device, o Options) (*Arena, error) {
 	if o.StagingSize == 0 {
 		o.StagingSize = DefaultStagingSize
 	}
-	a := &Arena{dev: d, lim: o.limits(d.Caps())}
+	a := &Arena{dev: d, lim: o.limits(d.Caps()), host: o.Host}
 	a.xfer.max = o.StagingSize
 	h, err := NewHeap(a.lim, HeapOptions{BlockSize: o.BlockSize, Limit: o.Limit, Grow: a.newBlock, Release: a.closeBlock})
 	if err != nil {
@@ -104,7 +110,11 @@ func NewPlanned(d *device.Device, p *Plan, o Options) (*Arena, error) {
 
 // newBlock is the heap's Grow hook: a device buffer for block b.
 func (a *Arena) newBlock(b int, size int64) error {
-	buf, err := a.dev.NewBuffer(size)
+	newBuffer := a.dev.NewBuffer
+	if a.host {
+		newBuffer = a.dev.NewHostBuffer
+	}
+	buf, err := newBuffer(size)
 	if err != nil {
 		return err
 	}

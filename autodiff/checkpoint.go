@@ -25,8 +25,12 @@ import (
 // same instructions come in the same order (the same body, the same active
 // arguments) and take the saved values back instead of being recomputed.
 type saving struct {
-	saves  map[*hlo.Instruction]bool // the region's instructions whose values are kept
-	values []*hlo.Instruction
+	saves map[*hlo.Instruction]bool // the region's instructions whose values are kept
+	// offload are the kept values the policy keeps in host memory: the forward
+	// replay keeps MoveToHost of them (hosted[i] marks values[i]).
+	offload map[*hlo.Instruction]bool
+	hosted  []bool
+	values  []*hlo.Instruction
 	// origs are, in the forward replay, the instructions of the region values[i]
 	// is the value of (SavedResiduals names them).
 	origs      []*hlo.Instruction
@@ -41,7 +45,12 @@ func (e *engine) replaySaveable(in *hlo.Instruction, ops []*hlo.Instruction, any
 	s := e.saving
 	if !s.recomputes {
 		out, err := e.replayInstruction(in, ops, anyActive)
-		s.values = append(s.values, out)
+		kept := out
+		if s.offload[in] && err == nil {
+			kept = e.b.MoveToHost(out)
+		}
+		s.values = append(s.values, kept)
+		s.hosted = append(s.hosted, s.offload[in])
 		s.origs = append(s.origs, in)
 		return out, err
 	}
@@ -83,21 +92,25 @@ func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, any
 // backward pass, the name's readers read the kept value. Nested regions keep by
 // their own policies. Random draws are kept whatever the policy: the
 // recomputation must see the forward pass's bits, and drawing again would advance
-// the RNG state to new ones.
-func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into map[*hlo.Instruction]bool) {
+// the RNG state to new ones. offload gets the kept values the policy keeps in host
+// memory (hlo.CheckpointPolicy.Offloads: named values only).
+func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into, offload map[*hlo.Instruction]bool) {
 	for _, in := range c.Instructions {
 		switch {
 		case hlo.IsCustomCallTo(in, hlo.CheckpointNameTarget):
 			if !policy.Saveable(in) {
 				continue
 			}
+			kept := in
 			if named := in.Operands[0]; table[named.Op].expand == nil {
-				into[named] = true
-			} else {
-				into[in] = true
+				kept = named
+			}
+			into[kept] = true
+			if policy.Offloads(in) {
+				offload[kept] = true
 			}
 		case in.Op == hlo.OpCall || in.Op == hlo.OpFusion:
-			savedInstructions(in.Called[0], policy, into)
+			savedInstructions(in.Called[0], policy, into, offload)
 		case drawsRandom(in):
 			into[in] = true
 		case policy.Saveable(in) && table[in.Op].expand == nil && in.Op != hlo.OpConstant:
@@ -131,9 +144,9 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		return nil, err
 	}
 	fwd := newEngine(e.b, e.opts)
-	saves := map[*hlo.Instruction]bool{}
-	savedInstructions(body, policy, saves)
-	fwd.saving = &saving{saves: saves}
+	saves, offload := map[*hlo.Instruction]bool{}, map[*hlo.Instruction]bool{}
+	savedInstructions(body, policy, saves, offload)
+	fwd.saving = &saving{saves: saves, offload: offload}
 	fwd.loop = e.loop // a loop around the region keeps some of its values itself
 	for _, op := range ops {
 		fwd.active[op] = e.active[op]
@@ -146,7 +159,7 @@ func expandCheckpoint(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*
 		return out, nil // nothing differentiable flows through the region
 	}
 	e.active[out] = true
-	r := &region{body: body, saves: saves, saved: fwd.saving.values, origs: fwd.saving.origs}
+	r := &region{body: body, saves: saves, saved: fwd.saving.values, hosted: fwd.saving.hosted, origs: fwd.saving.origs}
 	e.tape = append(e.tape, &node{orig: in, out: out, args: ops,
 		vjp: func(e *engine, n *node, ct *cot) ([]*cot, error) { return e.recompute(n, ct, r) }})
 	return out, nil
@@ -157,7 +170,10 @@ type region struct {
 	body  *hlo.Computation
 	saves map[*hlo.Instruction]bool
 	saved []*hlo.Instruction // the kept values, in replay order
-	origs []*hlo.Instruction // the region's instructions they are the values of
+	// hosted marks the saved values in host memory (MoveToHost): the backward
+	// computation moves them back to the device where it reads them.
+	hosted []bool
+	origs  []*hlo.Instruction // the region's instructions they are the values of
 }
 
 // recompute is a region's VJP: its backward computation (arguments, saved values,
@@ -169,7 +185,7 @@ func (e *engine) recompute(n *node, ct *cot, r *region) ([]*cot, error) {
 	for i, a := range n.args {
 		active[i] = e.active[a]
 	}
-	bwd, reads, grads, err := regionBackward(r.body, r.saves, active, inputs, len(r.saved), e.opts)
+	bwd, reads, grads, err := regionBackward(r.body, r.saves, active, inputs, r.hosted, e.opts)
 	if err != nil || len(grads) == 0 {
 		return nil, err
 	}
@@ -201,11 +217,14 @@ func (e *engine) recompute(n *node, ct *cot, r *region) ([]*cot, error) {
 // regionBackward builds a region's backward computation over parameters shaped
 // like inputs (the region's arguments, then the nSaved saved values, then the
 // result's cotangent): it replays the region, taking the saved values in place of
-// the saveable instructions, and differentiates the replay. It returns the
+// the saveable instructions (moved back to the device first where hosted says
+// they are in host memory: behind the barrier, so no schedule moves them back
+// before the backward pass needs them), and differentiates the replay. It returns the
 // computation, which inputs it reads, and which arguments its result tuple holds
 // cotangents for (none: nothing reached the active arguments).
 func regionBackward(body *hlo.Computation, saves map[*hlo.Instruction]bool, active []bool, inputs []*hlo.Instruction,
-	nSaved int, opts *Options) (*hlo.Computation, []bool, []int, error) {
+	hosted []bool, opts *Options) (*hlo.Computation, []bool, []int, error) {
+	nSaved := len(hosted)
 	sub := newEngine(hlo.NewBuilder(body.Name+".recompute"), opts)
 	params := make([]*hlo.Instruction, len(inputs))
 	for i, x := range inputs {
@@ -213,7 +232,13 @@ func regionBackward(body *hlo.Computation, saves map[*hlo.Instruction]bool, acti
 	}
 	nArgs := len(active)
 	args, ct := params[:nArgs], params[len(params)-1]
-	sub.saving = &saving{saves: saves, values: params[nArgs : nArgs+nSaved], recomputes: true}
+	values := slices.Clone(params[nArgs : nArgs+nSaved])
+	for i, onHost := range hosted {
+		if onHost {
+			values[i] = sub.b.MoveToDevice(values[i])
+		}
+	}
+	sub.saving = &saving{saves: saves, values: values, recomputes: true}
 	for i, a := range args {
 		if active[i] {
 			sub.markActive(a)

@@ -49,8 +49,12 @@ func keptInLoop(body *hlo.Computation) (*loopKeeps, error) {
 // walk adds c's kept instructions under policy (a region's, or nothing_saveable
 // outside regions) and reports whether it found any.
 func (k *loopKeeps) walk(c *hlo.Computation, policy hlo.CheckpointPolicy) (bool, error) {
-	saves := map[*hlo.Instruction]bool{}
-	savedInstructions(c, policy, saves)
+	saves, offload := map[*hlo.Instruction]bool{}, map[*hlo.Instruction]bool{}
+	savedInstructions(c, policy, saves, offload)
+	for in := range offload {
+		return false, fmt.Errorf("autodiff: loop body: policy %v offloads %s to host memory: host offload of a loop's stacked values is not implemented: %w",
+			policy, in.Name, hlo.ErrUnsupported)
+	}
 	found := false
 	for _, in := range c.Instructions {
 		inner, err := k.walkCalled(in, policy)
@@ -107,7 +111,8 @@ func (e *engine) replayKept(in *hlo.Instruction, ops []*hlo.Instruction, anyActi
 		return nil, err
 	}
 	if s := e.saving; s != nil && s.saves[in] && !s.recomputes {
-		s.values = append(s.values, out)
+		s.values = append(s.values, out) // a loop's row: on the device (walk refuses offload there)
+		s.hosted = append(s.hosted, false)
 		s.origs = append(s.origs, in)
 	}
 	return out, nil

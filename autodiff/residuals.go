@@ -19,6 +19,9 @@ type Residual struct {
 	Argument bool
 	// Stacked: a while loop keeps it once per iteration (its [n, …] stack).
 	Stacked bool
+	// OnHost: the value is kept in host memory (save_and_offload_only_these_names'
+	// offload names): MoveToHost in the forward pass, MoveToDevice in the backward.
+	OnHost bool
 	// Of is what keeps it: a checkpointed region's computation (named as the
 	// function JAX names) or a while loop.
 	Of string
@@ -33,7 +36,11 @@ func (r Residual) String() string {
 	case r.Stacked:
 		from = "stack of " + r.Producer
 	}
-	return fmt.Sprintf("%v %s (%s, %d bytes)", r.Shape, from, r.Of, r.Bytes)
+	where := ""
+	if r.OnHost {
+		where = ", in host memory"
+	}
+	return fmt.Sprintf("%v %s (%s, %d bytes%s)", r.Shape, from, r.Of, r.Bytes, where)
 }
 
 // residualLog collects residuals, each value once.
@@ -91,7 +98,7 @@ func (e *engine) regionResiduals(r *region, args []*hlo.Instruction, reads []boo
 	for j, x := range r.saved {
 		if reads[len(args)+j] {
 			orig := r.origs[j]
-			e.residuals.add(x, Residual{Producer: orig.Name, Op: orig.Op, Of: r.body.Name})
+			e.residuals.add(x, Residual{Producer: orig.Name, Op: orig.Op, Of: r.body.Name, OnHost: r.hosted[j]})
 		}
 	}
 }

@@ -2,6 +2,7 @@ package autodiff
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -102,17 +103,48 @@ func TestSavedResidualsNotebook(t *testing.T) {
 	}
 }
 
-// TestSavedResidualsOffloadRefused: the notebook's offload example
-// (save_and_offload_only_these_names, s1 saved, s2 offloaded to pinned_host)
-// cannot be built: vkxla has no host offload, and keeping s2 on the device while
-// reporting it offloaded would be a false statement about memory.
-func TestSavedResidualsOffloadRefused(t *testing.T) {
-	b := hlo.NewBuilder("f")
-	x := b.Parameter(hlo.MakeShape(hlo.F32, 4), "x")
-	b.Checkpoint(hlo.SaveAndOffloadOnlyTheseNames([]string{"s1"}, []string{"s2"}), func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
-		return b.CheckpointName(b.Sin(b.CheckpointName(b.Sin(a[0]), "s1")), "s2")
-	}, x)
-	require.ErrorIs(t, b.Err(), hlo.ErrUnsupported)
+// TestSavedResidualsOffload: the notebook's offload example
+// (save_and_offload_only_these_names, s1 saved, s2 offloaded to pinned_host) on
+// the three layers: the residuals are the arguments, sin1 on the device and sin2
+// in host memory (s3, the result, is read by no rule); the gradient is the one
+// without offload, on cpuref, bit for bit (moving a value is the identity).
+func TestSavedResidualsOffload(t *testing.T) {
+	m := sinLayers(t, hlo.SaveAndOffloadOnlyTheseNames([]string{"s1"}, []string{"s2"}), true)
+	rs, err := SavedResiduals(m)
+	require.NoError(t, err)
+	onHost := map[string]bool{}
+	for _, r := range rs {
+		onHost[fmt.Sprintf("%v %s", r.Op, r.Producer)] = r.OnHost
+		if r.OnHost {
+			require.Contains(t, r.String(), ", in host memory")
+		}
+	}
+	require.Equal(t, map[string]bool{"parameter W1": false, "parameter W2": false, "parameter W3": false, "parameter x": false,
+		"sine sin1": false, "sine sin2": true}, onHost)
+
+	r := rand.New(rand.NewPCG(7, 8))
+	var inputs []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		inputs = append(inputs, randomLiteral(r, p.Shape, -1, 1))
+	}
+	inputs = append(inputs, randomLiteral(r, m.Entry.Root.Shape, -1, 1)) // the cotangent
+	grads := func(m *hlo.Module) *hlo.Literal {
+		g, err := VJP(m, []int{0, 1, 2, 3}, nil)
+		require.NoError(t, err)
+		out, err := cpuref.Eval(g, inputs...)
+		require.NoError(t, err)
+		return out
+	}
+	require.NoError(t, hlo.LiteralsEqual(grads(m), grads(sinLayers(t, hlo.SaveOnlyTheseNames("s1", "s2"), true))))
+	g, err := VJP(m, []int{0, 1, 2, 3}, nil)
+	require.NoError(t, err)
+	moves := map[string]int{}
+	for _, in := range g.Entry.Instructions {
+		if toHost, ok := hlo.Placement(in); ok {
+			moves[map[bool]string{true: "to host", false: "to device"}[toHost]]++
+		}
+	}
+	require.Equal(t, map[string]int{"to host": 1, "to device": 1}, moves, "sin2 moves out and back:\n%s", hlo.Print(g))
 }
 
 // TestSavedResidualsReport: shape, dtype, bytes and producer of each residual, as

@@ -49,6 +49,13 @@ func checkpointedSteps(remats []namedRemat, model func(train.Remat) train.Model)
 	return out, nil
 }
 
+// offloadOutputs checkpoints all n layers as one region whose policy keeps each
+// layer's output in host memory (save_and_offload_only_these_names): the
+// backward pass moves each back and recomputes its layer from it.
+func offloadOutputs(n int) train.Remat {
+	return train.Remat{Every: n, Name: "out", Policy: hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"out"})}
+}
+
 type namedRemat struct {
 	name  string
 	remat train.Remat
@@ -72,6 +79,7 @@ func DeepMLPCase(layers, width, batch int) (GradCase, error) {
 	ckpt, err := checkpointedSteps([]namedRemat{
 		{fmt.Sprintf("regions of %d layers, nothing_saveable", segment), train.Remat{Every: segment, Policy: hlo.NothingSaveable()}},
 		{"each layer a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
+		{"one region, every layer's output offloaded to host memory", offloadOutputs(layers)},
 	}, func(r train.Remat) train.Model {
 		return train.CheckpointedMLP(name, hlo.F32, int64(batch), r, sizes...)
 	})
@@ -100,6 +108,7 @@ func TransformerCase(c train.LMConfig) (GradCase, error) {
 	ckpt, err := checkpointedSteps([]namedRemat{
 		{"each block a region, nothing_saveable", train.Remat{Every: 1, Policy: hlo.NothingSaveable()}},
 		{"each block a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
+		{"one region, every block's output offloaded to host memory", offloadOutputs(max(c.Blocks, 1))},
 	}, func(r train.Remat) train.Model {
 		rc := c
 		rc.Remat = r
@@ -129,8 +138,9 @@ type MemoryPoint struct {
 	Budget  int64
 	Percent float64
 	// Peak is the plan's device memory (0 where Compile refused the budget with
-	// ErrOverBudget: Refused).
+	// ErrOverBudget: Refused); Host its host memory (offloaded values).
 	Peak    int64
+	Host    int64
 	Refused bool
 	// Time is the best GPU time of the runs; BestRatio is it ÷ the unbudgeted
 	// step's best time; Ratio is the median over the rounds of time ÷ the
@@ -221,7 +231,7 @@ func GradMemory(ctx context.Context, rt *vkxla.Runtime, c GradCase, percents []i
 		peak := exe.MemoryStats().PeakBytes
 		ref := len(cb.runners)
 		prefix := "checkpoint: " + v.Name
-		cb.add(MemoryPoint{Config: prefix, Peak: peak}, exe, outputCheck{ref: 0})
+		cb.add(MemoryPoint{Config: prefix, Peak: peak, Host: exe.MemoryStats().HostBytes}, exe, outputCheck{ref: 0})
 		if _, err := cb.budgets(ctx, rt, v.Step.Module, prefix+" + ", percents, peak, ref); err != nil {
 			return curve, fmt.Errorf("%s: %w", prefix, err)
 		}
@@ -249,7 +259,7 @@ func (cb *curveBuilder) budgets(ctx context.Context, rt *vkxla.Runtime, m *hlo.M
 		}
 		p := MemoryPoint{Config: fmt.Sprintf("%sbudget %d%%", prefix, pct), Budget: budget, Percent: float64(pct), Refused: exe == nil}
 		if exe != nil {
-			p.Peak = exe.MemoryStats().PeakBytes
+			p.Peak, p.Host = exe.MemoryStats().PeakBytes, exe.MemoryStats().HostBytes
 		} else {
 			lo = max(lo, budget)
 		}
@@ -261,7 +271,7 @@ func (cb *curveBuilder) budgets(ctx context.Context, rt *vkxla.Runtime, m *hlo.M
 		return 0, err
 	}
 	cb.add(MemoryPoint{Config: prefix + "floor (smallest budget met)", Budget: floor, Peak: exe.MemoryStats().PeakBytes,
-		Percent: 100 * float64(floor) / float64(unbudgeted)}, exe, outputCheck{ref: ref, exact: true})
+		Host: exe.MemoryStats().HostBytes, Percent: 100 * float64(floor) / float64(unbudgeted)}, exe, outputCheck{ref: ref, exact: true})
 	return floor, nil
 }
 
@@ -386,8 +396,8 @@ func closeAll(got, want []*hlo.Literal, spec vkxla.ErrorSpec) error {
 func WriteMemoryCurve(out io.Writer, c MemoryCurve) {
 	fmt.Fprintf(out, "%s — unbudgeted peak %s, floor %s (%.1f%%)\n\n", c.Case, mib(c.Unbudgeted), mib(c.Floor),
 		100*float64(c.Floor)/float64(c.Unbudgeted))
-	fmt.Fprintln(out, "| configuration | budget | peak reached | % of unbudgeted | best GPU ms | best ÷ unbudgeted best | round ratio |")
-	fmt.Fprintln(out, "|---|---|---|---|---:|---:|---:|")
+	fmt.Fprintln(out, "| configuration | budget | peak reached | % of unbudgeted | host memory | best GPU ms | best ÷ unbudgeted best | round ratio |")
+	fmt.Fprintln(out, "|---|---|---|---|---|---:|---:|---:|")
 	for _, p := range c.Points {
 		budget, peak, pct := "—", "over budget (ErrOverBudget)", "—"
 		if p.Budget > 0 {
@@ -400,7 +410,11 @@ func WriteMemoryCurve(out io.Writer, c MemoryCurve) {
 		if p.Time > 0 {
 			tm, best, ratio = ms(p.Time), times(p.BestRatio), times(p.Ratio)
 		}
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", p.Config, budget, peak, pct, tm, best, ratio)
+		host := "—"
+		if p.Host > 0 {
+			host = mib(p.Host)
+		}
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", p.Config, budget, peak, pct, host, tm, best, ratio)
 	}
 }
 

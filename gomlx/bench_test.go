@@ -201,6 +201,18 @@ func benchForward(b *testing.B, forward any, newInputs func() []any) {
 	if _, err := ev.Exec(inputs...); err != nil {
 		b.Fatal(err)
 	}
+	api := sameModule(b, vk, inputs)
+	es := graph.MustNewExecAny(sg, forward)
+	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{execRun(ev, inputs), api, execRun(es, sgInputs)})
+	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
+	b.ReportMetric(ms[2]/ms[0], "simplego/gomlx-vkxla")
+}
+
+// sameModule returns a step that runs the module the backend compiled last with
+// vkxla's RunOnDevice, on the device tensors behind inputs (GoMLX tensors that
+// have run on vk).
+func sameModule(b *testing.B, vk *vkgomlx.Backend, inputs []any) func() error {
+	b.Helper()
 	vx, err := vk.LastCompiled().VKXLA()
 	if err != nil {
 		b.Fatal(err)
@@ -213,26 +225,30 @@ func benchForward(b *testing.B, forward any, newInputs func() []any) {
 		}
 		args = append(args, buf.(*vkgomlx.Buffer).Tensor())
 	}
-	es := graph.MustNewExecAny(sg, forward)
-	run := func(e *graph.Exec, inputs []any) func() error {
-		return func() error {
-			outs, err := e.Exec(inputs...)
-			for _, o := range outs {
-				o.MustFinalizeAll()
-			}
-			return err
+	return runAndClose(vx, args)
+}
+
+// execRun returns a step that runs e on inputs and frees its outputs.
+func execRun(e *graph.Exec, inputs []any) func() error {
+	return func() error {
+		outs, err := e.Exec(inputs...)
+		for _, o := range outs {
+			o.MustFinalizeAll()
 		}
+		return err
 	}
-	api := func() error {
-		outs, err := vx.RunOnDevice(context.Background(), args...)
+}
+
+// runAndClose returns a step that runs exe on device-resident args and closes
+// its outputs.
+func runAndClose(exe *vkxla.Executable, args []any) func() error {
+	return func() error {
+		outs, err := exe.RunOnDevice(context.Background(), args...)
 		for _, o := range outs {
 			_ = o.Close()
 		}
 		return err
 	}
-	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{run(ev, inputs), api, run(es, sgInputs)})
-	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
-	b.ReportMetric(ms[2]/ms[0], "simplego/gomlx-vkxla")
 }
 
 func shapeF32(dims ...int) shapes.Shape { return shapes.Make(dtypes.Float32, dims...) }

@@ -91,7 +91,7 @@ func (l *lowering) shareInPlace(tl *timeline) {
 		taken := map[int]bool{} // one output per input: two outputs of one kernel never share
 		for _, p := range c.pairs {
 			in, out := l.owner(p[0]), p[1]
-			if taken[in] || l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant || l.ext[in] == extBorrowed ||
+			if taken[in] || l.shares[out] >= 0 || in == out || l.kinds[in] == rangeConstant || l.ext[in] == extBorrowed || l.host[in] || l.host[out] ||
 				l.plan.Ranges[in].Size != l.plan.Ranges[out].Size {
 				continue
 			}

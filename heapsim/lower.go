@@ -90,6 +90,8 @@ type lowering struct {
 	// ext says, per range, whether it is a parameter leaf in the caller's memory
 	// (alias.go); a range shares its owner's.
 	ext []extKind
+	// host marks the buffers in host memory (offload.go).
+	host []bool
 	// shares[r] is the range whose memory range r is written over in place (see
 	// shareInPlace), or -1 when r has memory of its own.
 	shares []int
@@ -149,6 +151,7 @@ func (l *lowering) addRange(name string, size int64, kind rangeKind) int {
 	l.plan.Ranges = append(l.plan.Ranges, alloc.PlanRange{Name: name, Size: size})
 	l.kinds = append(l.kinds, kind)
 	l.ext = append(l.ext, extNone)
+	l.host = append(l.host, false)
 	l.shares = append(l.shares, -1)
 	l.home = append(l.home, l.cur)
 	return len(l.plan.Ranges) - 1
@@ -239,6 +242,9 @@ func (l *lowering) lowerInstruction(b *Block, in *hlo.Instruction, vals map[*hlo
 	}
 	if in.Info().ExpandedBy == hlo.CollectiveExpander {
 		return l.lowerCollective(b, in, ops)
+	}
+	if toHost, ok := hlo.Placement(in); ok {
+		return l.lowerPlacement(b, in, ops[0], toHost)
 	}
 	return l.lowerKernel(b, in, ops)
 }

@@ -156,12 +156,12 @@ func (m *Model) MarkRanges(mark func(r *alloc.PlanRange)) {
 // BlockSizes is the size of each device allocation the plan needs (aligned).
 func (m *Model) BlockSizes() []int64 { return alignedBlocks(m.l.arenaPlan(), m.l.limits) }
 
-// arenaPlan is the plan without the ranges in the caller's memory (empty, at the
-// start of block 0).
+// arenaPlan is the plan without the ranges in the caller's memory or the host's
+// (empty, at the start of block 0).
 func (l *lowering) arenaPlan() alloc.Plan {
 	p := alloc.Plan{Ranges: slices.Clone(l.plan.Ranges)}
 	for r := range p.Ranges {
-		if l.external(r) != extNone {
+		if l.external(r) != extNone || l.onHost(r) {
 			p.Ranges[r] = alloc.PlanRange{Name: p.Ranges[r].Name}
 		}
 	}
@@ -192,7 +192,8 @@ func (m *Model) PeakStep(entry func(name string) bool) string {
 
 // ownOutputs makes sure no output leaf is a parameter or constant range (an entry
 // that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run; such leaves are copied into output ranges. Aliased
+// writes on the next Run, nor a host buffer (outputs are read from the arena);
+// such leaves are copied into output ranges. Aliased
 // leaves are aliasOutputs' to place.
 func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int]bool) Value {
 	out := Value{Shape: root.Shape}
@@ -201,7 +202,7 @@ func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int
 			out.Leaves = append(out.Leaves, r)
 			continue
 		}
-		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant) && !l.isToken(r) {
+		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant || l.onHost(r)) && !l.isToken(r) {
 			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
 			r = dst
@@ -248,7 +249,7 @@ func (m *Model) PeakAt() int { return m.l.peakAt }
 func (l *lowering) liveAt(t int) int64 {
 	var sum int64
 	for r, lt := range l.lives {
-		if l.shares[r] < 0 && l.ext[r] == extNone && lt.first <= t && t <= lt.last {
+		if l.inArena(r) && lt.first <= t && t <= lt.last {
 			sum += l.align(l.plan.Ranges[r].Size)
 		}
 	}

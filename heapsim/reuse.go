@@ -40,9 +40,9 @@ func (l *lowering) lifetimes(tl *timeline) []lifetime {
 // its owner's.
 func (l *lowering) place(tl *timeline) {
 	lt := l.lifetimes(tl)
-	var owners []int // in the arena: the caller's memory is not placed
+	var owners []int // in the arena: the caller's memory is not placed, the host's apart
 	for r := range l.plan.Ranges {
-		if l.shares[r] < 0 && l.ext[r] == extNone {
+		if l.inArena(r) {
 			owners = append(owners, r)
 		}
 	}
@@ -55,6 +55,7 @@ func (l *lowering) place(tl *timeline) {
 		}
 	}
 	l.assignBlocks(owners, addr)
+	l.placeHost(lt)
 	for r, o := range l.shares {
 		if o >= 0 {
 			o = l.owner(r)
@@ -168,7 +169,7 @@ func (l *lowering) assignBlocks(owners []int, addr []int64) {
 // then, and the moment (a timeline position).
 func liveBound(l *lowering, lt []lifetime) (int64, []int, int) {
 	var events []int
-	arena := func(r int) bool { return l.shares[r] < 0 && l.ext[r] == extNone }
+	arena := l.inArena
 	for r := range lt {
 		if arena(r) {
 			events = append(events, lt[r].first)

@@ -35,6 +35,11 @@ type MemoryStats struct {
 	// memory (heapsim/alias.go): donated, or read in place. The executable holds
 	// none of them (PeakBytes leaves them out).
 	DonatedBytes, BorrowedBytes int64
+	// HostBytes is the host memory the executable holds for offloaded values
+	// (MoveToHost): the host plan's blocks, apart from PeakBytes; HostBuffers
+	// counts them. Their sizes count in no role above.
+	HostBytes   int64
+	HostBuffers int
 }
 
 func (s MemoryStats) String() string {
@@ -43,12 +48,19 @@ func (s MemoryStats) String() string {
 	if s.DonatedBytes > 0 || s.BorrowedBytes > 0 {
 		text += fmt.Sprintf("; the caller's: donated %d, borrowed %d", s.DonatedBytes, s.BorrowedBytes)
 	}
+	if s.HostBuffers > 0 {
+		text += fmt.Sprintf("; host memory %d B (%d offloaded buffers)", s.HostBytes, s.HostBuffers)
+	}
 	return text
 }
 
 func memoryStats(l *lowering) MemoryStats {
-	s := MemoryStats{PeakBytes: alignedTotal(l.arenaPlan(), l.limits), LowerBoundBytes: l.liveBound}
+	s := MemoryStats{PeakBytes: alignedTotal(l.arenaPlan(), l.limits), LowerBoundBytes: l.liveBound,
+		HostBytes: alignedTotal(l.hostPlan(), l.limits), HostBuffers: len(l.hostOwners())}
 	for i, r := range l.plan.Ranges {
+		if l.onHost(i) {
+			continue
+		}
 		switch {
 		case l.shares[i] >= 0:
 			s.InPlaceBytes += r.Size

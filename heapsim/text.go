@@ -26,6 +26,9 @@ func planText(l *lowering, main *Block) string {
 		case extBorrowed:
 			sb.WriteString(" borrowed")
 		}
+		if l.onHost(i) {
+			sb.WriteString(" on the host")
+		}
 		switch {
 		case r.Split:
 			sb.WriteString(" split across bindings")

@@ -42,8 +42,8 @@ const (
 type CheckpointPolicy struct {
 	save  string
 	names []string // the names kept (save_only_these_names, save_and_offload…) or not kept (save_any_names_but_these)
-	// offload names the values save_and_offload_only_these_names would move to host
-	// memory; vkxla has no host offload yet, so a policy with any is refused.
+	// offload names the values save_and_offload_only_these_names keeps in host
+	// memory (Offloads).
 	offload []string
 	both    []CheckpointPolicy // save_from_both_policies: the two policies
 }
@@ -85,11 +85,11 @@ func SaveFromBothPolicies(a, b CheckpointPolicy) CheckpointPolicy {
 
 // SaveAndOffloadOnlyTheseNames is jax.checkpoint_policies.save_and_offload_only_these_names
 // (offload_src="device", offload_dst="pinned_host"): it keeps the values named
-// with one of save on the device and would move those named with one of offload
-// to host memory. vkxla has no host offload yet (issue 18 item 4): a region under
-// this policy with a non-empty offload list is refused with an error wrapping
-// ErrUnsupported, rather than keeping those values on the device while the
-// caller expects them off it. With offload empty it is SaveOnlyTheseNames(save...).
+// with one of save on the device and those named with one of offload in host
+// memory: the forward pass moves them to the host (MoveToHost) where they are
+// made, the backward pass moves them back (MoveToDevice) when it needs them, so
+// they hold no device memory in between. With offload empty it is
+// SaveOnlyTheseNames(save...).
 func SaveAndOffloadOnlyTheseNames(save, offload []string) CheckpointPolicy {
 	return CheckpointPolicy{save: saveAndOffload, names: slices.Clone(save), offload: slices.Clone(offload)}
 }
@@ -133,9 +133,26 @@ func (p CheckpointPolicy) Saveable(in *Instruction) bool {
 	case saveAllBut:
 		return named && !slices.Contains(p.names, name)
 	case saveAndOffload:
-		return named && slices.Contains(p.names, name)
+		return named && (slices.Contains(p.names, name) || slices.Contains(p.offload, name))
 	case saveBoth:
 		return p.both[0].Saveable(in) || p.both[1].Saveable(in)
+	}
+	return false
+}
+
+// Offloads reports whether the policy keeps the value of in in host memory: a
+// CheckpointName named with one of save_and_offload_only_these_names' offload
+// names (and not one of its save names, which stay on the device); under
+// SaveFromBothPolicies, a value one policy offloads and the other does not keep
+// on the device.
+func (p CheckpointPolicy) Offloads(in *Instruction) bool {
+	name, named := CheckpointNameOf(in)
+	switch p.kind() {
+	case saveAndOffload:
+		return named && slices.Contains(p.offload, name) && !slices.Contains(p.names, name)
+	case saveBoth:
+		a, b := p.both[0], p.both[1]
+		return (a.Offloads(in) || b.Offloads(in)) && !(a.Saveable(in) && !a.Offloads(in)) && !(b.Saveable(in) && !b.Offloads(in))
 	}
 	return false
 }
@@ -190,12 +207,8 @@ func (c policyConfig) policy() (CheckpointPolicy, error) {
 		}
 		return p, nil
 	case saveAndOffload:
-		if len(c.Offload) > 0 {
-			return CheckpointPolicy{}, fmt.Errorf("policy %s: offloading %q to pinned_host: host offload is not implemented: %w",
-				c.Policy, c.Offload, ErrUnsupported)
-		}
-		if c.Names == nil {
-			return CheckpointPolicy{}, fmt.Errorf("policy %s needs \"names\", a list of strings", c.Policy)
+		if c.Names == nil && c.Offload == nil {
+			return CheckpointPolicy{}, fmt.Errorf("policy %s needs \"names\" or \"offload\", lists of strings", c.Policy)
 		}
 		return p, nil
 	case saveBoth:

@@ -169,31 +169,47 @@ func TestCheckpointErrors(t *testing.T) {
 	}
 }
 
-// TestCheckpointOffloadRefused: vkxla has no host offload, so a
-// save_and_offload_only_these_names policy that offloads anything is refused,
-// built or parsed, with an error wrapping ErrUnsupported that names the values;
-// the values are not quietly kept on the device instead.
-func TestCheckpointOffloadRefused(t *testing.T) {
-	s := hlo.MakeShape(hlo.F32, 2)
+// TestCheckpointOffloadPolicy: save_and_offload_only_these_names saves its save
+// names on the device and its offload names in host memory (Saveable both,
+// Offloads the latter only; a name in both lists stays on the device); under
+// save_from_both_policies a value goes to the host only when no policy keeps it
+// on the device. The policy round-trips through its backend_config, built or
+// parsed, with names or offload alone.
+func TestCheckpointOffloadPolicy(t *testing.T) {
+	b := hlo.NewBuilder("offload")
+	x := b.Parameter(hlo.MakeShape(hlo.F32, 2, 2), "x")
+	a, h, both := b.CheckpointName(x, "a"), b.CheckpointName(x, "h"), b.CheckpointName(x, "ah")
+	dot := b.Dot(x, x)
+	require.NoError(t, b.Err())
+	p := hlo.SaveAndOffloadOnlyTheseNames([]string{"a", "ah"}, []string{"h", "ah"})
+	for _, c := range []struct {
+		in             *hlo.Instruction
+		save, offloads bool
+	}{{a, true, false}, {h, true, true}, {both, true, false}, {dot, false, false}, {x, false, false}} {
+		require.Equal(t, c.save, p.Saveable(c.in), "%v saves %s", p, c.in.Name)
+		require.Equal(t, c.offloads, p.Offloads(c.in), "%v offloads %s", p, c.in.Name)
+	}
+	either := hlo.SaveFromBothPolicies(hlo.SaveOnlyTheseNames("a"), hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"a", "h"}))
+	require.False(t, either.Offloads(a), "a is saved on the device by the first policy")
+	require.True(t, either.Offloads(h))
+	require.True(t, either.Saveable(h))
+
 	id := func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return a[0] }
-	for _, p := range []hlo.CheckpointPolicy{
-		hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, []string{"h"}),
-		hlo.SaveFromBothPolicies(hlo.DotsSaveable(), hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"})),
-	} {
+	for _, p := range []hlo.CheckpointPolicy{p, hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"}), either} {
 		b := hlo.NewBuilder("offload")
-		require.Nil(t, b.Checkpoint(p, id, b.Parameter(s, "x")), "%v", p)
-		require.ErrorIs(t, b.Err(), hlo.ErrUnsupported, "%v", p)
-		require.ErrorContains(t, b.Err(), `offloading ["h"] to pinned_host`)
+		call := b.Checkpoint(p, id, b.Parameter(hlo.MakeShape(hlo.F32, 2), "x"))
+		require.NoError(t, b.Err(), "%v", p)
+		got, err := hlo.CheckpointPolicyOf(call)
+		require.NoError(t, err)
+		require.Equal(t, p.String(), got.String())
 	}
 	m, err := hlo.ParseModule("HloModule offload\n%r (p: f32[2]) -> f32[2] {\n  ROOT %p = f32[2] parameter(0)\n}\n" +
 		"ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] custom-call(x), custom_call_target=\"vkxla.checkpoint\", " +
-		"called_computations={%r}, backend_config={\"policy\":\"save_and_offload_only_these_names\",\"names\":[],\"offload\":[\"h\"]}\n}")
+		"called_computations={%r}, backend_config={\"policy\":\"save_and_offload_only_these_names\",\"offload\":[\"h\"]}\n}")
 	require.NoError(t, err)
-	_, err = hlo.CheckpointPolicyOf(m.Entry.Root)
-	require.ErrorIs(t, err, hlo.ErrUnsupported)
-	b := hlo.NewBuilder("device only")
-	require.NotNil(t, b.Checkpoint(hlo.SaveAndOffloadOnlyTheseNames([]string{"a"}, nil), id, b.Parameter(s, "x")))
-	require.NoError(t, b.Err())
+	got, err := hlo.CheckpointPolicyOf(m.Entry.Root)
+	require.NoError(t, err)
+	require.True(t, got.Offloads(h))
 }
 
 // TestCheckpointRegionOperandShapes: a region whose parameter does not match its

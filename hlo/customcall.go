@@ -71,6 +71,10 @@ type CustomCallTarget struct {
 	Reference CustomCallReference
 	// identity marks the pass-through targets (RegisterIdentityTarget).
 	identity bool
+	// placement marks XLA's host-offload targets, MoveToHost and MoveToDevice:
+	// the value unchanged (Expand, for cpuref and autodiff), which the compiler
+	// keeps as a copy between device and host memory (hlo.Placement).
+	placement bool
 }
 
 // check says what a registration lacks.
@@ -101,6 +105,37 @@ func KernelTarget(in *Instruction) (CustomCallTarget, bool) {
 	}
 	t, ok := LookupCustomCall(in.Attrs.CustomCall.Target)
 	return t, ok && t.Kernel != nil
+}
+
+// The host-offload targets, as XLA's host offloading writes them (JAX's
+// save_and_offload_only_these_names, memory kind pinned_host): MoveToHost's
+// result lives in host memory, MoveToDevice's on the device again.
+const (
+	MoveToHostTarget   = "MoveToHost"
+	MoveToDeviceTarget = "MoveToDevice"
+)
+
+// Placement is the memory a host-offload custom-call moves its operand to:
+// toHost for MoveToHost, false for MoveToDevice; ok is false for any other
+// instruction.
+func Placement(in *Instruction) (toHost, ok bool) {
+	switch {
+	case IsCustomCallTo(in, MoveToHostTarget):
+		return true, true
+	case IsCustomCallTo(in, MoveToDeviceTarget):
+		return false, true
+	}
+	return false, false
+}
+
+// MoveToHost is a custom-call MoveToHost of x: x's value in host memory.
+func (b *Builder) MoveToHost(x *Instruction) *Instruction {
+	return b.CustomCall(MoveToHostTarget, []*Instruction{x}, x.Shape, &CustomCallAttrs{HasSideEffect: true})
+}
+
+// MoveToDevice is a custom-call MoveToDevice of x: x's value in device memory.
+func (b *Builder) MoveToDevice(x *Instruction) *Instruction {
+	return b.CustomCall(MoveToDeviceTarget, []*Instruction{x}, x.Shape, nil)
 }
 
 // ErrUnknownCustomCall is wrapped by the error for a custom_call_target nobody

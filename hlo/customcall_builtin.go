@@ -9,14 +9,17 @@ func identityTarget(name string) CustomCallTarget {
 	return CustomCallTarget{Name: name, Summary: "identity: the operand, unchanged", Expand: expandIdentity, identity: true}
 }
 
-// identityTargets are XLA's sharding and placement annotations, which on one
-// device pass their operand through.
-var identityTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
-	"MoveToHost", "MoveToDevice", "annotate_device_placement"}
+// identityTargets are XLA's sharding annotations and its device-placement
+// annotation, which on one device pass their operand through.
+var identityTargets = []string{"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement"}
 
 func init() {
 	for _, name := range identityTargets {
 		mustRegister(identityTarget(name))
+	}
+	for _, name := range []string{MoveToHostTarget, MoveToDeviceTarget} {
+		mustRegister(CustomCallTarget{Name: name, Expand: expandIdentity, placement: true,
+			Summary: "host offload: the operand, copied into host memory (MoveToHost) or back to the device (MoveToDevice)"})
 	}
 	mustRegister(CustomCallTarget{Name: "TopK", Expand: expandTopK,
 		Summary: "the k largest (or smallest) elements along the last dimension and their indices"})

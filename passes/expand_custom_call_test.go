@@ -11,13 +11,14 @@ import (
 
 func TestExpandCustomCalls(t *testing.T) {
 	runPassCases(t, []passCase{{
-		name:     "identity annotations pass their operand through",
+		name:     "identity annotations pass their operand through; host offload stays for the planner",
 		disabled: OptionalNames(),
 		before: `HloModule m
 ENTRY %e (x: f32[4]) -> f32[4] {
   %x = f32[4] parameter(0)
   %sh = f32[4] custom-call(%x), custom_call_target="Sharding", sharding={replicated}
-  %host = f32[4] custom-call(%sh), custom_call_target="MoveToHost", custom_call_has_side_effect=true
+  %pl = f32[4] custom-call(%sh), custom_call_target="annotate_device_placement"
+  %host = f32[4] custom-call(%pl), custom_call_target="MoveToHost", custom_call_has_side_effect=true
   %dev = f32[4] custom-call(%host), custom_call_target="MoveToDevice"
   ROOT %n = f32[4] negate(%dev)
 }
@@ -25,7 +26,9 @@ ENTRY %e (x: f32[4]) -> f32[4] {
 		after: `HloModule m
 ENTRY %e (x: f32[4]) -> f32[4] {
   %x = f32[4] parameter(0)
-  ROOT %n = f32[4] negate(%x)
+  %host = f32[4] custom-call(%x), custom_call_target="MoveToHost", custom_call_has_side_effect=true
+  %dev = f32[4] custom-call(%host), custom_call_target="MoveToDevice"
+  ROOT %n = f32[4] negate(%dev)
 }
 `,
 	}, {

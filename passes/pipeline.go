@@ -53,6 +53,7 @@ var Pipeline = []Pass{
 	{Name: "cse", Summary: "merge instructions that compute the same value", Run: CSE},
 	{Name: "dce", Summary: "remove instructions and computations nothing uses", Run: DCE},
 	{Name: "split-loop-fills", Summary: "give each while loop its own copy of a shared fill (broadcast constant) in its initial state, which the state then takes over", Run: SplitLoopFills},
+	{Name: "reduce-to-dot", Summary: "rewrite a sum of products of two broadcasts (reduce(multiply(broadcast(a), broadcast(b)))) as a dot of a and b", Run: ReduceToDot},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "sibling-fusion", Summary: "merge loop kernels that read the same array into one multi-output kernel", Run: SiblingFusion},

@@ -13,11 +13,12 @@ import (
 // Schedule orders the instructions of every sequential computation (see Fusion) so
 // that fewer bytes are live at once, as XLA's list scheduler does: the runtime
 // runs instructions in their order, and buffers live from the instruction that
-// makes them to their last user. Two candidate orders — a greedy list schedule,
+// makes them to their last user. Three candidate orders — a greedy list schedule,
 // which at each step runs the ready instruction that frees the most bytes net of
-// what it allocates (ties in the original order), and a beam search over the memory
-// model's step costs (heapsim.BeamSchedule, for straight-line kernel code) — are
-// tried; the best replaces the original order only when the memory model
+// what it allocates (ties in the original order), the same with ties in the
+// depth-first post-order from the root (postOrderListSchedule), and a beam search
+// over the memory model's step costs (heapsim.BeamSchedule, for straight-line
+// kernel code) — are tried; the best replaces the original order only when the memory model
 // (heapsim, with Config.Memory's kernels and limits: the model the planner places
 // buffers with) says its plan needs fewer bytes, so the pass never makes memory
 // worse and leaves well-ordered code alone.
@@ -43,7 +44,7 @@ func Schedule(m *hlo.Module, cfg Config) (bool, error) {
 // model's PeakBytes replaces the original order only when it is lower. A module
 // the model cannot lower is left as it is (the planner reports why).
 func scheduleComputation(m *hlo.Module, c *hlo.Computation, mc heapsim.Config) bool {
-	orders := [][]*hlo.Instruction{newMemoryModel(c).listSchedule()}
+	orders := [][]*hlo.Instruction{newMemoryModel(c).listSchedule(), postOrderListSchedule(c)}
 	if beam, err := heapsim.BeamSchedule(c, mc, heapsim.ScheduleBeamWidth); err == nil {
 		orders = append(orders, beam)
 	}
@@ -108,6 +109,9 @@ func newMemoryModel(c *hlo.Computation) *memoryModel {
 		default:
 			mm.sources[in] = []*hlo.Instruction{in}
 			mm.size[in] = arrayBytes(in.Shape)
+			if toHost, ok := hlo.Placement(in); ok && toHost {
+				mm.size[in] = 0 // in host memory: offloading frees device bytes
+			}
 		}
 		var read []*hlo.Instruction
 		for _, op := range in.Operands {

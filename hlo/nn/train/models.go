@@ -21,9 +21,13 @@ func tensor(name string, dt hlo.DType, init Init, dims ...int64) Tensor {
 // hlo.Builder.Checkpoint): each run of Every consecutive layers (the MLP's dense
 // layers, the transformer's blocks) is one region under Policy, so that the
 // gradient recomputes what Policy does not save. Every = 0 checkpoints nothing.
+// Name, when set, names every layer's output (jax.ad_checkpoint.checkpoint_name),
+// for the name policies: SaveAndOffloadOnlyTheseNames(nil, []string{Name}) keeps
+// each layer's output in host memory.
 type Remat struct {
 	Every  int
 	Policy hlo.CheckpointPolicy
+	Name   string
 }
 
 // layers applies n layers to x in groups of r.Every, each group a checkpointed
@@ -47,6 +51,9 @@ func (r Remat) layers(b *hlo.Builder, n int, x nn.X, params func(k int) []nn.X,
 			for k := first; k < last; k++ {
 				np := len(params(k))
 				x, ps = layer(b, k, x, ps[:np]), ps[np:]
+				if r.Name != "" {
+					x = b.CheckpointName(x, r.Name)
+				}
 			}
 			return x
 		}
