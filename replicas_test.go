@@ -126,6 +126,15 @@ func TestReplicatedCollectives(t *testing.T) {
   x = f32[8,2] parameter(0)
   ROOT r = f32[2,2] reduce-scatter(x), replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=add
 }`, nil},
+		{"reduce-scatter/2/tuple", 2, 1, `ENTRY e {
+  x = f32[2,6] parameter(0)
+  y = f32[1,4] parameter(1)
+  ROOT r = (f32[2,3], f32[1,2]) reduce-scatter(x, y), replica_groups={{1,0}}, dimensions={1}, to_apply=add
+}`, nil},
+		{"collective-broadcast/2", 2, 1, `ENTRY e {
+  x = f32[3] parameter(0)
+  ROOT b = f32[3] collective-broadcast(x), replica_groups={{1,0}}
+}`, nil},
 		{"all-to-all/2", 2, 1, `ENTRY e {
   x = f32[2,4] parameter(0)
   ROOT a = f32[2,4] all-to-all(x), replica_groups={{0,1}}, dimensions={1}
