@@ -78,6 +78,10 @@ func TestAllReduceReplicas(t *testing.T) {
 			want: []*hlo.Literal{vec(float32(6), 8), vec(float32(10), 12), vec(float32(6), 8), vec(float32(10), 12)}},
 		{name: "4/iota", replicas: 4, partitions: 1, module: ar("[2,2]<=[2,2]T(1,0)"), inputs: x4, // {{0,2},{1,3}}
 			want: []*hlo.Literal{vec(float32(6), 8), vec(float32(10), 12), vec(float32(6), 8), vec(float32(10), 12)}},
+		{name: "2/async", replicas: 2, partitions: 1,
+			module: "ENTRY e {\n  x = f32[2] parameter(0)\n  s = f32[2] all-reduce-start(x), replica_groups={{0,1}}, to_apply=add\n  ROOT d = f32[2] all-reduce-done(s)\n}",
+			inputs: each(vec(float32(1), 10), vec(float32(2), 20)),
+			want:   []*hlo.Literal{vec(float32(3), 30), vec(float32(3), 30)}},
 	})
 }
 
@@ -207,6 +211,15 @@ func TestCollectivePermuteReplicas(t *testing.T) {
   ROOT d = f32[1] collective-permute-done(s)
 }`,
 			inputs: x4, want: []*hlo.Literal{vec(float32(1)), vec(float32(0)), vec(float32(3)), vec(float32(2))}},
+		// XLA's older -start form carries two u32[] contexts, zeros here.
+		{name: "2/async-contexts", replicas: 2, partitions: 1,
+			module: `ENTRY e {
+  x = f32[1] parameter(0)
+  ROOT s = (f32[1], f32[1], u32[], u32[]) collective-permute-start(x), source_target_pairs={{1,0}}
+}`,
+			inputs: each(vec(float32(7)), vec(float32(8))),
+			want: []*hlo.Literal{hlo.TupleLiteral(vec(float32(7)), vec(float32(8)), scalar(uint32(0)), scalar(uint32(0))),
+				hlo.TupleLiteral(vec(float32(8)), vec(float32(0)), scalar(uint32(0)), scalar(uint32(0)))}},
 	})
 }
 
