@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -436,4 +438,70 @@ func TestFirstErrorPrefersOwnFailure(t *testing.T) {
 	assert.ErrorIs(t, err, ErrMismatch)
 	assert.Contains(t, err.Error(), "device 1")
 	assert.NoError(t, firstError(topo, []error{nil, nil, nil}))
+}
+
+// Identities of the collectives on random group layouts (2 to 6 replicas, groups
+// of every size that divides them, members in random order): all-to-all twice is
+// the identity, all-gather of a reduce-scatter is the all-reduce, and a permute
+// followed by its inverse gives every device its own value back.
+func TestCollectiveIdentities(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{2, 3, 4, 6} {
+		for g := 1; g <= n; g++ {
+			if n%g != 0 {
+				continue
+			}
+			groups, pairs, inverse := randomLayout(rng, n, g)
+			text := fmt.Sprintf(`HloModule ids
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  x = s32[%[1]d,2] parameter(0)
+  a = s32[%[1]d,2] all-to-all(x), replica_groups=%[2]s, dimensions={0}
+  aa = s32[%[1]d,2] all-to-all(a), replica_groups=%[2]s, dimensions={0}
+  rs = s32[%[3]d,2] reduce-scatter(x), replica_groups=%[2]s, dimensions={0}, to_apply=add
+  ag = s32[%[1]d,2] all-gather(rs), replica_groups=%[2]s, dimensions={0}
+  ar = s32[%[1]d,2] all-reduce(x), replica_groups=%[2]s, to_apply=add
+  p = s32[%[1]d,2] collective-permute(x), source_target_pairs=%[4]s
+  pp = s32[%[1]d,2] collective-permute(p), source_target_pairs=%[5]s
+  ROOT t = (s32[%[1]d,2], s32[%[1]d,2], s32[%[1]d,2], s32[%[1]d,2]) tuple(aa, ag, ar, pp)
+}`, 2*g, groups, 2, pairs, inverse)
+			inputs := make([][]*hlo.Literal, n)
+			for d := range inputs {
+				vals := make([]int32, 4*g)
+				for i := range vals {
+					vals[i] = rng.Int32N(1000)
+				}
+				inputs[d] = []*hlo.Literal{mat(dims(int64(2*g), 2), vals...)}
+			}
+			out, err := EvalReplicas(context.Background(), parse(t, text), n, 1, inputs)
+			require.NoError(t, err, "%d replicas, groups %s", n, groups)
+			for d, o := range out {
+				e := o.Elems()
+				assertLit(t, inputs[d][0], e[0], "all-to-all twice, device %d, groups %s", d, groups)
+				assertLit(t, e[2], e[1], "all-gather(reduce-scatter), device %d, groups %s", d, groups)
+				assertLit(t, inputs[d][0], e[3], "permute and back, device %d, pairs %s", d, pairs)
+			}
+		}
+	}
+}
+
+// randomLayout splits replicas 0…n-1, shuffled, into groups of g, and draws a
+// permutation of them as source_target_pairs with its inverse.
+func randomLayout(rng *rand.Rand, n, g int) (groups, pairs, inverse string) {
+	perm := rng.Perm(n)
+	var gs []string
+	for i := 0; i < n; i += g {
+		gs = append(gs, strings.Trim(strings.ReplaceAll(fmt.Sprint(perm[i:i+g]), " ", ","), "[]"))
+	}
+	sigma := rng.Perm(n)
+	var ps, inv []string
+	for i, s := range sigma {
+		ps = append(ps, fmt.Sprintf("{%d,%d}", i, s))
+		inv = append(inv, fmt.Sprintf("{%d,%d}", s, i))
+	}
+	return "{{" + strings.Join(gs, "},{") + "}}", "{" + strings.Join(ps, ",") + "}", "{" + strings.Join(inv, ",") + "}"
 }
