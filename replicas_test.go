@@ -173,6 +173,22 @@ func TestReplicatedCollectives(t *testing.T) {
   x = f32[4] parameter(0)
   ROOT a = f32[4] all-to-all(x), channel_id=1, replica_groups={}, dimensions={0}
 }`, nil},
+		{"in-a-loop-condition/2", 2, 1, `cond {
+  x = f32[] parameter(0)
+  s = f32[] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ten = f32[] constant(10)
+  ROOT lt = pred[] compare(s, ten), direction=LT
+}
+body {
+  x = f32[] parameter(0)
+  one = f32[] constant(1)
+  ROOT y = f32[] add(x, one)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT w = f32[] while(x), condition=cond, body=body
+}
+`, nil},
 		{"in-a-loop/2", 2, 1, `cond {
   s = (s32[], f32[4]) parameter(0)
   i = s32[] get-tuple-element(s), index=0

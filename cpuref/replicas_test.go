@@ -310,6 +310,29 @@ ENTRY e {
 		inputs: each(vec(float32(1)), vec(float32(1))), want: []*hlo.Literal{vec(float32(8)), vec(float32(8))}}})
 }
 
+// A loop whose condition all-reduces: every device sees the same sum, so they
+// agree on the trip count. 1 and 2 grow by one until their sum reaches 10: 5, 6.
+func TestCollectiveInLoopCondition(t *testing.T) {
+	module := `cond {
+  x = f32[] parameter(0)
+  s = f32[] all-reduce(x), replica_groups={{0,1}}, to_apply=add
+  ten = f32[] constant(10)
+  ROOT lt = pred[] compare(s, ten), direction=LT
+}
+body {
+  x = f32[] parameter(0)
+  one = f32[] constant(1)
+  ROOT y = f32[] add(x, one)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT w = f32[] while(x), condition=cond, body=body
+}
+`
+	runCases(t, []replicaCase{{name: "sum-below-10", replicas: 2, partitions: 1, module: module,
+		inputs: each(scalar(float32(1)), scalar(float32(2))), want: []*hlo.Literal{scalar(float32(5)), scalar(float32(6))}}})
+}
+
 // evalReplicasErr runs a module that must fail, within a deadline that a hang
 // would reach.
 func evalReplicasErr(t *testing.T, module string, replicas, partitions int, inputs [][]*hlo.Literal) error {
