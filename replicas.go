@@ -142,13 +142,27 @@ func (r *Replicated) Devices() int    { return r.topo.Devices() }
 func (r *Replicated) Replicas() int   { return r.topo.Replicas }
 func (r *Replicated) Partitions() int { return r.topo.Partitions }
 
-// Executable is device d's executable (its plan, optimized module, profile).
-// It runs only through Run; closing it is Close's job.
-func (r *Replicated) Executable(d int) *Executable { return r.exes[d] }
+// Executable is device d's executable (its plan, optimized module, profile), nil
+// for a d out of range or after Close. It runs only through Run; closing it is
+// Close's job.
+func (r *Replicated) Executable(d int) *Executable {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if d < 0 || d >= len(r.exes) {
+		return nil
+	}
+	return r.exes[d]
+}
 
 // MemoryStats is device d's memory, known at compile time: every device runs the
-// same plan, so each holds as much.
-func (r *Replicated) MemoryStats(d int) MemoryStats { return r.exes[d].MemoryStats() }
+// same plan, so each holds as much. A d out of range (or a closed Replicated)
+// has none.
+func (r *Replicated) MemoryStats(d int) MemoryStats {
+	if exe := r.Executable(d); exe != nil {
+		return exe.MemoryStats()
+	}
+	return MemoryStats{}
+}
 
 // Run runs the program on every device at once: inputs[d] are device d's inputs,
 // and it returns each device's outputs (one literal per array leaf of the root).
@@ -156,17 +170,20 @@ func (r *Replicated) MemoryStats(d int) MemoryStats { return r.exes[d].MemorySta
 // the first device that failed for a reason of its own, or wraps ErrMismatch when
 // the devices' programs could not meet.
 func (r *Replicated) Run(ctx context.Context, inputs [][]*hlo.Literal) ([][]*hlo.Literal, error) {
-	if r == nil || len(r.exes) == 0 {
-		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: nil or closed Replicated", ErrInvalidArgument)
+	if r == nil {
+		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: nil Replicated", ErrInvalidArgument)
 	}
 	if ctx == nil {
 		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: nil context", ErrInvalidArgument)
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.exes) == 0 {
+		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: the Replicated is closed", ErrInvalidArgument)
+	}
 	if len(inputs) != len(r.exes) {
 		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: %d input lists for %d devices", ErrInvalidArgument, len(inputs), len(r.exes))
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	meet := collective.NewRendezvous(r.topo)
 	outs, errs := make([][]*hlo.Literal, len(r.exes)), make([]error, len(r.exes))
 	var wg sync.WaitGroup

@@ -392,4 +392,8 @@ func TestReplicatedMemoryPerDevice(t *testing.T) {
 		require.NoError(t, rt.Close())
 	}
 	assert.NoError(t, r.Close())
+	assert.Nil(t, r.Executable(0), "closed")
+	assert.Zero(t, r.MemoryStats(5))
+	_, err = r.Run(ctx, [][]*hlo.Literal{{x}, {x}})
+	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument, "closed")
 }
