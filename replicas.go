@@ -179,7 +179,7 @@ func (r *Replicated) Run(ctx context.Context, inputs [][]*hlo.Literal) ([][]*hlo
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.exes) == 0 {
-		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: the Replicated is closed", ErrInvalidArgument)
+		return nil, fmt.Errorf("vkxla: Replicated.Run: the Replicated is closed (%w)", ErrClosed)
 	}
 	if len(inputs) != len(r.exes) {
 		return nil, fmt.Errorf("vkxla: Replicated.Run: %w: %d input lists for %d devices", ErrInvalidArgument, len(inputs), len(r.exes))

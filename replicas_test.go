@@ -395,5 +395,5 @@ func TestReplicatedMemoryPerDevice(t *testing.T) {
 	assert.Nil(t, r.Executable(0), "closed")
 	assert.Zero(t, r.MemoryStats(5))
 	_, err = r.Run(ctx, [][]*hlo.Literal{{x}, {x}})
-	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument, "closed")
+	assert.ErrorIs(t, err, vkxla.ErrClosed)
 }
