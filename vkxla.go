@@ -9,6 +9,10 @@
 // (arena), records its dispatches into command buffers once, and replays them on every
 // Run. Control flow (while, conditional) is driven by the host between recorded
 // segments. The executable's device memory is known before it runs: MemoryStats.
+//
+// CompileReplicated compiles one SPMD program for several devices (one runtime
+// each); Replicated.Run runs them together, their collectives host steps where the
+// devices meet (docs/replicas.md).
 package vkxla
 
 import (

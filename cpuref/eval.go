@@ -9,7 +9,9 @@
 // docs/cpuref.md states the numerics of every op.
 //
 // Eval and EvalComputation are safe for concurrent use: each call has its own
-// evaluator state, and modules and input literals are only read.
+// evaluator state, and modules and input literals are only read. EvalReplicas
+// runs one evaluator per device of a multi-device program, concurrently, meeting
+// at its collectives (docs/replicas.md).
 package cpuref
 
 import (
