@@ -42,8 +42,8 @@ func OneDevice(reduce Reducer) Device {
 // Eval computes collective instruction in's result on this device from its
 // operands' values, meeting its group's other members: all-reduce(-start),
 // all-gather(-start), reduce-scatter, all-to-all, collective-broadcast,
-// collective-permute(-start),
-// replica-id and partition-id. (The -done forms need no meeting: DoneResult.)
+// collective-permute(-start), replica-id and partition-id. (The -done forms need
+// no meeting: they take their -start's result, which the caller has.)
 // Reductions fold the members' values in group order, so every member computes
 // the same bits.
 func (dev Device) Eval(ctx context.Context, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
