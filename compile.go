@@ -26,12 +26,18 @@ type compileConfig struct {
 	// splitBindings: tensors larger than one binding are split across bindings
 	// even where the device has buffer device addresses.
 	splitBindings bool
+	// devices is how many devices run the program together (WithDevices,
+	// CompileReplicated); 0: one. replicated: CompileReplicated compiles.
+	devices    int
+	replicated bool
+	// partitions lays CompileReplicated's devices out (WithPartitions).
+	partitions int
 }
 
 // key is the part of the options that changes the compiled result.
 func (c compileConfig) key() string {
-	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v split=%v",
-		c.profile, c.disabled, c.budget, c.donate, c.borrow, c.splitBindings)
+	return fmt.Sprintf("profile=%v disabled=%q budget=%d donate=%v borrow=%v split=%v devices=%d",
+		c.profile, c.disabled, c.budget, c.donate, c.borrow, c.splitBindings, c.devices)
 }
 
 // WithSplitBindings makes kernels reach tensors larger than one storage-buffer
@@ -48,6 +54,13 @@ func (c compileConfig) target(d targets.Device) plan.Target {
 	}
 	return d.Plan()
 }
+
+// WithDevices plans the program for a run on n devices together (replicas ×
+// partitions): its collectives stay in it, as host steps between the kernels
+// (docs/replicas.md). PlanFor then states what each device's executable would
+// hold; CompileReplicated sets it to its runtimes' count itself; Compile refuses
+// n > 1, since one device cannot run such a program alone.
+func WithDevices(n int) CompileOption { return func(c *compileConfig) { c.devices = n } }
 
 // WithMemoryBudget makes Compile meet a device memory budget: the executable's
 // MemoryStats().PeakBytes will be at most bytes. Values that would stay live across
@@ -111,6 +124,9 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	if err := cfg.checkParamOptions(m); err != nil {
 		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
 	}
+	if err := cfg.checkDevices(); err != nil {
+		return nil, fmt.Errorf("vkxla: Compile %s: %w", m.Name, err)
+	}
 	if cfg.noCache {
 		c, err := rt.compile(ctx, m.Clone(), cfg)
 		if err != nil {
@@ -120,6 +136,15 @@ func (rt *Runtime) Compile(ctx context.Context, m *hlo.Module, opts ...CompileOp
 	}
 	key := fingerprint(hlo.Fingerprint(m), cfg.key())
 	return rt.cache.getOrCompile(key, func() (*compiled, error) { return rt.compile(ctx, m.Clone(), cfg) })
+}
+
+// checkDevices: Compile makes a program for several devices only for
+// CompileReplicated.
+func (c compileConfig) checkDevices() error {
+	if c.devices < 0 || c.devices > 1 && !c.replicated {
+		return fmt.Errorf("%w: WithDevices(%d): compile a program for several devices with CompileReplicated", ErrInvalidArgument, c.devices)
+	}
+	return nil
 }
 
 // stageErr is what stops a compile between stages: ctx's end or the runtime's Close.
@@ -152,7 +177,7 @@ func (rt *Runtime) compileModule(ctx context.Context, m *hlo.Module, cfg compile
 		return nil, err
 	}
 	c := &compiled{rt: rt, module: m, optimized: p.Module, params: p.Params, root: p.Root, main: p.Main, stats: p.Stats,
-		livePeak: p.LiveAtPeak, refs: 1}
+		livePeak: p.LiveAtPeak, refs: 1, devices: max(cfg.devices, 1)}
 	c.slotsOf(p)
 	if err := c.splitRngRoot(); err != nil {
 		return nil, err
@@ -216,6 +241,9 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 	if err := cfg.checkParamOptions(m); err != nil {
 		return nil, fmt.Errorf("vkxla: PlanFor %s: %w", m.Name, err)
 	}
+	if cfg.devices < 0 {
+		return nil, fmt.Errorf("vkxla: PlanFor %s: %w: WithDevices(%d)", m.Name, ErrInvalidArgument, cfg.devices)
+	}
 	var d *dumper
 	if dumpDir != "" {
 		if err := checkDumpDir(dumpDir); err != nil {
@@ -234,7 +262,8 @@ func PlanFor(ctx context.Context, m *hlo.Module, t targets.Device, dumpDir strin
 // stop says so (ctx ended, the runtime closing), and dumps the module after every
 // pass that changed it.
 func planOptions(cfg compileConfig, d *dumper, stop func() error) plan.Options {
-	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop, Donate: cfg.donate, Borrow: cfg.borrow}
+	o := plan.Options{Disabled: cfg.disabled, MemoryBudget: cfg.budget, KeepLowered: d.on(), Stop: stop, Donate: cfg.donate, Borrow: cfg.borrow,
+		Devices: cfg.devices}
 	if d.on() {
 		o.AfterPass = func(i int, name string, m *hlo.Module) {
 			d.write(fmt.Sprintf("01-%02d-%s.hlo", i, name), func() string { return hlo.Print(m) })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/collective"
 	"github.com/vkxla/vkxla/plan"
 )
 
@@ -45,6 +46,10 @@ type compiled struct {
 	recordings []recording
 	cur        *recorder
 	bound      *binding
+	// devices is how many devices run the program together; dev is the running
+	// Run's place among them (replicas.go), nil outside CompileReplicated's runs.
+	devices int
+	dev     *collective.Device
 }
 
 // handle returns a new caller reference (the caller already counted it).
@@ -159,7 +164,12 @@ func (e *Executable) Run(ctx context.Context, inputs ...*hlo.Literal) ([]*hlo.Li
 
 // run checks the arguments, binds and stages them, executes, and hands over to
 // collect while the executable's buffers are still held.
-func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compiled, *binding) error) (err error) {
+func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compiled, *binding) error) error {
+	return e.runOn(ctx, nil, inputs, collect)
+}
+
+// runOn is run as one device of a multi-device run (dev; nil: a one-device run).
+func (e *Executable) runOn(ctx context.Context, dev *collective.Device, inputs []any, collect func(*compiled, *binding) error) (err error) {
 	if err := e.checkOpen(); err != nil {
 		return err
 	}
@@ -167,6 +177,9 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	name := c.module.Name
 	if ctx == nil {
 		return fmt.Errorf("vkxla: Run %s: %w: nil context", name, ErrInvalidArgument)
+	}
+	if c.devices > 1 && dev == nil {
+		return fmt.Errorf("vkxla: Run %s: %w: compiled for %d devices: run it with Replicated.Run", name, ErrInvalidArgument, c.devices)
 	}
 	if err := c.checkInputs(inputs); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
@@ -202,8 +215,8 @@ func (e *Executable) run(ctx context.Context, inputs []any, collect func(*compil
 	if c.cur, err = c.recordingFor(b); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
-	c.bound = b
-	defer func() { c.cur, c.bound = nil, nil }()
+	c.bound, c.dev = b, dev
+	defer func() { c.cur, c.bound, c.dev = nil, nil, nil }()
 	if err := c.execBlock(ctx, c.main); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)
 	}
@@ -259,8 +272,11 @@ func (c *compiled) execBlock(ctx context.Context, b *plan.Block) error {
 }
 
 func (c *compiled) execControl(ctx context.Context, st *plan.Step) error {
-	if st.Kind == plan.StepWhile {
+	switch st.Kind {
+	case plan.StepWhile:
 		return c.execWhile(ctx, st)
+	case plan.StepCollective:
+		return c.execCollective(ctx, st)
 	}
 	i, err := c.readInt(ctx, st.Index, st.IndexType)
 	if err != nil {

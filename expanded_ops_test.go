@@ -38,6 +38,7 @@ func init() {
 		hlo.OpCollectivePermuteDone:  collectiveCases(hlo.OpCollectivePermuteDone),
 		hlo.OpReplicaID:              collectiveCases(hlo.OpReplicaID),
 		hlo.OpPartitionID:            collectiveCases(hlo.OpPartitionID),
+		hlo.OpCollectiveBroadcast:    collectiveCases(hlo.OpCollectiveBroadcast),
 	} {
 		opCases[op] = g
 	}
@@ -196,7 +197,7 @@ func collectiveCases(op hlo.Opcode) caseGen {
 				root = cb.AsyncDone(op, cb.Collective(hlo.OpAllGatherStart, []*hlo.Instruction{x}, groups, []int64{1}, nil))
 			case hlo.OpReduceScatter:
 				root = cb.Collective(op, []*hlo.Instruction{x}, groups, []int64{1}, add)
-			case hlo.OpAllToAll:
+			case hlo.OpAllToAll, hlo.OpCollectiveBroadcast:
 				root = cb.Collective(op, []*hlo.Instruction{x, y}, groups, nil, nil)
 			case hlo.OpCollectivePermute, hlo.OpCollectivePermuteStart:
 				var pairs [][]int64 // no pair targets the replica: zeros

@@ -9,12 +9,17 @@
 // (arena), records its dispatches into command buffers once, and replays them on every
 // Run. Control flow (while, conditional) is driven by the host between recorded
 // segments. The executable's device memory is known before it runs: MemoryStats.
+//
+// CompileReplicated compiles one SPMD program for several devices (one runtime
+// each); Replicated.Run runs them together, their collectives host steps where the
+// devices meet (docs/replicas.md).
 package vkxla
 
 import (
 	"errors"
 
 	"github.com/vkxla/vkxla/device"
+	"github.com/vkxla/vkxla/internal/collective"
 	"github.com/vkxla/vkxla/plan"
 )
 
@@ -35,4 +40,8 @@ var (
 	// ErrValidation: the Vulkan validation layer reported problems while the runtime
 	// was open (Close returns it, with the messages).
 	ErrValidation = errors.New("validation layer reported problems")
+	// ErrMismatch: the devices of a Replicated.Run could not all meet at a
+	// collective (one finished or failed without reaching it, or waits at
+	// another); every device stopped.
+	ErrMismatch = collective.ErrMismatch
 )

@@ -102,6 +102,9 @@ func collectiveFDCases() []fdCase {
 		collective("all-to-all", func(b *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
 			return b.Collective(hlo.OpAllToAll, []*hlo.Instruction{x, y}, one, nil, nil)
 		}),
+		collective("collective-broadcast", func(b *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
+			return b.Collective(hlo.OpCollectiveBroadcast, []*hlo.Instruction{x, y}, one, nil, nil)
+		}),
 		collective("collective-permute to itself, and to nobody (zeros)", func(b *hlo.Builder, x, y *hlo.Instruction) *hlo.Instruction {
 			return b.Tuple(b.CollectivePermute(hlo.OpCollectivePermute, x, [][]int64{{0, 0}}),
 				b.CollectivePermute(hlo.OpCollectivePermute, y, nil))

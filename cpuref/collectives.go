@@ -1,46 +1,26 @@
 package cpuref
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/collective"
 )
 
-// The collectives on one device, by definition: a replica group of one member
-// reduces, gathers, scatters or exchanges one operand, so each op returns its
-// operands (the -start forms their (operand, result) tuples); a collective-permute
-// with no pair targeting the replica yields zeros; replica-id and partition-id are
-// 0. Groups with more than one replica wrap hlo.ErrUnsupported.
+// The collectives evaluate through internal/collective, which defines their
+// multi-device semantics: on a one-device run (Eval) every group has one member,
+// so each op returns its operands, a collective-permute with no pair targeting
+// the device yields zeros, and replica-id and partition-id are 0; groups naming
+// other devices wrap hlo.ErrUnsupported. EvalReplicas runs one evaluator per
+// device, meeting at each collective.
 
-func singleReplica(in *hlo.Instruction) error {
-	if err := hlo.SingleReplica(in.Attrs.ReplicaGroups); err != nil {
-		return fmt.Errorf("%s: %w", in.Name, err)
-	}
-	return nil
+func evalCollective(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	return ev.dev.Eval(ev.ctx, in, ops)
 }
 
-// collectiveIdentity returns the operands: one array, or a tuple of several.
-func collectiveIdentity(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	if err := singleReplica(in); err != nil {
-		return nil, err
-	}
-	return identityResult(ops), nil
-}
-
-func identityResult(ops []*hlo.Literal) *hlo.Literal {
-	if len(ops) == 1 {
-		return ops[0].Clone()
-	}
-	return hlo.TupleLiteral(ops...).Clone()
-}
-
-func evalAllGatherStart(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	if err := singleReplica(in); err != nil {
-		return nil, err
-	}
-	return hlo.TupleLiteral(identityResult(ops), identityResult(ops)), nil
-}
-
+// evalAsyncDone is an async -done: all-reduce-done returns its operand, the others
+// element 1 of their -start's tuple.
 func evalAsyncDone(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	if in.Op == hlo.OpAllReduceDone {
 		return ops[0].Clone(), nil
@@ -48,35 +28,31 @@ func evalAsyncDone(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo
 	return evalGetTupleElement(ev, &hlo.Instruction{Attrs: hlo.Attributes{TupleIndex: 1}}, ops)
 }
 
-func permuted(in *hlo.Instruction, x *hlo.Literal) (*hlo.Literal, error) {
-	targeted, err := hlo.PermuteTargetsReplica(in.Attrs.SourceTargetPairs)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.Name, err)
+// Reducer compiles a collective's to_apply (two scalars to one) into a function
+// of element bits with cpuref's numerics: the runtime's host steps reduce with it.
+// The function is for one goroutine at a time.
+func Reducer(c *hlo.Computation) (func(a, b uint64) (uint64, error), error) {
+	if c == nil {
+		return nil, fmt.Errorf("cpuref: %w: nil computation", ErrInvalidInput)
 	}
-	if targeted {
-		return x.Clone(), nil
-	}
-	return hlo.NewLiteral(x.Shape()), nil // zeros
+	return newEvaluator(context.Background(), Limits{}).reducer(c)
 }
 
-func evalCollectivePermute(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	return permuted(in, ops[0])
-}
-
-func evalCollectivePermuteStart(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	y, err := permuted(in, ops[0])
+// reducer compiles a collective's to_apply for internal/collective.
+func (ev *evaluator) reducer(c *hlo.Computation) (collective.BinaryFunc, error) {
+	f, err := ev.scalarFunc(c)
 	if err != nil {
 		return nil, err
 	}
-	elems := []*hlo.Literal{ops[0].Clone(), y}
-	for len(elems) < len(in.Shape.Elems) { // the u32[] contexts of XLA's older form
-		elems = append(elems, hlo.NewLiteral(hlo.Scalar(hlo.U32)))
+	if err := f.expect(2, 1); err != nil {
+		return nil, err
 	}
-	return hlo.TupleLiteral(elems...), nil
-}
-
-func evalDeviceID(_ *evaluator, _ *hlo.Instruction, _ []*hlo.Literal) (*hlo.Literal, error) {
-	return hlo.NewLiteral(hlo.Scalar(hlo.U32)), nil
+	args, res := make([]uint64, 2), make([]uint64, 1)
+	return func(a, b uint64) (uint64, error) {
+		args[0], args[1] = a, b
+		err := f.call(args, res)
+		return res[0], err
+	}, nil
 }
 
 // evalCustomCall evaluates the call's registered decomposition: the registry

@@ -9,7 +9,9 @@
 // docs/cpuref.md states the numerics of every op.
 //
 // Eval and EvalComputation are safe for concurrent use: each call has its own
-// evaluator state, and modules and input literals are only read.
+// evaluator state, and modules and input literals are only read. EvalReplicas
+// runs one evaluator per device of a multi-device program, concurrently, meeting
+// at its collectives (docs/replicas.md).
 package cpuref
 
 import (
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/collective"
 )
 
 // ErrInvalidInput is wrapped by the errors about what the caller passed: a nil
@@ -146,15 +149,18 @@ type evaluator struct {
 	scalars map[*hlo.Computation]*scalarFn
 	ctx     context.Context
 	limits  Limits
-	held    int64       // bytes of the values held, as Limits counts them
-	depth   int         // computations being evaluated (1: the entry)
-	start   time.Time   // when the evaluation began (Limits.Progress)
-	stop    atomic.Bool // set when ctx is done
-	rng     [2]uint64   // the RNG state {low, high} (EvalWithRngState)
+	held    int64             // bytes of the values held, as Limits counts them
+	depth   int               // computations being evaluated (1: the entry)
+	start   time.Time         // when the evaluation began (Limits.Progress)
+	stop    atomic.Bool       // set when ctx is done
+	rng     [2]uint64         // the RNG state {low, high} (EvalWithRngState)
+	dev     collective.Device // the device evaluated (EvalReplicas), by default the only one
 }
 
 func newEvaluator(ctx context.Context, l Limits) *evaluator {
-	return &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults(), start: time.Now()}
+	ev := &evaluator{scalars: map[*hlo.Computation]*scalarFn{}, ctx: ctx, limits: l.withDefaults(), start: time.Now()}
+	ev.dev = collective.OneDevice(ev.reducer)
+	return ev
 }
 
 // cancelled returns the context's error once the evaluation is to stop.

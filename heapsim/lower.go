@@ -33,9 +33,14 @@ const (
 	StepCopy
 	StepWhile
 	StepConditional
+	// StepCollective is a collective of a multi-device program (or replica-id,
+	// partition-id), which the host computes between the device's segments.
+	StepCollective
 )
 
-func (k StepKind) String() string { return [...]string{"dispatch", "copy", "while", "conditional"}[k] }
+func (k StepKind) String() string {
+	return [...]string{"dispatch", "copy", "while", "conditional", "collective"}[k]
+}
 
 // Step is one action of a compiled computation, in execution order.
 type Step struct {
@@ -58,6 +63,10 @@ type Step struct {
 	Index     int
 	IndexType hlo.DType
 	Branches  []*Block
+	// StepCollective: Instr computes Outs (its result's leaves) from Args (its
+	// operands, one array each) on the host.
+	Instr *hlo.Instruction
+	Outs  []int
 	// at is the step's position on the timeline (timeline.go), for the plan text.
 	at int
 }
@@ -231,10 +240,56 @@ func (l *lowering) lowerInstruction(b *Block, in *hlo.Instruction, vals map[*hlo
 	case hlo.OpConditional:
 		return l.lowerConditional(b, in, ops)
 	}
+	if in.Info().ExpandedBy == hlo.CollectiveExpander {
+		return l.lowerCollective(b, in, ops)
+	}
 	if toHost, ok := hlo.Placement(in); ok {
 		return l.lowerPlacement(b, in, ops[0], toHost)
 	}
 	return l.lowerKernel(b, in, ops)
+}
+
+// lowerCollective makes a collective that a multi-device program keeps (the
+// passes expand those of a one-device program) a host step. An async -done is
+// its -start's result, in place: the -start step computed it.
+func (l *lowering) lowerCollective(b *Block, in *hlo.Instruction, ops []Value) (Value, error) {
+	switch in.Op {
+	case hlo.OpAllReduceDone:
+		return ops[0], nil
+	case hlo.OpAllGatherDone, hlo.OpCollectivePermuteDone:
+		return ops[0].tupleElement(1), nil
+	}
+	st := Step{Kind: StepCollective, Name: in.Name, Instr: in}
+	for _, op := range ops {
+		if !op.Shape.IsArray() {
+			return Value{}, fmt.Errorf("%w: %s takes a tuple operand %v", ErrUnsupported, in.Op, op.Shape)
+		}
+		st.Args = append(st.Args, op.Leaves[0])
+	}
+	out := l.newValue(in.Name, in.Shape, rangeTemp)
+	st.Outs = out.Leaves
+	b.Steps = append(b.Steps, st)
+	l.noteHostInPlace(b, st)
+	return out, nil
+}
+
+// noteHostInPlace lets a host step's results take the memory of operands that die
+// there: the host reads every operand before it writes any result, so any pair of
+// equal size may share (an all-reduce of the gradients then needs no second copy
+// of them). Operand k and result k come first, the pairing a reader expects.
+func (l *lowering) noteHostInPlace(b *Block, st Step) {
+	c := inPlaceCandidate{block: b, step: len(b.Steps) - 1}
+	for k, a := range st.Args {
+		if k < len(st.Outs) {
+			c.pairs = append(c.pairs, [2]int{a, st.Outs[k]})
+		}
+	}
+	for _, a := range st.Args {
+		for _, o := range st.Outs {
+			c.pairs = append(c.pairs, [2]int{a, o})
+		}
+	}
+	l.inPlace = append(l.inPlace, c)
 }
 
 // rehome moves the ranges and in-place candidates of block from to block to, where

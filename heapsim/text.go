@@ -63,6 +63,8 @@ func writeSteps(sb *strings.Builder, b *Block, indent string) {
 			fmt.Fprintf(sb, " kernel %s args %v groups %v\n", st.Kernel.Kernel.Name, st.Args, st.Groups)
 		case StepCopy:
 			fmt.Fprintf(sb, " %d -> %d\n", st.Src, st.Dst)
+		case StepCollective:
+			fmt.Fprintf(sb, " host %v args %v outs %v\n", st.Instr.Op, st.Args, st.Outs)
 		case StepWhile:
 			fmt.Fprintf(sb, " pred %d\n%s cond:\n", st.Pred, indent)
 			writeSteps(sb, st.Cond, indent+"  ")

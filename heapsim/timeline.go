@@ -1,6 +1,9 @@
 package heapsim
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // The timeline orders every step of an executable, loop bodies and branches
 // included, so that buffer lifetimes can be compared across blocks. Positions are
@@ -90,6 +93,10 @@ func (tb *timelineBuilder) walkStep(b *Block, st *Step) int {
 	case StepCopy:
 		tb.ref(st.Src, at, b)
 		tb.ref(st.Dst, at, b)
+	case StepCollective:
+		for _, r := range append(slices.Clone(st.Args), st.Outs...) {
+			tb.ref(r, at, b)
+		}
 	case StepWhile:
 		loop := &loopSpan{start: at, inner: map[*Block]bool{}}
 		tb.loops = append(tb.loops, loop)

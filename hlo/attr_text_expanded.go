@@ -15,6 +15,8 @@ func init() {
 		"feature_index":               intCodec(func(a *Attributes) *int64 { return &a.FeatureIndex }, anyInt),
 		"replica_groups":              intListsCodec(func(a *Attributes) *[][]int64 { return &a.ReplicaGroups }, true),
 		"source_target_pairs":         intListsCodec(func(a *Attributes) *[][]int64 { return &a.SourceTargetPairs }, false),
+		"channel_id":                  channelIDCodec(),
+		"use_global_device_ids":       boolCodec(func(a *Attributes) *bool { return &a.UseGlobalDeviceIDs }),
 		"custom_call_target":          customCallTargetCodec(),
 		"api_version":                 customCallEnumCodec("api_version", customCallAPIVersions, "API_VERSION_ORIGINAL", func(c *CustomCallAttrs) *string { return &c.APIVersion }),
 		"schedule":                    customCallEnumCodec("schedule", customCallSchedules, "SCHEDULE_NONE", func(c *CustomCallAttrs) *string { return &c.Schedule }),
@@ -32,21 +34,23 @@ func init() {
 
 	batchNorm := []attrUse{req("epsilon"), req("feature_index")}
 	groups := opt("replica_groups")
+	channel, global := opt("channel_id"), opt("use_global_device_ids")
 	for op, uses := range map[Opcode][]attrUse{
 		OpBatchNormTraining:  batchNorm,
 		OpBatchNormInference: batchNorm,
 		OpBatchNormGrad:      batchNorm,
 		OpRngBitGenerator:    {req("algorithm")},
-		OpAllReduce:          {groups, req("to_apply")},
-		OpAllReduceStart:     {groups, req("to_apply")},
-		OpAllGather:          {groups, req("dimensions")},
-		OpAllGatherStart:     {groups, req("dimensions")},
-		OpReduceScatter:      {groups, req("dimensions"), req("to_apply")},
+		OpAllReduce:          {channel, groups, global, req("to_apply")},
+		OpAllReduceStart:     {channel, groups, global, req("to_apply")},
+		OpAllGather:          {channel, groups, global, req("dimensions")},
+		OpAllGatherStart:     {channel, groups, global, req("dimensions")},
+		OpReduceScatter:      {channel, groups, global, req("dimensions"), req("to_apply")},
 		// all-to-all of several operands has no dimension and prints none.
-		OpAllToAll: {groups, {name: "dimensions",
+		OpAllToAll: {channel, groups, {name: "dimensions",
 			codec: intListCodec(func(a *Attributes) *[]int64 { return &a.Dimensions }, nonEmpty)}},
-		OpCollectivePermute:      {req("source_target_pairs")},
-		OpCollectivePermuteStart: {req("source_target_pairs")},
+		OpCollectiveBroadcast:    {channel, groups},
+		OpCollectivePermute:      {channel, req("source_target_pairs")},
+		OpCollectivePermuteStart: {channel, req("source_target_pairs")},
 		OpCustomCall: {opt("window"), opt("dim_labels"), opt("feature_group_count"), opt("batch_group_count"),
 			req("custom_call_target"), opt("api_version"), opt("backend_config"),
 			opt("operand_layout_constraints"), opt("output_to_operand_aliasing"),
@@ -64,6 +68,25 @@ func calledListCodec() attrCodec {
 	return attrCodec{
 		print: func(in *Instruction) (string, bool) { return computationList(in.Called), len(in.Called) > 0 },
 		parse: func(p *parser, in *Instruction) error { return p.parseCalledList(in) },
+	}
+}
+
+// channelIDCodec is channel_id=N, printed when one was given (XLA's is optional,
+// and its presence alone changes how replica groups name devices).
+func channelIDCodec() attrCodec {
+	return attrCodec{
+		print: func(in *Instruction) (string, bool) {
+			return strconv.FormatInt(in.Attrs.ChannelID, 10), in.Attrs.HasChannelID
+		},
+		parse: func(p *parser, in *Instruction) error {
+			t := p.next()
+			v, err := strconv.ParseInt(t.text, 10, 64)
+			if t.kind != tokNumber || err != nil {
+				return p.errorAt(t.pos, "expected an integer channel id, found %s", t.describe())
+			}
+			in.Attrs.ChannelID, in.Attrs.HasChannelID = v, true
+			return nil
+		},
 	}
 }
 

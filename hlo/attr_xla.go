@@ -76,7 +76,6 @@ var (
 	xlaAllGathers    = []string{"all-gather", "all-gather-start"}
 	xlaGroupedColls  = concat(xlaAllReduces, xlaAllGathers, []string{"all-to-all", "ragged-all-to-all", "collective-broadcast"})
 	xlaPermutes      = []string{"collective-permute", "collective-permute-start"}
-	xlaChanneled     = concat(xlaGroupedColls, xlaPermutes, []string{"send", "recv", "send-done", "recv-done"})
 	xlaDots          = []string{"dot", "ragged-dot", "scaled-dot"}
 	xlaPrecisionOps  = concat(xlaDots, []string{"convolution", "custom-call"})
 	xlaSendRecv      = []string{"send", "recv", "send-done", "recv-done"}
@@ -192,14 +191,13 @@ var xlaAttrs = []*xlaAttr{
 	{name: "false_computation", ops: []string{"conditional"}, treatment: attrHonoured},
 	{name: "branch_computations", ops: []string{"conditional"}, treatment: attrHonoured},
 	{name: "replica_groups", ops: xlaGroupedColls, treatment: attrHonoured},
-	{name: "channel_id", ops: xlaChanneled, treatment: attrIgnored, read: readInt, sample: "1",
-		reason: "pairs the collectives of different modules; " + oneDevice},
-	{name: "use_global_device_ids", ops: concat(xlaAllReduces, xlaAllGathers), treatment: attrIgnored, read: readBool, sample: "true",
-		reason: "says replica_groups name global device ids; " + oneDevice + " and checks the groups name only device 0"},
+	{name: "channel_id", ops: concat(xlaGroupedColls, xlaPermutes), treatment: attrHonoured, sample: "1"},
+	{name: "channel_id", ops: xlaSendRecv, treatment: attrRefused, reason: opNotSupported},
+	{name: "use_global_device_ids", ops: concat(xlaAllReduces, xlaAllGathers), treatment: attrHonoured, sample: "true"},
 	{name: "constrain_layout", ops: concat(xlaAllReduces, xlaAllGathers, []string{"all-to-all"}), treatment: attrIgnored, read: readBool, sample: "true",
 		reason: "fixes the layouts of a collective's operands; vkxla's arrays are row-major"},
 	{name: "mode", ops: xlaAllReduces, treatment: attrIgnored, read: readEnum, values: xlaCollectiveModes,
-		reason: "how replica_groups name devices (XLA reads and drops it too); " + oneDevice},
+		reason: "how replica_groups name devices; XLA reads and drops it too, and derives the mode from channel_id and use_global_device_ids, as vkxla does (docs/replicas.md)"},
 	{name: "source_target_pairs", ops: xlaPermutes, treatment: attrHonoured},
 	{name: "slice_sizes", ops: []string{"gather"}, treatment: attrHonoured},
 	{name: "slice_sizes", ops: xlaPermutes, treatment: attrRefused,
@@ -272,9 +270,9 @@ var xlaAttrs = []*xlaAttr{
 	{name: "is_scheduled", scope: onModule, treatment: attrIgnored, read: readBool, sample: "true",
 		reason: "says the instruction order is a schedule; vkxla schedules itself (docs/planner.md)"},
 	{name: "replica_count", scope: onModule, treatment: attrIgnored, read: readInt, sample: "1",
-		reason: oneDevice + "; collectives naming other replicas are refused where they are expanded"},
+		reason: "the caller gives the device count (vkxla.CompileReplicated, cpuref.EvalReplicas); one-device compiles refuse collectives naming other replicas"},
 	{name: "num_partitions", scope: onModule, treatment: attrIgnored, read: readInt, sample: "1",
-		reason: oneDevice + "; an unpartitioned program's shardings are ignored, and a partitioned one's collectives to other devices are refused"},
+		reason: "the caller lays the devices out (vkxla.WithPartitions, cpuref.EvalReplicas); shardings are ignored: vkxla runs SPMD programs already partitioned"},
 	{name: "buffer_donor", scope: onModule, treatment: attrIgnored, read: readBraced, sample: "{(0, {}), (1, {})}",
 		reason: "parameters the caller lets XLA overwrite; vkxla's planner reuses only input_output_alias buffers"},
 	{name: "alias_passthrough_params", scope: onModule, treatment: attrIgnored, read: readBool, sample: "true",

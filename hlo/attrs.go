@@ -67,6 +67,13 @@ type Attributes struct {
 	// (all-gather, reduce-scatter and all-to-all keep their dimension in Dimensions.)
 	ReplicaGroups     [][]int64
 	SourceTargetPairs [][]int64
+	// ChannelID is a collective's channel_id (HasChannelID: one was written) and
+	// UseGlobalDeviceIDs its use_global_device_ids: together they say whether the
+	// ids of replica_groups and source_target_pairs name replicas, partitions or
+	// devices (CollectiveGroupMode).
+	ChannelID          int64
+	HasChannelID       bool
+	UseGlobalDeviceIDs bool
 	// CustomCall holds a custom-call's attributes.
 	CustomCall *CustomCallAttrs
 }

@@ -30,7 +30,7 @@ func (b *Builder) RngBitGenerator(state *Instruction, alg RngAlgorithm, bits Sha
 }
 
 // Collective adds a collective op of the one-device subset (all-reduce,
-// all-gather, reduce-scatter, all-to-all and their -start forms): groups are its
+// all-gather, reduce-scatter, all-to-all, collective-broadcast and the -start forms): groups are its
 // replica_groups, dims its dimensions (nil where the op has none), reducer its
 // to_apply (nil where it has none).
 func (b *Builder) Collective(op Opcode, operands []*Instruction, groups [][]int64, dims []int64, reducer *Computation) *Instruction {

@@ -63,6 +63,9 @@ func init() {
 		},
 		OpReplicaID:   func(b *Builder) *Instruction { return b.ReplicaID() },
 		OpPartitionID: func(b *Builder) *Instruction { return b.PartitionID() },
+		OpCollectiveBroadcast: func(b *Builder) *Instruction {
+			return b.Collective(OpCollectiveBroadcast, []*Instruction{f32x23(b, "x")}, [][]int64{{0}}, nil, nil)
+		},
 	} {
 		opSamples[op] = sample
 	}
@@ -204,6 +207,11 @@ ENTRY e {
 		OpPartitionID: `HloModule id
 ENTRY e {
   ROOT r = u32[] partition-id()
+}`,
+		OpCollectiveBroadcast: `HloModule cb
+ENTRY e {
+  x = f32[3] parameter(0)
+  ROOT r = f32[3] collective-broadcast(x), channel_id=1, replica_groups={{0}}
 }`,
 	} {
 		textSamples[op] = text

@@ -5,8 +5,8 @@ import (
 )
 
 // decomposeCollective lowers the collectives of a one-device program: a replica
-// group of one member makes all-reduce, all-gather, reduce-scatter and all-to-all
-// the identity on their operands (the -start forms a tuple (operands, results), the
+// group of one member makes all-reduce, all-gather, reduce-scatter, all-to-all and
+// collective-broadcast the identity on their operands (the -start forms a tuple (operands, results), the
 // -done forms the result); collective-permute is the identity when a pair sends
 // replica 0 to itself and zeros otherwise, as XLA defines; replica-id and
 // partition-id are the constant 0. Groups spanning more replicas are an error

@@ -20,6 +20,7 @@ func init() {
 		OpCollectivePermute: inferCollectivePermute, OpCollectivePermuteStart: inferCollectivePermuteStart,
 		OpCollectivePermuteDone: inferAsyncDone,
 		OpReplicaID:             inferDeviceID, OpPartitionID: inferDeviceID,
+		OpCollectiveBroadcast: inferCollectiveBroadcast,
 	} {
 		shapeRules[op] = rule
 	}
@@ -162,6 +163,18 @@ func groupSize(groups [][]int64) (int64, error) {
 	return int64(n), nil
 }
 
+// checkGroups rejects empty replica groups. Groups of unequal sizes are valid
+// where the result's shape does not depend on the size (all-reduce,
+// collective-broadcast), as in XLA.
+func checkGroups(groups [][]int64) error {
+	for _, g := range groups {
+		if len(g) == 0 {
+			return fmt.Errorf("replica_groups %s has an empty group", replicaGroupsText(groups))
+		}
+	}
+	return nil
+}
+
 // collectiveResult is one result per operand: a tuple for several, the array for one.
 func collectiveResult(results []Shape) Shape {
 	if len(results) == 1 {
@@ -190,10 +203,23 @@ func perOperand(a *shapeArgs, f func(x Shape) (Shape, error)) ([]Shape, error) {
 }
 
 func inferAllReduce(a *shapeArgs) (Shape, error) {
-	if _, err := groupSize(a.attrs.ReplicaGroups); err != nil {
+	if err := checkGroups(a.attrs.ReplicaGroups); err != nil {
 		return Shape{}, err
 	}
 	results, err := perOperand(a, func(x Shape) (Shape, error) { return x, checkReducer("to_apply", a.called[0], []DType{x.DType}) })
+	if err != nil {
+		return Shape{}, err
+	}
+	return collectiveResult(results), nil
+}
+
+// inferCollectiveBroadcast: each operand's shape (every member receives the
+// group's first member's operands).
+func inferCollectiveBroadcast(a *shapeArgs) (Shape, error) {
+	if err := checkGroups(a.attrs.ReplicaGroups); err != nil {
+		return Shape{}, err
+	}
+	results, err := perOperand(a, func(x Shape) (Shape, error) { return x, nil })
 	if err != nil {
 		return Shape{}, err
 	}

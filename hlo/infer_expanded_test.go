@@ -47,7 +47,10 @@ func TestExpandedShapeErrors(t *testing.T) {
   ROOT r = f32[1] reduce-scatter(x), replica_groups={{0,1}}, dimensions={0}, to_apply=add`, "does not split into 2 replicas"},
 		{"replica groups uneven", add + `ENTRY e2 {
   x = f32[3] parameter(0)
-  ROOT r = f32[3] all-reduce(x), replica_groups={{0},{1,2}}, to_apply=add`, "unequal sizes"},
+  ROOT r = f32[6] all-gather(x), replica_groups={{0},{1,2}}, dimensions={0}`, "unequal sizes"},
+		{"replica group empty", add + `ENTRY e2 {
+  x = f32[3] parameter(0)
+  ROOT r = f32[3] all-reduce(x), replica_groups={{0},{}}, to_apply=add`, "empty group"},
 		{"iota groups", add + `ENTRY e2 {
   x = f32[3] parameter(0)
   ROOT r = f32[3] all-reduce(x), replica_groups=[2,2]<=[3], to_apply=add`, "do not split 3 devices"},

@@ -109,6 +109,7 @@ const (
 	OpCollectivePermuteDone
 	OpReplicaID
 	OpPartitionID
+	OpCollectiveBroadcast
 	OpOptBarrier
 	OpReducePrecision
 	OpGetDimensionSize
@@ -268,8 +269,10 @@ func expanded(name string, arity int, pass string, called ...string) OpInfo {
 	return OpInfo{Name: name, Kind: KindExpanded, Arity: arity, Called: called, SideEffectFree: true, ExpandedBy: pass}
 }
 
-// collective is a collective op of the one-device subset: side-effect free here,
-// as a one-member replica group exchanges nothing.
+// collective is a collective op: side-effect free, as every device of a
+// multi-device run executes the same program (merging two equal ones or dropping
+// an unused one changes every device alike), and a one-member group exchanges
+// nothing.
 func collective(name string, arity int, called ...string) OpInfo {
 	return expanded(name, arity, CollectiveExpander, called...)
 }
@@ -387,6 +390,7 @@ var opTable = [numOpcodes]OpInfo{
 	OpCollectivePermuteDone:  collective("collective-permute-done", 1),
 	OpReplicaID:              collective("replica-id", 0),
 	OpPartitionID:            collective("partition-id", 0),
+	OpCollectiveBroadcast:    collective("collective-broadcast", Variadic),
 	// opt-barrier is the identity that passes must not see through: CSE never
 	// merges one, fusion never fuses across one, and its expander runs last of all.
 	OpOptBarrier: expanded("opt-barrier", 1, OptBarrierExpander),

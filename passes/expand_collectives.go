@@ -8,8 +8,13 @@ import "github.com/vkxla/vkxla/hlo"
 // -done forms the result); collective-permute is the identity when a pair sends
 // replica 0 to itself and zeros otherwise, as XLA defines; replica-id and
 // partition-id are the constant 0. Groups spanning more replicas are an error
-// wrapping hlo.ErrUnsupported that names the instruction.
-func ExpandCollectives(m *hlo.Module, _ Config) (bool, error) {
+// wrapping hlo.ErrUnsupported that names the instruction. A program for several
+// devices (Config.Devices) keeps its collectives: the planner makes them host
+// steps.
+func ExpandCollectives(m *hlo.Module, cfg Config) (bool, error) {
+	if cfg.Devices > 1 {
+		return false, nil
+	}
 	return expandEach(m, func(in *hlo.Instruction) bool { return in.Info().ExpandedBy == hlo.CollectiveExpander },
 		hlo.Decompose)
 }

@@ -90,6 +90,9 @@ type Config struct {
 	// AfterPass, when set, sees the module after every pass that changed it (for
 	// VKXLA_DUMP); index is the pass's position in Pipeline.
 	AfterPass func(index int, name string, m *hlo.Module)
+	// Devices is how many devices (replicas × partitions) run the program; 0 or
+	// 1 is one. On several, the collectives stay for the planner's host steps.
+	Devices int
 }
 
 // DefaultMaxFusionParams is the parameter bound when Config leaves it 0. Vulkan

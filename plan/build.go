@@ -38,6 +38,7 @@ const (
 	StepCopy        = heapsim.StepCopy
 	StepWhile       = heapsim.StepWhile
 	StepConditional = heapsim.StepConditional
+	StepCollective  = heapsim.StepCollective
 )
 
 // Sentinel errors (heapsim's and the planner's).
@@ -74,6 +75,10 @@ type Options struct {
 	// parameters it names too) or read in place. The arena holds none of them
 	// (heapsim.Config, heapsim/alias.go).
 	Donate, Borrow []int
+	// Devices is how many devices run the program together (replicas ×
+	// partitions; 0 or 1: one). A program for several keeps its collectives as
+	// host steps (StepCollective); each device gets the same plan.
+	Devices int
 	// Stop reports why planning must stop (a context ended, a runtime closing); it
 	// is asked after the passes and after every kernel of the final lowering.
 	// nil: never.
@@ -101,7 +106,7 @@ func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
 	memo := codegen.NewMemo(t.Codegen)
 	opt := m.Clone()
 	pc := passes.Config{Disabled: o.Disabled, MaxFusionParams: t.MaxFusionParams, Bindings: t.Codegen.Bindings, MemoryBudget: o.MemoryBudget,
-		AfterPass: o.AfterPass, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits, Donate: o.Donate, Borrow: o.Borrow}}
+		AfterPass: o.AfterPass, Devices: o.Devices, Memory: heapsim.Config{Kernels: memo.Facts, Limits: t.Limits, Donate: o.Donate, Borrow: o.Borrow}}
 	if err := passes.Run(opt, pc); err != nil {
 		return nil, err
 	}

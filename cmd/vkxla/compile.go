@@ -27,6 +27,7 @@ func compileCommand(args []string, out io.Writer) error {
 	dump := fs.String("dump", "", "write what VKXLA_DUMP writes (stages, kernels, plan, memory plot) under this directory")
 	plot := fs.String("plot", "", "write the memory timeline (live bytes per step, the peak, what is live there) to this SVG file")
 	maxFile := fs.Int64("max-file-bytes", defaultMaxFileBytes, "largest HLO or profile file to read")
+	devices := fs.Int("devices", 1, "plan one device's part of a run on this many devices together (replicas × partitions): collectives become host steps")
 	if help, err := parseFlags(fs, args, out); help || err != nil {
 		return err
 	}
@@ -54,6 +55,9 @@ func compileCommand(args []string, out io.Writer) error {
 	}
 	if *without != "" {
 		opts = append(opts, vkxla.WithoutPasses(strings.Split(*without, ",")...))
+	}
+	if *devices != 1 {
+		opts = append(opts, vkxla.WithDevices(*devices))
 	}
 	p, err := vkxla.PlanFor(context.Background(), m, dev, *dump, opts...)
 	if err != nil {

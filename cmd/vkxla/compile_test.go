@@ -139,3 +139,30 @@ func TestCompileFromVulkaninfoOutput(t *testing.T) {
 	require.NoError(t, run([]string{"compile", "-target", "lavapipe", program}, &builtin))
 	assert.Equal(t, builtin.String(), fromFile.String())
 }
+
+// TestCompileForDevices: `-devices 2` plans one device's part of a two-device run
+// without a device: the all-reduce is a host step, and each device's peak is the
+// two 1 KiB buffers live at it (its result written over y, which dies there).
+func TestCompileForDevices(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "dp.hlo")
+	require.NoError(t, os.WriteFile(file, []byte(`HloModule dp
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[256] parameter(0)
+  y = f32[256] multiply(x, x)
+  g = f32[256] all-reduce(y), replica_groups={{0,1}}, to_apply=add
+  ROOT z = f32[256] add(g, x)
+}
+`), 0o644))
+	var out bytes.Buffer
+	require.NoError(t, run([]string{"compile", "-devices", "2", file}, &out))
+	assert.Contains(t, out.String(), "collective g host all-reduce")
+	assert.Contains(t, out.String(), "peak 2048 B")
+	// On one device the two-replica group is refused.
+	err := run([]string{"compile", file}, &out)
+	require.ErrorIs(t, err, vkxla.ErrUnsupported)
+}
