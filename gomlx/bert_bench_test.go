@@ -102,7 +102,7 @@ func maxAbs(l *hlo.Literal) float64 {
 func BenchmarkBERTLayerForward(b *testing.B) {
 	s := bertMedium
 	benchModelSuite(b, bertParams(s), func(in []*graph.Node) []*graph.Node { return []*graph.Node{bertGoMLX(s.heads)(in)} },
-		func() (*hlo.Module, error) { return bertModule(s) })
+		func() (*hlo.Module, error) { return bertModule(s) }, true)
 }
 
 // BenchmarkBERTLayerGradient: the layer's output and the gradients of every
@@ -110,19 +110,19 @@ func BenchmarkBERTLayerForward(b *testing.B) {
 // layer); see benchModelSuite.
 func BenchmarkBERTLayerGradient(b *testing.B) {
 	s := bertMedium
-	benchModelSuite(b, bertGradParams(s), bertGradGoMLX(s.heads), func() (*hlo.Module, error) { return bertVJPModule(s) })
+	benchModelSuite(b, bertGradParams(s), bertGradGoMLX(s.heads), func() (*hlo.Module, error) { return bertVJPModule(s) }, true)
 }
 
 // benchModelSuite times one model written in GoMLX through the vkxla backend
 // ("gomlx-vkxla"); the very module the backend built, through RunOnDevice on the
 // same device tensors ("vkxla-api": the backend path's overhead); the model
 // suite's program of the same model through vkxla's API ("model-suite": GoMLX's
-// program against ours); and GoMLX on simplego. Both programs take the
-// parameters ps.
-func benchModelSuite(b *testing.B, ps []param, fn func([]*graph.Node) []*graph.Node, suite func() (*hlo.Module, error)) {
+// program against ours); and, with simplego, GoMLX on simplego. Both programs
+// take the parameters ps.
+func benchModelSuite(b *testing.B, ps []param, fn func([]*graph.Node) []*graph.Node, suite func() (*hlo.Module, error), simplego bool) {
 	vk, sg := openBackends(b)
 	values := inputValues(ps, 3)
-	inputs, sgInputs := gomlxTensors(ps, values), gomlxTensors(ps, values)
+	inputs := gomlxTensors(ps, values)
 	ev := graph.MustNewExec(vk, fn)
 	if _, err := ev.Exec(inputs...); err != nil {
 		b.Fatal(err)
@@ -133,12 +133,18 @@ func benchModelSuite(b *testing.B, ps []param, fn func([]*graph.Node) []*graph.N
 		b.Fatal(err)
 	}
 	ours := moduleRun(b, vk.Runtime(), m, literals(ps, values))
-	es := graph.MustNewExec(sg, fn)
-	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "model-suite", "gomlx-simplego"},
-		[]func() error{execRun(ev, inputs), api, ours, execRun(es, sgInputs)})
+	names := []string{"gomlx-vkxla", "vkxla-api", "model-suite"}
+	steps := []func() error{execRun(ev, inputs), api, ours}
+	if simplego {
+		names = append(names, "gomlx-simplego")
+		steps = append(steps, execRun(graph.MustNewExec(sg, fn), gomlxTensors(ps, values)))
+	}
+	ms := interleave(b, names, steps)
 	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
 	b.ReportMetric(ms[0]/ms[2], "gomlx-vkxla/model-suite")
-	b.ReportMetric(ms[3]/ms[0], "simplego/gomlx-vkxla")
+	if simplego {
+		b.ReportMetric(ms[3]/ms[0], "simplego/gomlx-vkxla")
+	}
 }
 
 // moduleRun compiles m and returns a step that runs it on inputs uploaded once.

@@ -104,5 +104,5 @@ func TestResNetBlockAgreesWithModelSuite(t *testing.T) {
 func BenchmarkResNetBlock(b *testing.B) {
 	s := resnetMedium
 	benchModelSuite(b, resnetParams(s), func(in []*graph.Node) []*graph.Node { return []*graph.Node{resnetGoMLX(in)} },
-		func() (*hlo.Module, error) { return resnetModule(s) })
+		func() (*hlo.Module, error) { return resnetModule(s) }, true)
 }
