@@ -131,3 +131,20 @@ func TestComplexElidedConstant(t *testing.T) {
 	}
 	assert.False(t, strings.Contains(Print(m), "nan"))
 }
+
+func TestComplexLiteralsCompare(t *testing.T) {
+	nan := math.NaN()
+	a := MustFromSlice([]int64{3}, []complex128{complex(1, nan), complex(0, 2), complex(1e10, 1)})
+	b := MustFromSlice([]int64{3}, []complex128{complex(1, -nan), complex(0, 2), complex(1e10, 1)})
+	assert.NoError(t, LiteralsEqual(a, b), "NaN parts match any NaN")
+	// Equal real parts (the first 8 bytes) but not imaginary ones: unequal.
+	c := MustFromSlice([]int64{3}, []complex128{complex(1, nan), complex(0, 3), complex(1e10, 1)})
+	assert.ErrorContains(t, LiteralsEqual(c, a), "index [1]: got (0, 3), want (0, 2)")
+	z := MustFromSlice([]int64{1}, []complex64{complex(float32(math.Copysign(0, -1)), 0)})
+	assert.Error(t, LiteralsEqual(z, MustFromSlice([]int64{1}, []complex64{0})), "-0 and +0 differ")
+	// The tolerance is relative to the modulus: an imaginary part off by 1e-3 of
+	// a number of modulus 1e10 is close at rtol 1e-9.
+	d := MustFromSlice([]int64{3}, []complex128{complex(1, nan), complex(0, 2), complex(1e10, 1+1e-3)})
+	assert.NoError(t, LiteralsClose(d, a, 0, 1e-9))
+	assert.Error(t, LiteralsClose(d, a, 0, 1e-15))
+}

@@ -188,7 +188,8 @@ func (l *Literal) putBits(i int, v uint64) {
 	}
 }
 
-// Bits returns element i's raw bit pattern, zero-extended to 64 bits.
+// Bits returns element i's raw bit pattern, zero-extended to 64 bits. A c128
+// element is 128 bits: Bits is its real part's; read it with Complex128.
 func (l *Literal) Bits(i int) uint64 { return l.bits(i) }
 
 // SetBits stores the low bits of v as element i.

@@ -47,7 +47,7 @@ func floatsClose(g, w, atol, rtol float64) bool {
 // the modulus of want (a part near 0 of a large number is as accurate as the
 // number, not as itself).
 func complexClose(g, w complex128, atol, rtol float64) bool {
-	scale := math.Hypot(real(w), imag(w))
+	scale := math.Hypot(nanToZero(real(w)), nanToZero(imag(w))) // a NaN part scales nothing
 	part := func(gp, wp float64) bool {
 		if math.IsNaN(gp) || math.IsNaN(wp) || math.IsInf(gp, 0) || math.IsInf(wp, 0) || math.IsInf(scale, 0) {
 			return floatsClose(gp, wp, 0, 0)
@@ -55,6 +55,13 @@ func complexClose(g, w complex128, atol, rtol float64) bool {
 		return math.Abs(gp-wp) <= atol+rtol*scale
 	}
 	return part(real(g), real(w)) && part(imag(g), imag(w))
+}
+
+func nanToZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
 }
 
 // sameFloatBits is bit equality, or both NaN.
