@@ -43,7 +43,7 @@ func complexBinaryWord(op hlo.Opcode, dt hlo.DType) (binaryFunc, error) {
 	if dt != hlo.C64 {
 		return nil, errWideElements(op.String(), dt)
 	}
-	if f, ok := complexBinaryMath[op]; ok {
+	if f, ok := complexBinaryFor(op, dt); ok {
 		return func(x, y uint64) uint64 { return c64Word(f(wordC64(x), wordC64(y))) }, nil
 	}
 	return nil, fmt.Errorf("%v is not defined for %v", op, dt)

@@ -58,7 +58,7 @@ func evalComplexUnary(in *hlo.Instruction, x *hlo.Literal) (*hlo.Literal, error)
 }
 
 func evalComplexBinary(in *hlo.Instruction, x, y *hlo.Literal) (*hlo.Literal, error) {
-	f, ok := complexBinaryMath[in.Op]
+	f, ok := complexBinaryFor(in.Op, x.DType())
 	if !ok {
 		return nil, fmt.Errorf("%v is not defined for %v", in.Op, x.DType())
 	}

@@ -222,3 +222,14 @@ func reshapeLit(t *testing.T, l *hlo.Literal) *hlo.Literal {
 	require.NoError(t, err)
 	return out
 }
+
+// TestC64ProductInF32: the c64 product is the textbook formula in f32, each
+// operation rounded (XLA's and the GPU's): (1e30 − 1e30i)² has products that
+// overflow f32, so its real part is inf − inf = NaN, where f64 would give 0; c128
+// computes the same numbers in f64.
+func TestC64ProductInF32(t *testing.T) {
+	z := complex(1e30, -1e30)
+	assertLit(t, vec(complex(nan32, float32(math.Inf(-1)))), evalBinaryOp(t, hlo.OpMultiply, vec(complex64(z)), vec(complex64(z))))
+	re, im := real(z), imag(z) // variables: Go's constant arithmetic would be exact
+	assertLit(t, vec(complex(re*re-im*im, re*im+im*re)), evalBinaryOp(t, hlo.OpMultiply, vec(z), vec(z)))
+}

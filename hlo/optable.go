@@ -444,13 +444,9 @@ var opTable = [numOpcodes]OpInfo{
 
 	// complex(re, im) makes complex numbers of two real arrays; fft is XLA's
 	// Fourier transform over the last 1–3 dimensions.
-	OpComplex: cpuOnly(elementwise("complex", 2), noComplexKernels),
-	OpFft:     cpuOnly(op("fft", KindTransform, 1), noComplexKernels),
+	OpComplex: elementwise("complex", 2),
+	OpFft:     cpuOnly(op("fft", KindTransform, 1), "GPU code generation has no FFT kernel yet (cpuref computes it)"),
 }
-
-// noComplexKernels is the NoGPU reason of the ops that exist only for complex
-// numbers.
-const noComplexKernels = "GPU code generation has no complex kernels yet"
 
 // cpuOnly sets an op row's NoGPU reason.
 func cpuOnly(info OpInfo, why string) OpInfo {

@@ -98,7 +98,7 @@ func (p *Plan) Lowered() string { return p.lowered }
 // target's kernels and limits) that places the buffers, so a budget the remat pass
 // meets is met by the plan; one it cannot meet fails with ErrOverBudget.
 func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
-	if err := rejectComplex(m); err != nil {
+	if err := rejectUnsupported(m); err != nil {
 		return nil, err
 	}
 	memo := codegen.NewMemo(t.Codegen)

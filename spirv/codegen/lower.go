@@ -106,6 +106,9 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	}
 	seen[c] = true
 	for _, in := range c.Instructions {
+		if why := ComplexSupport(in); why != "" {
+			return fmt.Errorf("%s (%v) %s", in.Name, in.Op, why)
+		}
 		for _, s := range append([]hlo.Shape{in.Shape}, in.Shape.Elems...) {
 			if !s.IsArray() {
 				continue
@@ -126,8 +129,6 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
-	case dt.IsComplex(): // plan.Build refuses these first; this guards direct callers
-		return "is a complex type, which GPU code generation does not support yet"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
 	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:

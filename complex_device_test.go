@@ -1,0 +1,96 @@
+package vkxla_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// c64 on the GPU against cpuref: the ops with complex kernels
+// (codegen.ComplexOps), on random values in [-2, 2] with the special values
+// (signed zeros, infinities, NaNs, products that overflow f32) in front. They run
+// in the differential suite: go test -run TestDifferentialOps/complex.
+
+func init() { opCases[hlo.OpComplex] = complexOpCases }
+
+// specialC64 are the first elements of every c64 input.
+var specialC64 = []complex64{
+	0, complex(float32(math.Copysign(0, -1)), 0), complex(0, float32(math.Copysign(0, -1))),
+	complex(float32(math.Inf(1)), 1), complex(1, float32(math.Inf(-1))), complex(float32(math.NaN()), 0),
+	complex(0, float32(math.NaN())), complex(1e30, -1e30), complex(1e-30, 3),
+}
+
+func randomC64(g *gen, dims ...int64) *hlo.Literal {
+	l := hlo.NewLiteral(hlo.MakeShape(hlo.C64, dims...))
+	for i := 0; i < l.NumElements(); i++ {
+		v := complex(g.rng.Float64()*4-2, g.rng.Float64()*4-2)
+		if i < len(specialC64) {
+			v = complex128(specialC64[i])
+		}
+		l.SetComplex128(i, v)
+	}
+	return l
+}
+
+func c64Case(t testing.TB, name string, op hlo.Opcode, inputs []*hlo.Literal, build func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction) opCase {
+	b := hlo.NewBuilder(name)
+	ps := make([]*hlo.Instruction, len(inputs))
+	for i, in := range inputs {
+		ps[i] = b.Parameter(in.Shape(), "")
+	}
+	return opCase{name: name, module: mustBuild(t, b, build(b, ps)), inputs: inputs, spec: vkxla.Tolerance(op, hlo.C64)}
+}
+
+func complexOpCases(t testing.TB, g *gen) []opCase {
+	x, y := randomC64(g, 3, 43), randomC64(g, 3, 43)
+	re, im := randomLiteral(g.rng, hlo.MakeShape(hlo.F32, 3, 43), domain{-2, 2}), randomLiteral(g.rng, hlo.MakeShape(hlo.F32, 3, 43), domain{-2, 2})
+	cases := []opCase{
+		c64Case(t, "complex", hlo.OpComplex, []*hlo.Literal{re, im}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Complex(ps[0], ps[1])
+		}),
+		c64Case(t, "complex of a real's parts", hlo.OpComplex, []*hlo.Literal{re}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			z := b.Convert(ps[0], hlo.C64)
+			return b.Tuple(b.Real(z), b.Imag(z))
+		}),
+		c64Case(t, "select compare", hlo.OpCompare, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			eq := b.Compare(ps[0], ps[0], hlo.CmpEQ) // false at the NaNs
+			return b.Tuple(eq, b.Compare(ps[0], ps[1], hlo.CmpNE), b.Select(eq, ps[0], ps[1]))
+		}),
+		c64Case(t, "movement", hlo.OpTranspose, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			tr := b.Transpose(ps[0], 1, 0)
+			cc := b.Concatenate(0, ps[0], ps[1])
+			rv := b.Reverse(ps[1], 1)
+			sl := b.Slice(ps[0], []int64{1, 2}, []int64{3, 40}, []int64{1, 3})
+			return b.Tuple(tr, cc, rv, sl, b.Reshape(ps[1], 129))
+		}),
+		c64Case(t, "pad broadcast dynamic-slice", hlo.OpPad, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			v := b.Constant(hlo.ScalarLiteral(complex64(complex(-1, 0.5))))
+			pd := b.Pad(ps[0], v, []hlo.PadDim{{Low: 1, High: 0, Interior: 1}, {Low: 0, High: 2, Interior: 0}})
+			bc := b.Broadcast(b.Slice(ps[1], []int64{0, 0}, []int64{1, 43}, []int64{1, 1}), []int64{2, 1, 43}, []int64{1, 2})
+			i := b.Constant(hlo.ScalarLiteral(int32(1)))
+			ds := b.DynamicSlice(ps[0], []*hlo.Instruction{i, i}, []int64{2, 5})
+			du := b.DynamicUpdateSlice(ps[1], ds, []*hlo.Instruction{i, i})
+			return b.Tuple(pd, bc, ds, du)
+		}),
+	}
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag} {
+		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Unary(op, ps[0])
+		}))
+	}
+	for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply} {
+		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Binary(op, ps[0], ps[1])
+		}))
+	}
+	// A fused chain: |z·w + z|² as real² + imag², all in one kernel.
+	// A fused chain, |z·w + z|² as real² + imag², one kernel: exact, as every f32
+	// operation rounds on its own on both sides.
+	return append(cases, c64Case(t, "fused chain", hlo.OpMultiply, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		s := b.Add(b.Mul(ps[0], ps[1]), ps[0])
+		r, i := b.Real(s), b.Imag(s)
+		return b.Add(b.Mul(r, r), b.Mul(i, i))
+	}))
+}
