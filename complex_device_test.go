@@ -1,6 +1,7 @@
 package vkxla_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -22,12 +23,15 @@ var specialC64 = []complex64{
 	complex(0, float32(math.NaN())), complex(1e30, -1e30), complex(1e-30, 3),
 }
 
-func randomC64(g *gen, dims ...int64) *hlo.Literal {
+func randomC64(g *gen, dims ...int64) *hlo.Literal { return randomC64With(g, specialC64, dims...) }
+
+// randomC64With is randomC64 with the given special values first.
+func randomC64With(g *gen, special []complex64, dims ...int64) *hlo.Literal {
 	l := hlo.NewLiteral(hlo.MakeShape(hlo.C64, dims...))
 	for i := 0; i < l.NumElements(); i++ {
 		v := complex(g.rng.Float64()*4-2, g.rng.Float64()*4-2)
-		if i < len(specialC64) {
-			v = complex128(specialC64[i])
+		if i < len(special) {
+			v = complex128(special[i])
 		}
 		l.SetComplex128(i, v)
 	}
@@ -86,6 +90,16 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 		}))
 	}
 	// A fused chain: |z·w + z|² as real² + imag², all in one kernel.
+	// Sums: the elemental loop (7 terms per output), the workgroup tree (1500) and
+	// its two passes (20000), in the GPU's order: within the reduce tolerance.
+	for _, n := range []int64{7, 1500, 20000} {
+		z := randomC64With(g, nil, 2, n) // finite: a NaN would hide the sums
+		cases = append(cases, c64Case(t, fmt.Sprintf("reduce sum of %d", n), hlo.OpReduce, []*hlo.Literal{z},
+			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				zero := b.Constant(hlo.ScalarLiteral(complex64(0)))
+				return b.Reduce([]*hlo.Instruction{ps[0]}, []*hlo.Instruction{zero}, c64Adder(t), []int64{1})
+			}))
+	}
 	// A fused chain, |z·w + z|² as real² + imag², one kernel: exact, as every f32
 	// operation rounds on its own on both sides.
 	return append(cases, c64Case(t, "fused chain", hlo.OpMultiply, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
@@ -93,4 +107,15 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 		r, i := b.Real(s), b.Imag(s)
 		return b.Add(b.Mul(r, r), b.Mul(i, i))
 	}))
+}
+
+// c64Adder is the reducer (a, b) -> a + b on c64 scalars.
+func c64Adder(t testing.TB) *hlo.Computation {
+	b := hlo.NewBuilder("add_c64")
+	x, y := b.Parameter(hlo.Scalar(hlo.C64), "x"), b.Parameter(hlo.Scalar(hlo.C64), "y")
+	c, err := b.BuildComputation(b.Add(x, y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

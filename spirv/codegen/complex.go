@@ -26,6 +26,10 @@ var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
 	hlo.OpConcatenate: true, hlo.OpPad: true, hlo.OpReverse: true, hlo.OpCopy: true,
 	hlo.OpDynamicSlice: true, hlo.OpDynamicUpdateSlice: true,
+	// Reductions of c64 by a reducer of the ops above (a sum, say): the
+	// elemental loop, the workgroup tree and the two-pass reduction hold the
+	// accumulators as vec2 (no subgroup path: subgroupReducer takes real types).
+	hlo.OpReduce: true,
 }
 
 // complexType is c64's register and storage type.

@@ -58,6 +58,10 @@ func TestComplexKernelsValidate(t *testing.T) {
 			return b.op(hlo.OpReverse, hlo.Attributes{Dimensions: []int64{0}}, nil, b.param(c64(8)))
 		},
 		hlo.OpCopy: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpCopy, b.param(c64(8))) },
+		hlo.OpReduce: func(b *cb) *hlo.Instruction {
+			adder := addComp(t, hlo.C64)
+			return b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{1}}, []*hlo.Computation{adder}, b.param(c64(3, 2000)), b.param(c64()))
+		},
 		hlo.OpDynamicSlice: func(b *cb) *hlo.Instruction {
 			return b.op(hlo.OpDynamicSlice, hlo.Attributes{SliceSizes: []int64{3}}, nil, b.param(c64(8)), b.param(s(hlo.S32)))
 		},
