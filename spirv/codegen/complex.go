@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
@@ -20,7 +21,7 @@ import (
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
-	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true,
+	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -61,8 +62,26 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.f.CompositeExtract(x, 0), nil
 	case hlo.OpImag:
 		return k.f.CompositeExtract(x, 1), nil
+	case hlo.OpAbs:
+		return k.hypot(k.parts(x)), nil
 	}
 	return 0, fmt.Errorf("%v of %v has no GPU kernel yet (cpuref computes it)", op, dt)
+}
+
+// hypot is √(x² + y²) without overflow or underflow in the squares: m·√(1 + (n/m)²)
+// with m and n the larger and smaller magnitude, within a few ulp of cpuref's
+// (math.Hypot in f64, rounded once). As math.Hypot: +inf if either part is
+// infinite (even beside a NaN), else NaN if either is NaN, and 0 at 0.
+func (k *kernel) hypot(x, y spirv.ID) spirv.ID {
+	f := k.f
+	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
+	bigger := f.Greater(ax, ay)
+	m, n := f.Select(bigger, ax, ay), f.Select(bigger, ay, ax)
+	r := k.exact(f.FDiv(n, m))
+	h := k.exact(f.FMul(m, k.sqrt(k.exact(f.FAdd(k.fc(x, 1), k.exact(f.FMul(r, r)))))))
+	h = f.Select(f.Equal(m, k.fc(x, 0)), k.fc(x, 0), h)
+	h = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.fc(x, math.NaN()), h)
+	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.fc(x, math.Inf(1)), h)
 }
 
 // complexBinary: add and subtract part by part; multiply the textbook product in
