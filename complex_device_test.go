@@ -84,10 +84,15 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			return b.Unary(op, ps[0])
 		}))
 	}
-	for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply} {
-		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
-			return b.Binary(op, ps[0], ps[1])
-		}))
+	// Every pair of special values (and of them and random ones), then random
+	// pairs.
+	sx, sy := specialPairs(g)
+	for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpSubtract, hlo.OpMultiply, hlo.OpDivide} {
+		for name, in := range map[string][]*hlo.Literal{"": {x, y}, " special pairs": {sx, sy}} {
+			cases = append(cases, c64Case(t, op.String()+name, op, in, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+				return b.Binary(op, ps[0], ps[1])
+			}))
+		}
 	}
 	// A fused chain: |z·w + z|² as real² + imag², all in one kernel.
 	// Sums: the elemental loop (7 terms per output), the workgroup tree (1500) and
@@ -118,4 +123,21 @@ func c64Adder(t testing.TB) *hlo.Computation {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// specialPairs are two c64 vectors holding every pair of the special values and
+// a few random ones.
+func specialPairs(g *gen) (*hlo.Literal, *hlo.Literal) {
+	vals := append([]complex64{}, specialC64...)
+	for range 4 {
+		vals = append(vals, complex64(complex(g.rng.Float64()*4-2, g.rng.Float64()*4-2)))
+	}
+	vals = append(vals, complex(float32(math.Inf(1)), float32(math.NaN())), complex(float32(math.Inf(-1)), float32(math.Inf(1))))
+	var xs, ys []complex64
+	for _, a := range vals {
+		for _, b := range vals {
+			xs, ys = append(xs, a), append(ys, b)
+		}
+	}
+	return hlo.MustFromSlice([]int64{int64(len(xs))}, xs), hlo.MustFromSlice([]int64{int64(len(ys))}, ys)
 }

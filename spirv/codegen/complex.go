@@ -22,7 +22,7 @@ var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
 	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true,
-	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true,
+	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
 	hlo.OpConcatenate: true, hlo.OpPad: true, hlo.OpReverse: true, hlo.OpCopy: true,
@@ -104,6 +104,8 @@ func (k *kernel) complexBinary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spir
 		re := k.exact(f.FSub(mul(ar, br), mul(ai, bi)))
 		im := k.exact(f.FAdd(mul(ar, bi), mul(ai, br)))
 		return k.makeComplex(re, im), nil
+	case hlo.OpDivide:
+		return k.complexDivide(a, b), nil
 	}
 	return 0, fmt.Errorf("%v of %v has no GPU kernel yet (cpuref computes it)", op, dt)
 }
