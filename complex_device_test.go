@@ -79,7 +79,7 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			return b.Tuple(pd, bc, ds, du)
 		}),
 	}
-	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs} {
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign} {
 		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 			return b.Unary(op, ps[0])
 		}))

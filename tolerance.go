@@ -244,7 +244,7 @@ func computeType(s hlo.Shape, out hlo.DType) hlo.DType {
 // cpuref's f32 operations in cpuref's order; abs is within a few ulp; the others
 // take their part type's.
 func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
-	if op == hlo.OpAbs { // the kernel's hypot rounds four times (complex.go)
+	if op == hlo.OpAbs || op == hlo.OpSign { // the kernel's hypot rounds four times (complex.go)
 		return ErrorSpec{Rel: 1e-6}
 	}
 	if exactOp(op) || op == hlo.OpComplex || (op == hlo.OpMultiply && dt == hlo.C64) {

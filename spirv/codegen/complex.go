@@ -21,7 +21,7 @@ import (
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
-	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true,
+	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -64,6 +64,12 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.f.CompositeExtract(x, 1), nil
 	case hlo.OpAbs:
 		return k.hypot(k.parts(x)), nil
+	case hlo.OpSign: // z/|z|, and z itself at 0 (cpuref's complexSign)
+		re, im := k.parts(x)
+		r := k.hypot(re, im)
+		q := k.makeComplex(k.exact(k.f.FDiv(re, r)), k.exact(k.f.FDiv(im, r)))
+		zero := k.fc(re, 0)
+		return k.f.Select(k.f.LogicalAnd(k.f.Equal(re, zero), k.f.Equal(im, zero)), x, q), nil
 	}
 	return 0, fmt.Errorf("%v of %v has no GPU kernel yet (cpuref computes it)", op, dt)
 }

@@ -21,6 +21,7 @@ func TestComplexKernelsValidate(t *testing.T) {
 		hlo.OpNegate: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpNegate, b.param(c64(8))) },
 		hlo.OpReal:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpReal, b.param(c64(8))) },
 		hlo.OpAbs:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpAbs, b.param(c64(8))) },
+		hlo.OpSign:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSign, b.param(c64(8))) },
 		hlo.OpImag:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpImag, b.param(c64(8))) },
 		hlo.OpComplex: func(b *cb) *hlo.Instruction {
 			return b.simple(hlo.OpComplex, b.param(s(hlo.F32, 8)), b.param(s(hlo.F32, 8)))
