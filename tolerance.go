@@ -242,7 +242,7 @@ func computeType(s hlo.Shape, out hlo.DType) hlo.DType {
 // compared relative to the modulus (hlo.LiteralsClose): the ops that move or make
 // elements are exact, and so is the c64 product, which the kernel computes with
 // cpuref's f32 operations in cpuref's order; abs is within a few ulp; the others
-// take their part type's.
+// (exp: the f32 exp's, 1e-5) take their part type's.
 func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
 	if op == hlo.OpAbs || op == hlo.OpSign { // the kernel's hypot rounds four times (complex.go)
 		return ErrorSpec{Rel: 1e-6}

@@ -21,7 +21,7 @@ import (
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
-	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true,
+	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -64,6 +64,8 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.f.CompositeExtract(x, 1), nil
 	case hlo.OpAbs:
 		return k.hypot(k.parts(x)), nil
+	case hlo.OpExp:
+		return k.complexExp(x), nil
 	case hlo.OpSign: // z/|z|, and z itself at 0 (cpuref's complexSign)
 		re, im := k.parts(x)
 		r := k.hypot(re, im)
@@ -191,4 +193,24 @@ func complexDType(in *hlo.Instruction) (hlo.DType, bool) {
 		}
 	}
 	return found, found != hlo.Invalid
+}
+
+// complexExp is e^x·(cos y + i·sin y) with math/cmplx's special cases: exp(+inf ±
+// 0i) is the operand, exp(±inf + i·(inf or NaN)) is ±0·… for −inf and inf + NaN·i
+// for +inf, exp(NaN ± 0i) keeps the zero. Within f32's exp and sine/cosine
+// accuracy of cpuref's f64 result, but for a real part above ln(f32 max) with a
+// cosine or sine small enough to bring the product back in range, which is inf
+// here and finite in cpuref.
+func (k *kernel) complexExp(z spirv.ID) spirv.ID {
+	f := k.f
+	re, im := k.parts(z)
+	r := k.exp(re)
+	v := k.makeComplex(k.exact(f.FMul(r, k.sinCos(im, true))), k.exact(f.FMul(r, k.sinCos(im, false))))
+	zero, nan, inf := k.fc(re, 0), k.fc(re, math.NaN()), k.fc(re, math.Inf(1))
+	imZero := f.Equal(im, zero)
+	infRe, negRe := f.IsInf(re), f.Less(re, zero)
+	v = f.Select(f.LogicalAnd(f.IsNan(re), imZero), k.makeComplex(nan, im), v)
+	atInf := f.Select(negRe, k.makeComplex(zero, k.copysign(zero, im)), k.makeComplex(inf, nan))
+	v = f.Select(f.LogicalAnd(infRe, f.LogicalOr(f.IsInf(im), f.IsNan(im))), atInf, v)
+	return f.Select(f.LogicalAnd(infRe, f.LogicalAnd(f.LogicalNot(negRe), imZero)), z, v)
 }
