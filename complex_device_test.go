@@ -79,13 +79,13 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			return b.Tuple(pd, bc, ds, du)
 		}),
 	}
-	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp} {
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog} {
 		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 			return b.Unary(op, ps[0])
 		}))
 	}
-	// exp's special cases (math/cmplx's): infinite and NaN parts with zero, finite,
-	// infinite and NaN partners.
+	// exp's and log's special cases (math/cmplx's): infinite and NaN parts with
+	// zero, finite, infinite and NaN partners; log's branch cut (−100 ± 0i).
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	negZ := float32(math.Copysign(0, -1))
 	var expIn []complex64
@@ -94,9 +94,11 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			expIn = append(expIn, complex(re, im))
 		}
 	}
-	cases = append(cases, c64Case(t, "exponential special values", hlo.OpExp,
-		[]*hlo.Literal{hlo.MustFromSlice([]int64{int64(len(expIn))}, expIn)},
-		func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Exp(ps[0]) }))
+	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog} {
+		cases = append(cases, c64Case(t, op.String()+" special values", op,
+			[]*hlo.Literal{hlo.MustFromSlice([]int64{int64(len(expIn))}, expIn)},
+			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Unary(op, ps[0]) }))
+	}
 	// Every pair of special values (and of them and random ones), then random
 	// pairs.
 	sx, sy := specialPairs(g)

@@ -21,7 +21,7 @@ import (
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
-	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true,
+	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true, hlo.OpLog: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -66,6 +66,10 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.hypot(k.parts(x)), nil
 	case hlo.OpExp:
 		return k.complexExp(x), nil
+	case hlo.OpLog: // log|z| + i·arg z, as math/cmplx (arg: atan2, cut along the negative reals)
+		re, im := k.parts(x)
+		arg, err := k.atan2(hlo.F32, im, re)
+		return k.makeComplex(k.log(k.hypot(re, im)), arg), err
 	case hlo.OpSign: // z/|z|, and z itself at 0 (cpuref's complexSign)
 		re, im := k.parts(x)
 		r := k.hypot(re, im)
