@@ -19,7 +19,7 @@ import (
 func TestNoGPUOpsAreRefused(t *testing.T) {
 	rt := newRuntime(t)
 	for _, text := range []string{
-		"HloModule m\nENTRY e {\n  a = c64[4] parameter(0)\n  ROOT c = c64[4] sqrt(a)\n}",
+		"HloModule m\nENTRY e {\n  a = c64[4] parameter(0)\n  ROOT c = c64[4] tanh(a)\n}",
 		"HloModule m\nENTRY e {\n  a = f32[8] parameter(0)\n  f = c64[5] fft(a), fft_type=RFFT, fft_length={8}\n  ROOT r = f32[5] real(f)\n}",
 		"HloModule m\nENTRY e {\n  a = c128[2,2] parameter(0)\n  ROOT t = c128[2,2] transpose(a), dimensions={1,0}\n}",
 	} {

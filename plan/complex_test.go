@@ -33,7 +33,7 @@ func TestComplexPlanning(t *testing.T) {
 	}
 	for _, tc := range []struct{ text, want string }{
 		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}", "%x (parameter): uses c128"},
-		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] sqrt(x)\n}", "%n (sqrt): uses c64, and GPU code generation has no complex kernel for sqrt"},
+		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh"},
 		{"HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  f = c64[5] fft(x), fft_type=RFFT, fft_length={8}\n  ROOT r = f32[5] real(f)\n}", "%f (fft): GPU code generation has no FFT kernel"},
 	} {
 		m := parse(tc.text)

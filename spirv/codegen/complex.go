@@ -21,7 +21,7 @@ import (
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
-	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true, hlo.OpLog: true,
+	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true, hlo.OpLog: true, hlo.OpSqrt: true, hlo.OpRsqrt: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -66,10 +66,14 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.hypot(k.parts(x)), nil
 	case hlo.OpExp:
 		return k.complexExp(x), nil
+	case hlo.OpSqrt:
+		return k.complexSqrt(x), nil
+	case hlo.OpRsqrt: // 1/sqrt, as cpuref
+		return k.complexReciprocal(k.complexSqrt(x)), nil
 	case hlo.OpLog: // log|z| + i·arg z, as math/cmplx (arg: atan2, cut along the negative reals)
 		re, im := k.parts(x)
 		arg, err := k.atan2(hlo.F32, im, re)
-		return k.makeComplex(k.log(k.hypot(re, im)), arg), err
+		return k.makeComplex(k.logAbs(re, im), arg), err
 	case hlo.OpSign: // z/|z|, and z itself at 0 (cpuref's complexSign)
 		re, im := k.parts(x)
 		r := k.hypot(re, im)
@@ -197,6 +201,22 @@ func complexDType(in *hlo.Instruction) (hlo.DType, bool) {
 		}
 	}
 	return found, found != hlo.Invalid
+}
+
+// logAbs is log|x + iy| as log m + ½·log1p((n/m)²), m and n the larger and smaller
+// magnitude, so that |z| is never formed: it would overflow f32 above 2^128 where
+// cpuref's f64 does not. As log(hypot): +inf if a part is infinite, NaN if one is
+// NaN, −inf at 0.
+func (k *kernel) logAbs(x, y spirv.ID) spirv.ID {
+	f := k.f
+	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
+	bigger := f.Greater(ax, ay)
+	m, n := f.Select(bigger, ax, ay), f.Select(bigger, ay, ax)
+	zero := k.fc(x, 0)
+	r := f.Select(f.Equal(m, zero), zero, k.exact(f.FDiv(n, m)))
+	v := k.exact(f.FAdd(k.log(m), k.exact(f.FMul(k.fc(x, 0.5), k.log1p(k.exact(f.FMul(r, r)))))))
+	v = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.fc(x, math.NaN()), v)
+	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.fc(x, math.Inf(1)), v)
 }
 
 // complexExp is e^x·(cos y + i·sin y) with math/cmplx's special cases: exp(+inf ±

@@ -70,3 +70,33 @@ func (k *kernel) copysign(x, s spirv.ID) spirv.ID {
 	sign := f.And(f.Bitcast(u32, s), k.u32(0x80000000))
 	return f.Bitcast(k.m.TypeF32(), f.Or(mag, sign))
 }
+
+// complexReciprocal is 1/m by complexDivide's algorithm with the numerator's parts
+// 1 and 0 substituted, so that no product has a constant 0 operand (a driver may
+// fold inf·0 to 0 there, where the division gives NaN): 1/0 is (±inf, NaN) and the
+// reciprocal of an infinity is a signed zero, as Go's division.
+func (k *kernel) complexReciprocal(m spirv.ID) spirv.ID {
+	f := k.f
+	c, d := k.parts(m)
+	mul := func(x, y spirv.ID) spirv.ID { return k.exact(f.FMul(x, y)) }
+	add := func(x, y spirv.ID) spirv.ID { return k.exact(f.FAdd(x, y)) }
+	sub := func(x, y spirv.ID) spirv.ID { return k.exact(f.FSub(x, y)) }
+	div := func(x, y spirv.ID) spirv.ID { return k.exact(f.FDiv(x, y)) }
+	zero, one := k.fc(c, 0), k.fc(c, 1)
+	byReal := f.GreaterEqual(f.GLSL(spirv.GLSLFAbs, c), f.GLSL(spirv.GLSLFAbs, d))
+	r1 := div(d, c)
+	den1 := add(c, mul(r1, d))
+	e1, f1 := div(one, den1), div(sub(zero, r1), den1)
+	r2 := div(c, d)
+	den2 := add(d, mul(r2, c))
+	e2, f2 := div(r2, den2), div(sub(zero, one), den2)
+	e, g := f.Select(byReal, e1, e2), f.Select(byReal, f1, f2)
+	bothNaN := f.LogicalAnd(f.IsNan(e), f.IsNan(g))
+	nan := k.fc(c, math.NaN())
+	overZero := f.LogicalAnd(f.Equal(c, zero), f.Equal(d, zero))
+	unit := func(x spirv.ID) spirv.ID { return k.copysign(f.Select(f.IsInf(x), one, zero), x) }
+	overInf := f.LogicalOr(f.IsInf(c), f.IsInf(d))
+	rec := f.Select(overInf, k.makeComplex(k.copysign(zero, unit(c)), k.copysign(zero, f.FNegate(unit(d)))), k.makeComplex(nan, nan))
+	rec = f.Select(overZero, k.makeComplex(k.copysign(k.fc(c, math.Inf(1)), c), nan), rec)
+	return f.Select(bothNaN, rec, k.makeComplex(e, g))
+}

@@ -21,6 +21,8 @@ func TestComplexKernelsValidate(t *testing.T) {
 		hlo.OpNegate: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpNegate, b.param(c64(8))) },
 		hlo.OpReal:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpReal, b.param(c64(8))) },
 		hlo.OpAbs:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpAbs, b.param(c64(8))) },
+		hlo.OpSqrt:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSqrt, b.param(c64(8))) },
+		hlo.OpRsqrt:  func(b *cb) *hlo.Instruction { return b.simple(hlo.OpRsqrt, b.param(c64(8))) },
 		hlo.OpLog:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpLog, b.param(c64(8))) },
 		hlo.OpExp:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpExp, b.param(c64(8))) },
 		hlo.OpSign:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSign, b.param(c64(8))) },
@@ -91,10 +93,10 @@ func TestComplexKernelsValidate(t *testing.T) {
 // TestComplexWithoutKernelIsRefused: c64 in an op without a complex kernel, and
 // c128 anywhere, are errors naming the instruction.
 func TestComplexWithoutKernelIsRefused(t *testing.T) {
-	b := newCB(t, "sqrt")
-	_, err := Lower(b.build(b.simple(hlo.OpSqrt, b.param(s(hlo.C64, 4)))), LavapipeTarget())
+	b := newCB(t, "tanh")
+	_, err := Lower(b.build(b.simple(hlo.OpTanh, b.param(s(hlo.C64, 4)))), LavapipeTarget())
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no complex kernel for sqrt")
+	assert.Contains(t, err.Error(), "no complex kernel for tanh")
 	b = newCB(t, "power")
 	_, err = Lower(b.build(b.simple(hlo.OpPower, b.param(s(hlo.C64, 4)), b.param(s(hlo.C64, 4)))), LavapipeTarget())
 	require.Error(t, err)
