@@ -79,7 +79,7 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			return b.Tuple(pd, bc, ds, du)
 		}),
 	}
-	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt} {
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
 		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 			return b.Unary(op, ps[0])
 		}))
@@ -90,11 +90,11 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 	negZ := float32(math.Copysign(0, -1))
 	var expIn []complex64
 	for _, re := range []float32{inf, -inf, nan, 0, negZ, 1.5, -100, 88, 1e-40, -3e38} {
-		for _, im := range []float32{0, negZ, 1, -2, inf, -inf, nan, 1e-42, 3e38} {
+		for _, im := range []float32{0, negZ, 1, -2, inf, -inf, nan, 1e-42, 3e38, 0.3, -0.5, 89, -89, 95} {
 			expIn = append(expIn, complex(re, im))
 		}
 	}
-	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt} {
+	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
 		cases = append(cases, c64Case(t, op.String()+" special values", op,
 			[]*hlo.Literal{hlo.MustFromSlice([]int64{int64(len(expIn))}, expIn)},
 			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Unary(op, ps[0]) }))

@@ -147,4 +147,10 @@ func TestComplexLiteralsCompare(t *testing.T) {
 	d := MustFromSlice([]int64{3}, []complex128{complex(1, nan), complex(0, 2), complex(1e10, 1+1e-3)})
 	assert.NoError(t, LiteralsClose(d, a, 0, 1e-9))
 	assert.Error(t, LiteralsClose(d, a, 0, 1e-15))
+	// Beside an infinite part, a finite one is compared relative to itself.
+	inf := math.Inf(1)
+	e := MustFromSlice([]int64{1}, []complex128{complex(9.0561, inf)})
+	assert.NoError(t, LiteralsClose(MustFromSlice([]int64{1}, []complex128{complex(9.0562, inf)}), e, 0, 2e-5))
+	assert.Error(t, LiteralsClose(MustFromSlice([]int64{1}, []complex128{complex(9.0562, inf)}), e, 0, 1e-6))
+	assert.Error(t, LiteralsClose(MustFromSlice([]int64{1}, []complex128{complex(9.0561, -inf)}), e, 0, 1))
 }

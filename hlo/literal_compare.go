@@ -45,14 +45,19 @@ func floatsClose(g, w, atol, rtol float64) bool {
 
 // complexClose compares each part as floatsClose does, the tolerance relative to
 // the modulus of want (a part near 0 of a large number is as accurate as the
-// number, not as itself).
+// number, not as itself); beside an infinite part, a finite one is relative to
+// itself.
 func complexClose(g, w complex128, atol, rtol float64) bool {
 	scale := math.Hypot(nanToZero(real(w)), nanToZero(imag(w))) // a NaN part scales nothing
 	part := func(gp, wp float64) bool {
-		if math.IsNaN(gp) || math.IsNaN(wp) || math.IsInf(gp, 0) || math.IsInf(wp, 0) || math.IsInf(scale, 0) {
+		if math.IsNaN(gp) || math.IsNaN(wp) || math.IsInf(gp, 0) || math.IsInf(wp, 0) {
 			return floatsClose(gp, wp, 0, 0)
 		}
-		return math.Abs(gp-wp) <= atol+rtol*scale
+		s := scale
+		if math.IsInf(s, 0) {
+			s = math.Abs(wp)
+		}
+		return math.Abs(gp-wp) <= atol+rtol*s
 	}
 	return part(real(g), real(w)) && part(imag(g), imag(w))
 }

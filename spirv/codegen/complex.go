@@ -22,6 +22,7 @@ var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
 	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true, hlo.OpLog: true, hlo.OpSqrt: true, hlo.OpRsqrt: true,
+	hlo.OpSin: true, hlo.OpCos: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -68,6 +69,8 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.complexExp(x), nil
 	case hlo.OpSqrt:
 		return k.complexSqrt(x), nil
+	case hlo.OpSin, hlo.OpCos:
+		return k.complexSinCos(x, op == hlo.OpCos), nil
 	case hlo.OpRsqrt: // 1/sqrt, as cpuref
 		return k.complexReciprocal(k.complexSqrt(x)), nil
 	case hlo.OpLog: // log|z| + i·arg z, as math/cmplx (arg: atan2, cut along the negative reals)

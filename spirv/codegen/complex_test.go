@@ -21,6 +21,8 @@ func TestComplexKernelsValidate(t *testing.T) {
 		hlo.OpNegate: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpNegate, b.param(c64(8))) },
 		hlo.OpReal:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpReal, b.param(c64(8))) },
 		hlo.OpAbs:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpAbs, b.param(c64(8))) },
+		hlo.OpSin:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSin, b.param(c64(8))) },
+		hlo.OpCos:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpCos, b.param(c64(8))) },
 		hlo.OpSqrt:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSqrt, b.param(c64(8))) },
 		hlo.OpRsqrt:  func(b *cb) *hlo.Instruction { return b.simple(hlo.OpRsqrt, b.param(c64(8))) },
 		hlo.OpLog:    func(b *cb) *hlo.Instruction { return b.simple(hlo.OpLog, b.param(c64(8))) },
