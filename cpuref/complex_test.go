@@ -154,7 +154,8 @@ func TestComplexConvert(t *testing.T) {
 }
 
 // TestComplexReduce sums c64 values through a reduce (the scalar-program path, on
-// 64-bit words) and refuses c128 there, naming the reason.
+// 64-bit words) and c128 values through reduce_wide.go's fold, and refuses c128 in
+// a kernel with no c128 path (reduce-window), naming the reason.
 func TestComplexReduce(t *testing.T) {
 	text := func(dt string) string {
 		return `HloModule m
@@ -172,7 +173,43 @@ ENTRY e {
 	x := mat(dims(2, 3), complex64(complex(1, 2)), complex(3, 4), complex(5, 6), complex(-1, 0), complex(0, -1), complex(0.5, 0.5))
 	assertLit(t, vec(complex64(complex(9, 12)), complex(-0.5, -0.5)), evalText(t, text("c64"), x))
 
-	_, err := Eval(parse(t, text("c128")), mat(dims(2, 3), make([]complex128, 6)...))
+	x128 := mat(dims(2, 3), complex(1, 2), complex(3, 4), complex(5, 6), complex(-1, 0), complex(0, -1), complex(0.5, 0.5))
+	assertLit(t, vec(complex(9, 12), complex(-0.5, -0.5)), evalText(t, text("c128"), x128))
+
+	// A variadic reduce: the c128 sum and the s32 count of its terms.
+	pair := `HloModule m
+add {
+  a = c128[] parameter(0)
+  n = s32[] parameter(1)
+  b = c128[] parameter(2)
+  m = s32[] parameter(3)
+  s = c128[] add(a, b)
+  one = s32[] constant(1)
+  c = s32[] add(n, one)
+  ROOT t = (c128[], s32[]) tuple(s, c)
+}
+ENTRY e {
+  x = c128[2,3] parameter(0)
+  y = s32[2,3] parameter(1)
+  z = c128[] constant((0, 0))
+  k = s32[] constant(0)
+  ROOT r = (c128[3], s32[3]) reduce(x, y, z, k), dimensions={0}, to_apply=add
+}`
+	got := evalText(t, pair, x128, mat(dims(2, 3), make([]int32, 6)...))
+	assertLit(t, hlo.TupleLiteral(vec(complex(0, 2), complex(3, 3), complex(5.5, 6.5)), vec(int32(2), 2, 2)), got)
+
+	window := `HloModule m
+add {
+  a = c128[] parameter(0)
+  b = c128[] parameter(1)
+  ROOT s = c128[] add(a, b)
+}
+ENTRY e {
+  x = c128[4] parameter(0)
+  z = c128[] constant((0, 0))
+  ROOT r = c128[3] reduce-window(x, z), window={size=2}, to_apply=add
+}`
+	_, err := Eval(parse(t, window), vec(make([]complex128, 4)...))
 	require.Error(t, err)
 	assert.True(t, errors.Is(err, hlo.ErrUnsupported), "%v", err)
 	assert.Contains(t, err.Error(), "16-byte elements")

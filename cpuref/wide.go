@@ -11,8 +11,9 @@ import (
 // c128 through hlo.Literal's complex accessors; the data-movement kernels run twice
 // on a c128 value taken apart into its real and imaginary f64 planes, and the
 // planes' results are joined again (movement moves the parts of an element
-// together, so each plane moves alike); every other kernel refuses c128 with an
-// error wrapping hlo.ErrUnsupported rather than reading half of each element.
+// together, so each plane moves alike); reduce folds c128 through to_apply on scalar
+// literals (reduce_wide.go); every other kernel refuses c128 with an error wrapping
+// hlo.ErrUnsupported rather than reading half of each element.
 
 // wideKernels are the ops whose own kernels handle c128: the elementwise ops that
 // take complex operands, and the ops that pass whole values along.
@@ -30,8 +31,13 @@ var planarKernels = []hlo.Opcode{
 	hlo.OpGather, hlo.OpSelect,
 }
 
-// wrapWideKernels makes the movement kernels planar on c128 and every kernel that
-// does not handle c128 refuse it. It runs once the kernel table is filled.
+// wideAlternatives are the kernels of ops on c128 values that their own kernels
+// cannot take.
+var wideAlternatives = map[hlo.Opcode]kernel{hlo.OpReduce: evalReduceWide}
+
+// wrapWideKernels makes the movement kernels planar on c128, sends c128 reduces to
+// their own kernel, and makes every other kernel that does not handle c128 refuse
+// it. It runs once the kernel table is filled.
 func wrapWideKernels() {
 	planar := map[hlo.Opcode]bool{}
 	for _, op := range planarKernels {
@@ -43,7 +49,21 @@ func wrapWideKernels() {
 		if wideKernels[op] || planar[op] || kind == hlo.KindUnary || kind == hlo.KindBinary {
 			continue
 		}
+		if alt, ok := wideAlternatives[op]; ok {
+			kernels[op] = orWide(k, alt)
+			continue
+		}
 		kernels[op] = refuseWide(k)
+	}
+}
+
+// orWide runs wide on instructions with c128 values and k on the others.
+func orWide(k, wide kernel) kernel {
+	return func(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+		if holdsC128(in, ops) {
+			return wide(ev, in, ops)
+		}
+		return k(ev, in, ops)
 	}
 }
 
