@@ -270,3 +270,22 @@ func TestC64ProductInF32(t *testing.T) {
 	re, im := real(z), imag(z) // variables: Go's constant arithmetic would be exact
 	assertLit(t, vec(complex(re*re-im*im, re*im+im*re)), evalBinaryOp(t, hlo.OpMultiply, vec(z), vec(z)))
 }
+
+// TestC64Sort sorts c64 values by a comparator on their real parts (the word
+// path: the comparator takes the parts of 64-bit words apart).
+func TestC64Sort(t *testing.T) {
+	text := `HloModule m
+lt {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ra = f32[] real(a)
+  rb = f32[] real(b)
+  ROOT l = pred[] compare(ra, rb), direction=LT
+}
+ENTRY e {
+  x = c64[4] parameter(0)
+  ROOT s = c64[4] sort(x), dimensions={0}, is_stable=true, to_apply=lt
+}`
+	x := vec(complex64(complex(3, -1)), complex(-2, 5), complex(3, 7), complex(0, 0))
+	assertLit(t, vec(complex64(complex(-2, 5)), complex(0, 0), complex(3, -1), complex(3, 7)), evalText(t, text, x))
+}
