@@ -106,6 +106,9 @@ func mantissaBits(dt hlo.DType) uint {
 // kernels that fold one row per invocation (f16/bf16 sums, other reducers) and
 // max/min, exact in any order, still match cpuref bit for bit.
 func Tolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
+	if dt.IsComplex() {
+		return complexTolerance(op, dt)
+	}
 	if !dt.IsFloat() || exactOp(op) {
 		return ErrorSpec{}
 	}
@@ -233,4 +236,22 @@ func computeType(s hlo.Shape, out hlo.DType) hlo.DType {
 		}
 	}
 	return out
+}
+
+// complexTolerance is the tolerance of an op on complex operands, each part
+// compared relative to the modulus (hlo.LiteralsClose): the ops that move or make
+// elements are exact, and so is the c64 product, which the kernel computes with
+// cpuref's f32 operations in cpuref's order; abs is within a few ulp; the others
+// (exp: the f32 exp's, 1e-5) take their part type's.
+func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
+	switch op {
+	case hlo.OpAbs, hlo.OpSign: // the kernel's hypot rounds four times (complex.go)
+		return ErrorSpec{Rel: 1e-6}
+	case hlo.OpSin, hlo.OpCos: // f32 sine or cosine times sinh or cosh, whose exp is f32 exp's (1e-5)
+		return ErrorSpec{Abs: 1e-6, Rel: 1e-5}
+	}
+	if exactOp(op) || op == hlo.OpComplex || (op == hlo.OpMultiply && dt == hlo.C64) {
+		return ErrorSpec{}
+	}
+	return Tolerance(op, dt.ComplexPart())
 }

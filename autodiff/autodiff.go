@@ -167,7 +167,7 @@ func (e *engine) seed(out *hlo.Instruction, md mode) (*cot, error) {
 			}
 			return c
 		}
-		if !s.DType.IsFloat() {
+		if !differentiable(s.DType) {
 			return nil
 		}
 		n++

@@ -81,7 +81,7 @@ func neverFloat(op hlo.Opcode) bool {
 // piecewise-constant zero row) appears in none of the finite-difference cases.
 func TestEveryRuleHasAnFDCase(t *testing.T) {
 	lists := [][]fdCase{elementwiseCases(t), movementCases(t), gatherScatterCases(t), scatterReplaceCases(t),
-		reduceCases(t), dotCases(t), convolutionCases(t), reduceWindowCases(t), sortCases(t), controlFlowCases(t), expandedCases(t)}
+		reduceCases(t), dotCases(t), convolutionCases(t), reduceWindowCases(t), sortCases(t), controlFlowCases(t), expandedCases(t), complexCases(t)}
 	seen := map[hlo.Opcode]bool{}
 	for _, cases := range lists {
 		for _, c := range cases {

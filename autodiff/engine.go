@@ -66,7 +66,7 @@ func hasFloatLeaf(s hlo.Shape) bool {
 		}
 		return false
 	}
-	return s.DType.IsFloat()
+	return differentiable(s.DType)
 }
 
 // needs reports whether operand i of n wants a cotangent.
@@ -179,7 +179,10 @@ func (e *engine) backprop(out *hlo.Instruction, seed *cot) error {
 // apply runs n's rule (its own, or its opcode's), or reports its op as not
 // differentiable.
 func (e *engine) apply(n *node, ct *cot) ([]*cot, error) {
-	row := table[n.orig.Op]
+	row, err := rowFor(n)
+	if err != nil {
+		return nil, err
+	}
 	vjp := row.vjp
 	if n.vjp != nil {
 		vjp = n.vjp
@@ -212,7 +215,7 @@ func (e *engine) floatOnly(c *cot, s hlo.Shape) *cot {
 		return nil
 	}
 	if !s.IsTuple() {
-		if !s.DType.IsFloat() || c.arr == nil {
+		if !differentiable(s.DType) || c.arr == nil {
 			return nil
 		}
 		return c

@@ -79,4 +79,6 @@ func init() {
 	for op, r := range expandedRows() {
 		table[op] = r
 	}
+	table[hlo.OpComplex] = complexRow // rules_complex.go
+	table[hlo.OpFft] = fftRow
 }

@@ -11,6 +11,9 @@ import (
 
 // evalUnary covers every KindUnary opcode (negate … count-leading-zeros).
 func evalUnary(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if ops[0].DType().IsComplex() {
+		return evalComplexUnary(in, ops[0])
+	}
 	f, err := unaryFor(in.Op, ops[0].DType())
 	if err != nil {
 		return nil, err
@@ -23,6 +26,9 @@ func evalBinary(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Lit
 	if err := sameOperandTypes(ops[0], ops[1]); err != nil {
 		return nil, err
 	}
+	if ops[0].DType().IsComplex() {
+		return evalComplexBinary(in, ops[0], ops[1])
+	}
 	f, err := binaryFor(in.Op, ops[0].DType())
 	if err != nil {
 		return nil, err
@@ -34,6 +40,9 @@ func evalCompare(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 	if err := sameOperandTypes(ops[0], ops[1]); err != nil {
 		return nil, err
 	}
+	if ops[0].DType().IsComplex() {
+		return evalComplexCompare(in, ops[0], ops[1])
+	}
 	f, err := compareFor(in.Attrs.Direction, in.Attrs.CompareType, ops[0].DType())
 	if err != nil {
 		return nil, err
@@ -42,6 +51,9 @@ func evalCompare(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Li
 }
 
 func evalConvert(_ *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	if ops[0].DType().IsComplex() || in.Shape.DType.IsComplex() {
+		return evalComplexConvert(in, ops[0])
+	}
 	f, err := convertFor(ops[0].DType(), in.Shape.DType)
 	if err != nil {
 		return nil, err

@@ -317,6 +317,12 @@ func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 			n += leaf.NumElements()
 		}
 		return 8 * n
+	case hlo.OpFft: // the complex128 working copy, and IRFFT's or RFFT's second one
+		var n int64
+		for _, o := range operands {
+			n += int64(o.NumElements())
+		}
+		return 16 * (n + in.Shape.NumElements())
 	case hlo.OpDot, hlo.OpConvolution:
 		width := int64(8)
 		if dt := in.Shape.DType; dt.IsFloat() && dt != hlo.F64 {

@@ -88,4 +88,7 @@ func init() {
 			kernels[op] = evalBinary
 		}
 	}
+	kernels[hlo.OpComplex] = evalComplex
+	kernels[hlo.OpFft] = evalFft
+	wrapWideKernels() // last: it wraps the kernels above
 }

@@ -16,6 +16,9 @@ func compareFor(dir hlo.ComparisonDirection, ct hlo.CompareType, dt hlo.DType) (
 	if !dt.IsValid() {
 		return nil, fmt.Errorf("compare of %v", dt)
 	}
+	if dt.IsComplex() {
+		return complexCompareWord(dir, dt)
+	}
 	test, err := directionTest(dir)
 	if err != nil {
 		return nil, err
@@ -119,8 +122,10 @@ func convertFor(from, to hlo.DType) (unaryFunc, error) {
 	switch {
 	case !from.IsValid() || !to.IsValid():
 		return nil, fmt.Errorf("convert from %v to %v", from, to)
-	case from == to:
+	case from == to && from != hlo.C128:
 		return func(x uint64) uint64 { return x }, nil
+	case from.IsComplex() || to.IsComplex():
+		return complexConvertWord(from, to)
 	case to == hlo.Pred && from.IsFloat():
 		return func(x uint64) uint64 { return boolBits(toFloat(from, x) != 0) }, nil
 	case to == hlo.Pred:

@@ -43,6 +43,9 @@ func unaryFor(op hlo.Opcode, dt hlo.DType) (unaryFunc, error) {
 	if !op.Info().Types.Allows(dt) {
 		return nil, fmt.Errorf("%v does not apply to %v (needs %v)", op, dt, op.Info().Types)
 	}
+	if dt.IsComplex() {
+		return complexUnaryWord(op, dt)
+	}
 	if dt.IsFloat() {
 		if op == hlo.OpIsFinite {
 			return func(x uint64) uint64 {
@@ -120,6 +123,9 @@ var floatBinaryMath = map[hlo.Opcode]func(x, y float64) float64{
 func binaryFor(op hlo.Opcode, dt hlo.DType) (binaryFunc, error) {
 	if !op.Info().Types.Allows(dt) {
 		return nil, fmt.Errorf("%v does not apply to %v (needs %v)", op, dt, op.Info().Types)
+	}
+	if dt.IsComplex() {
+		return complexBinaryWord(op, dt)
 	}
 	if dt.IsFloat() {
 		if f, ok := floatBinaryMath[op]; ok {

@@ -7,7 +7,8 @@ import (
 
 // notImplementedOps are the ops of GoMLX's builder interface that return
 // GoMLX's not-implemented error (the embedded notimplemented.Builder answers
-// them): vkxla has no complex element types, and a backend is one device.
+// them): vkxla compiles no complex kernels yet (hlo and cpuref have c64 and
+// c128; the GPU refuses them), and a backend is one device.
 // docs/gomlx.md explains each.
 var notImplementedOps = map[backends.OpType]bool{
 	backends.OpTypeComplex: true, backends.OpTypeConj: true, backends.OpTypeReal: true,

@@ -13,7 +13,8 @@ import (
 
 // dtypePairs is the one mapping between GoMLX's element types and vkxla's. GoMLX
 // types missing here (complex, 4- and 8-bit floats, 2- and 4-bit integers) are
-// not supported: vkxla's op table has no such element types.
+// not supported: vkxla's op table has no such element types, but for complex,
+// which hlo and cpuref have (c64, c128) and GPU code generation has not yet.
 var dtypePairs = []struct {
 	g dtypes.DType
 	h hlo.DType

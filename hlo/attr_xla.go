@@ -112,7 +112,6 @@ var (
 	xlaConvKinds          = []string{"fprop", "wgrad", "dgrad", "unset"}
 	xlaPaddingTypes       = []string{"PADDING_INVALID", "PADDING_VALID", "PADDING_SAME"}
 	xlaCollectiveModes    = []string{"cross_replica", "cross_partition", "cross_replica_and_partition", "flattened_id"}
-	xlaFftTypes           = []string{"FFT", "IFFT", "RFFT", "IRFFT"}
 	customCallAPIVersions = []string{"API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL",
 		"API_VERSION_STATUS_RETURNING", "API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"}
 	customCallSchedules = []string{"SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"}
@@ -251,8 +250,8 @@ var xlaAttrs = []*xlaAttr{
 	{name: "cross_program_prefetch_index", ops: []string{"copy-start"}, treatment: attrRefused, reason: opNotSupported},
 	{name: "is_cross_program_prefetch", ops: []string{"copy-start"}, treatment: attrRefused, reason: opNotSupported},
 	{name: "async_execution_thread", ops: xlaAsync, treatment: attrRefused, reason: opNotSupported},
-	{name: "fft_type", ops: []string{"fft"}, treatment: attrRefused, reason: opNotSupported, values: xlaFftTypes},
-	{name: "fft_length", ops: []string{"fft"}, treatment: attrRefused, reason: opNotSupported},
+	{name: "fft_type", ops: []string{"fft"}, treatment: attrHonoured, values: fftTypeNames[:]},
+	{name: "fft_length", ops: []string{"fft"}, treatment: attrHonoured},
 	{name: "infeed_config", ops: []string{"infeed"}, treatment: attrRefused, reason: opNotSupported},
 	{name: "outfeed_config", ops: []string{"outfeed"}, treatment: attrRefused, reason: opNotSupported},
 	{name: "outfeed_shape", ops: []string{"outfeed"}, treatment: attrRefused, reason: opNotSupported},

@@ -76,6 +76,9 @@ type Attributes struct {
 	UseGlobalDeviceIDs bool
 	// CustomCall holds a custom-call's attributes.
 	CustomCall *CustomCallAttrs
+	// FftType and FftLength are fft's fft_type= and fft_length=.
+	FftType   FftType
+	FftLength []int64
 }
 
 // SliceDim is one dimension of a slice: elements start, start+stride, … < limit.

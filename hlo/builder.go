@@ -315,6 +315,7 @@ func cloneAttributes(a Attributes) Attributes {
 	c.ReplicaGroups = cloneIntLists(a.ReplicaGroups)
 	c.SourceTargetPairs = cloneIntLists(a.SourceTargetPairs)
 	c.CustomCall = a.CustomCall.clone()
+	c.FftLength = cloneInts(a.FftLength)
 	return c
 }
 

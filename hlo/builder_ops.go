@@ -58,7 +58,7 @@ func scalarLiteral(dt DType, v float64) (*Literal, error) {
 	}
 	lit := NewLiteral(Scalar(dt))
 	switch {
-	case dt.IsFloat():
+	case dt.IsFloat() || dt.IsComplex():
 		lit.SetFloat64(0, v)
 		return lit, nil
 	case v != math.Trunc(v) || math.IsInf(v, 0):

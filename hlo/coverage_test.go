@@ -11,6 +11,10 @@ import (
 // (the instruction returned is the module root). The printer/parser and cpuref
 // coverage tests in this package may reuse it through sampleModule.
 var opSamples = map[Opcode]func(b *Builder) *Instruction{
+	OpComplex: func(b *Builder) *Instruction {
+		return b.Complex(b.Parameter(MakeShape(F32, 2, 3), "re"), b.Parameter(MakeShape(F32, 2, 3), "im"))
+	},
+	OpFft:       func(b *Builder) *Instruction { return b.Fft(b.Parameter(MakeShape(F32, 2, 8), "x"), RFFT, 8) },
 	OpParameter: func(b *Builder) *Instruction { return b.Parameter(MakeShape(F32, 2, 3), "p") },
 	OpConstant: func(b *Builder) *Instruction {
 		return b.Constant(MustFromSlice([]int64{2}, []float32{1.5, -2}))

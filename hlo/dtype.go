@@ -22,6 +22,12 @@ const (
 	BF16
 	F32
 	F64
+	// C64 and C128 are complex numbers: a real and an imaginary part of f32 (c64)
+	// or f64 (c128), stored real part first, as XLA stores them. IsFloat and
+	// IsNumeric do not report them, so that code written for real numbers refuses
+	// them rather than treating them as a wider float; IsComplex does.
+	C64
+	C128
 	// Token is XLA's token[]: a value of no bytes that orders side effects.
 	// Tokens pass through parameters, tuples, loops, calls, opt-barriers and
 	// custom-calls, and after-all makes them; no other op takes one.
@@ -49,12 +55,20 @@ var dtypeInfos = [...]dtypeInfo{
 	BF16:    {"bf16", 2},
 	F32:     {"f32", 4},
 	F64:     {"f64", 8},
+	C64:     {"c64", 8},
+	C128:    {"c128", 16},
 	Token:   {"token", 0},
 	Tuple:   {"tuple", 0},
 }
 
-// AllDTypes lists every array element type (not Tuple or Invalid), in table order.
+// AllDTypes lists every real array element type (not the complex ones, Token, Tuple
+// or Invalid), in table order. Tests iterate it over every back end; the complex
+// types are listed apart (ComplexDTypes) because GPU code generation does not
+// handle them yet.
 var AllDTypes = []DType{Pred, S8, S16, S32, S64, U8, U16, U32, U64, F16, BF16, F32, F64}
+
+// ComplexDTypes lists the complex element types.
+var ComplexDTypes = []DType{C64, C128}
 
 // String returns the XLA text name ("f32").
 func (d DType) String() string {
@@ -81,6 +95,33 @@ func (d DType) IsValid() bool { return d > Invalid && d < Tuple }
 
 // IsFloat reports f16, bf16, f32, f64.
 func (d DType) IsFloat() bool { return d == F16 || d == BF16 || d == F32 || d == F64 }
+
+// IsComplex reports c64 and c128.
+func (d DType) IsComplex() bool { return d == C64 || d == C128 }
+
+// ComplexPart is the type of a complex type's real and imaginary parts (c64: f32,
+// c128: f64); of any other type it is the type itself (real of a real is itself).
+func (d DType) ComplexPart() DType {
+	switch d {
+	case C64:
+		return F32
+	case C128:
+		return F64
+	}
+	return d
+}
+
+// ComplexWith is the complex type whose parts are of type d (f32: c64, f64: c128),
+// and false for any other type (XLA has no complex type of f16 or bf16 parts).
+func ComplexWith(d DType) (DType, bool) {
+	switch d {
+	case F32:
+		return C64, true
+	case F64:
+		return C128, true
+	}
+	return Invalid, false
+}
 
 // IsSigned reports the signed integer types.
 func (d DType) IsSigned() bool { return d >= S8 && d <= S64 }

@@ -341,6 +341,9 @@ func inferUnary(a *shapeArgs) (Shape, error) {
 	if a.op == OpIsFinite {
 		return x.WithDType(Pred), nil
 	}
+	if x.DType.IsComplex() && realResult(a.op) {
+		return x.WithDType(x.DType.ComplexPart()), nil
+	}
 	return x.Clone(), nil
 }
 
@@ -381,6 +384,9 @@ func inferCompare(a *shapeArgs) (Shape, error) {
 	if err := checkCompareType(a.attrs.CompareType, x.DType); err != nil {
 		return Shape{}, err
 	}
+	if x.DType.IsComplex() && a.attrs.Direction != CmpEQ && a.attrs.Direction != CmpNE {
+		return Shape{}, fmt.Errorf("direction %v does not apply to %v operands: complex numbers are unordered (EQ and NE only)", a.attrs.Direction, x.DType)
+	}
 	return x.WithDType(Pred), nil
 }
 
@@ -391,7 +397,9 @@ func checkCompareType(ct CompareType, dt DType) error {
 	ok := true
 	switch ct {
 	case CompareDefault:
-	case CompareFloat, CompareTotalOrder:
+	case CompareFloat:
+		ok = dt.IsFloat() || dt.IsComplex() // XLA compares complex numbers as FLOAT
+	case CompareTotalOrder:
 		ok = dt.IsFloat()
 	case CompareSigned:
 		ok = dt.IsSigned()
@@ -432,6 +440,9 @@ func inferClamp(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	lo, x, hi := a.operands[0], a.operands[1], a.operands[2]
+	if x.DType.IsComplex() {
+		return Shape{}, fmt.Errorf("operand %v is complex: complex numbers are unordered", x)
+	}
 	for _, bound := range []Shape{lo, hi} {
 		if bound.DType != x.DType || (!bound.IsScalar() && !bound.SameDims(x)) {
 			return Shape{}, fmt.Errorf("bound %v must be a scalar or match operand %v", bound, x)
@@ -447,6 +458,10 @@ func inferConvert(a *shapeArgs) (Shape, error) {
 	}
 	if !x.SameDims(out) {
 		return Shape{}, fmt.Errorf("operand %v and result %v have different dimensions", x, out)
+	}
+	if x.DType.IsComplex() && !out.DType.IsComplex() {
+		// XLA leaves it unimplemented: real and imag say which part is meant.
+		return Shape{}, fmt.Errorf("cannot convert complex %v to real %v: take real or imag", x, out)
 	}
 	return out, nil
 }

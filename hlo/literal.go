@@ -51,7 +51,7 @@ func TupleLiteral(elems ...*Literal) *Literal {
 // Native is the set of Go element types a literal converts from and to.
 type Native interface {
 	bool | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 |
-		Float16 | BFloat16 | float32 | float64
+		Float16 | BFloat16 | float32 | float64 | complex64 | complex128
 }
 
 // DTypeOf returns the element type for a Go type.
@@ -82,6 +82,10 @@ func DTypeOf[T Native]() DType {
 		return BF16
 	case float32:
 		return F32
+	case complex64:
+		return C64
+	case complex128:
+		return C128
 	default:
 		return F64
 	}
@@ -184,7 +188,8 @@ func (l *Literal) putBits(i int, v uint64) {
 	}
 }
 
-// Bits returns element i's raw bit pattern, zero-extended to 64 bits.
+// Bits returns element i's raw bit pattern, zero-extended to 64 bits. A c128
+// element is 128 bits: Bits is its real part's; read it with Complex128.
 func (l *Literal) Bits(i int) uint64 { return l.bits(i) }
 
 // SetBits stores the low bits of v as element i.
@@ -207,7 +212,7 @@ func (l *Literal) SetBool(i int, v bool) {
 func (l *Literal) Int64(i int) int64 {
 	dt := l.shape.DType
 	switch {
-	case dt.IsFloat():
+	case dt.IsFloat() || dt.IsComplex():
 		return int64(l.Float64(i))
 	case dt.IsSigned():
 		shift := 64 - dt.Bits()
@@ -218,7 +223,7 @@ func (l *Literal) Int64(i int) int64 {
 
 // SetInt64 stores v in element i, wrapping to the element width (two's complement).
 func (l *Literal) SetInt64(i int, v int64) {
-	if l.shape.DType.IsFloat() {
+	if dt := l.shape.DType; dt.IsFloat() || dt.IsComplex() {
 		l.SetFloat64(i, float64(v)) // from the signed value: -1 is -1.0, not 2^64
 		return
 	}
@@ -229,7 +234,7 @@ func (l *Literal) SetInt64(i int, v int64) {
 // Uint64 reads element i as an unsigned integer (the raw bits for integer types).
 func (l *Literal) Uint64(i int) uint64 {
 	dt := l.shape.DType
-	if dt.IsFloat() {
+	if dt.IsFloat() || dt.IsComplex() {
 		return uint64(l.Float64(i))
 	}
 	if dt.IsSigned() {
@@ -240,7 +245,7 @@ func (l *Literal) Uint64(i int) uint64 {
 
 // SetUint64 stores v in element i, wrapping to the element width.
 func (l *Literal) SetUint64(i int, v uint64) {
-	if l.shape.DType.IsFloat() {
+	if dt := l.shape.DType; dt.IsFloat() || dt.IsComplex() {
 		l.SetFloat64(i, float64(v))
 		return
 	}
@@ -252,9 +257,11 @@ func (l *Literal) SetUint64(i int, v uint64) {
 }
 
 // Float64 reads element i as a float64 (exact for every dtype except 64-bit integers
-// beyond 2^53).
+// beyond 2^53; the real part of a complex element).
 func (l *Literal) Float64(i int) float64 {
 	switch dt := l.shape.DType; dt {
+	case C64, C128:
+		return real(l.Complex128(i))
 	case F16:
 		return float64(Float16(l.bits(i)).Float32())
 	case BF16:
@@ -273,7 +280,7 @@ func (l *Literal) Float64(i int) float64 {
 	}
 }
 
-// SetFloat64 stores v in a float element, rounding to nearest even for narrower
+// SetFloat64 stores v in a float element (a complex one gets imaginary part 0), rounding to nearest even for narrower
 // types (f64 → f32 rounds once; f16/bf16 round from float32, so a value exactly
 // between two f16 values after the f32 rounding may round differently from a
 // single rounding, as in XLA).
@@ -287,6 +294,8 @@ func (l *Literal) SetFloat64(i int, v float64) {
 		l.putBits(i, uint64(math.Float32bits(float32(v))))
 	case F64:
 		l.putBits(i, math.Float64bits(v))
+	case C64, C128:
+		l.SetComplex128(i, complex(v, 0))
 	default:
 		panic(fmt.Sprintf("SetFloat64 on %v literal", dt))
 	}

@@ -21,6 +21,9 @@ func LiteralsEqual(got, want *Literal) error {
 // infinity only the same infinity. Integer and pred elements must be exactly equal.
 func LiteralsClose(got, want *Literal, atol, rtol float64) error {
 	return compareLiterals(got, want, func(g, w *Literal, i int) bool {
+		if g.DType().IsComplex() {
+			return complexClose(g.Complex128(i), w.Complex128(i), atol, rtol)
+		}
 		if !g.DType().IsFloat() {
 			return elementsEqual(g, w, i)
 		}
@@ -40,11 +43,45 @@ func floatsClose(g, w, atol, rtol float64) bool {
 	return math.Abs(g-w) <= atol+rtol*math.Abs(w)
 }
 
+// complexClose compares each part as floatsClose does, the tolerance relative to
+// the modulus of want (a part near 0 of a large number is as accurate as the
+// number, not as itself); beside an infinite part, a finite one is relative to
+// itself.
+func complexClose(g, w complex128, atol, rtol float64) bool {
+	scale := math.Hypot(nanToZero(real(w)), nanToZero(imag(w))) // a NaN part scales nothing
+	part := func(gp, wp float64) bool {
+		if math.IsNaN(gp) || math.IsNaN(wp) || math.IsInf(gp, 0) || math.IsInf(wp, 0) {
+			return floatsClose(gp, wp, 0, 0)
+		}
+		s := scale
+		if math.IsInf(s, 0) {
+			s = math.Abs(wp)
+		}
+		return math.Abs(gp-wp) <= atol+rtol*s
+	}
+	return part(real(g), real(w)) && part(imag(g), imag(w))
+}
+
+func nanToZero(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}
+
+// sameFloatBits is bit equality, or both NaN.
+func sameFloatBits(g, w float64) bool {
+	return math.Float64bits(g) == math.Float64bits(w) || (math.IsNaN(g) && math.IsNaN(w))
+}
+
 func elementsEqual(g, w *Literal, i int) bool {
 	dt := g.DType()
 	switch {
 	case dt == Pred:
 		return g.Bool(i) == w.Bool(i)
+	case dt.IsComplex(): // part by part (c128 is wider than Bits)
+		gc, wc := g.Complex128(i), w.Complex128(i)
+		return sameFloatBits(real(gc), real(wc)) && sameFloatBits(imag(gc), imag(wc))
 	case dt.IsFloat():
 		return g.Bits(i) == w.Bits(i) || (math.IsNaN(g.Float64(i)) && math.IsNaN(w.Float64(i)))
 	}

@@ -64,6 +64,9 @@ func FormatElement(l *Literal, i int) string {
 		return strconv.FormatInt(l.Int64(i), 10)
 	case dt.IsUnsigned():
 		return strconv.FormatUint(l.Uint64(i), 10)
+	case dt.IsComplex(): // XLA's (real, imag)
+		v, part := l.Complex128(i), dt.ComplexPart()
+		return "(" + formatFloat(real(v), part) + ", " + formatFloat(imag(v), part) + ")"
 	}
 	return formatFloat(l.Float64(i), dt)
 }

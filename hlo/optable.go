@@ -123,6 +123,9 @@ const (
 	// rng and its state (hlo/rng.go).
 	OpRng
 	OpRngGetAndUpdateState
+	// Complex numbers and the Fourier transform (op_complex.go, op_fft.go).
+	OpComplex
+	OpFft
 	numOpcodes
 )
 
@@ -140,8 +143,9 @@ const (
 	KindContraction               // dot, convolution
 	KindSort
 	KindTuple
-	KindControl  // while, conditional, call, fusion
-	KindExpanded // rewritten into other ops by an expander pass before code generation
+	KindControl   // while, conditional, call, fusion
+	KindExpanded  // rewritten into other ops by an expander pass before code generation
+	KindTransform // fft: each result element depends on whole rows of the operand
 )
 
 // TypeClass constrains the element type of an op's (array) operands.
@@ -156,6 +160,11 @@ const (
 	IntOrPred                      // integers and pred (bitwise logic)
 	SignedNumeric                  // signed integers and floats (abs, sign: XLA refuses unsigned)
 	NumericOrPred                  // integers, floats and pred (add, multiply, maximum, minimum: on pred or, and, or, and)
+	// The classes of the ops that take complex numbers too (c64, c128).
+	FloatOrComplex       // floats and complex (exp, log, sqrt, …, real, imag)
+	NumericOrComplex     // integers, floats and complex (negate, subtract, divide, power)
+	NumericPredOrComplex // integers, floats, pred and complex (add, multiply)
+	SignedOrComplex      // signed integers, floats and complex (abs, sign)
 )
 
 // Allows reports whether dt is in the class.
@@ -173,6 +182,14 @@ func (c TypeClass) Allows(dt DType) bool {
 		return dt.IsSigned() || dt.IsFloat()
 	case NumericOrPred:
 		return dt.IsNumeric() || dt == Pred
+	case FloatOrComplex:
+		return dt.IsFloat() || dt.IsComplex()
+	case NumericOrComplex:
+		return dt.IsNumeric() || dt.IsComplex()
+	case NumericPredOrComplex:
+		return dt.IsNumeric() || dt == Pred || dt.IsComplex()
+	case SignedOrComplex:
+		return dt.IsSigned() || dt.IsFloat() || dt.IsComplex()
 	default:
 		return dt.IsValid() && dt != Token
 	}
@@ -181,7 +198,8 @@ func (c TypeClass) Allows(dt DType) bool {
 func (c TypeClass) String() string {
 	return [...]string{"any type", "a numeric type", "a floating-point type",
 		"an integer type", "an integer or pred type", "a signed integer or floating-point type",
-		"a numeric or pred type"}[c]
+		"a numeric or pred type", "a floating-point or complex type", "a numeric or complex type",
+		"a numeric, pred or complex type", "a signed integer, floating-point or complex type"}[c]
 }
 
 // Variadic marks an op row whose operand count is not fixed.
@@ -218,6 +236,10 @@ type OpInfo struct {
 	Expensive bool
 	// Cost is how rematerialisation estimates the work of recomputing the op.
 	Cost CostModel
+	// NoGPU says why GPU code generation lacks this op; plan.Build refuses a
+	// module that uses it (ErrUnsupported) before any pass runs. Empty for every
+	// op that runs on the GPU. cpuref defines these ops like any other.
+	NoGPU string
 }
 
 // CostModel names how the work of an instruction is estimated (remat ranks the
@@ -289,21 +311,23 @@ var opTable = [numOpcodes]OpInfo{
 	OpConstant:  op("constant", KindLeaf, 0),
 	OpIota:      op("iota", KindLeaf, 0),
 
-	OpNegate:           unaryOp("negate", Numeric),
-	OpAbs:              unaryOp("abs", SignedNumeric),
-	OpSign:             unaryOp("sign", SignedNumeric),
-	OpExp:              unaryOp("exponential", FloatOnly),
-	OpExpm1:            unaryOp("exponential-minus-one", FloatOnly),
-	OpLog:              unaryOp("log", FloatOnly),
-	OpLog1p:            unaryOp("log-plus-one", FloatOnly),
-	OpSqrt:             unaryOp("sqrt", FloatOnly),
-	OpRsqrt:            unaryOp("rsqrt", FloatOnly),
+	// The ops of class …OrComplex take c64 and c128 too (cpuref/complex.go defines
+	// them); abs of a complex number is real (inferUnary).
+	OpNegate:           unaryOp("negate", NumericOrComplex),
+	OpAbs:              unaryOp("abs", SignedOrComplex),
+	OpSign:             unaryOp("sign", SignedOrComplex),
+	OpExp:              unaryOp("exponential", FloatOrComplex),
+	OpExpm1:            unaryOp("exponential-minus-one", FloatOrComplex),
+	OpLog:              unaryOp("log", FloatOrComplex),
+	OpLog1p:            unaryOp("log-plus-one", FloatOrComplex),
+	OpSqrt:             unaryOp("sqrt", FloatOrComplex),
+	OpRsqrt:            unaryOp("rsqrt", FloatOrComplex),
 	OpCbrt:             unaryOp("cbrt", FloatOnly),
-	OpTanh:             unaryOp("tanh", FloatOnly),
+	OpTanh:             unaryOp("tanh", FloatOrComplex),
 	OpLogistic:         unaryOp("logistic", FloatOnly),
-	OpSin:              unaryOp("sine", FloatOnly),
-	OpCos:              unaryOp("cosine", FloatOnly),
-	OpTan:              unaryOp("tan", FloatOnly),
+	OpSin:              unaryOp("sine", FloatOrComplex),
+	OpCos:              unaryOp("cosine", FloatOrComplex),
+	OpTan:              unaryOp("tan", FloatOrComplex),
 	OpErf:              unaryOp("erf", FloatOnly),
 	OpFloor:            unaryOp("floor", FloatOnly),
 	OpCeil:             unaryOp("ceil", FloatOnly),
@@ -313,20 +337,20 @@ var opTable = [numOpcodes]OpInfo{
 	OpNot:              unaryOp("not", IntOrPred),
 	OpPopcnt:           unaryOp("popcnt", IntOnly),
 	OpClz:              unaryOp("count-leading-zeros", IntOnly),
-	// real and imag of a real (float) operand, as XLA allows: the operand, and
-	// zeros. vkxla has no complex types.
-	OpReal: unaryOp("real", FloatOnly),
-	OpImag: unaryOp("imag", FloatOnly),
+	// real and imag of a complex operand are its parts (of the part type); of a
+	// real (float) operand, as XLA allows, the operand and zeros.
+	OpReal: unaryOp("real", FloatOrComplex),
+	OpImag: unaryOp("imag", FloatOrComplex),
 
 	// On pred, add and maximum are or, multiply and minimum and (StableHLO's spec).
-	OpAdd:                  binaryOp("add", NumericOrPred, true),
-	OpSubtract:             binaryOp("subtract", Numeric, false),
-	OpMultiply:             binaryOp("multiply", NumericOrPred, true),
-	OpDivide:               binaryOp("divide", Numeric, false),
+	OpAdd:                  binaryOp("add", NumericPredOrComplex, true),
+	OpSubtract:             binaryOp("subtract", NumericOrComplex, false),
+	OpMultiply:             binaryOp("multiply", NumericPredOrComplex, true),
+	OpDivide:               binaryOp("divide", NumericOrComplex, false),
 	OpRemainder:            binaryOp("remainder", Numeric, false),
 	OpMaximum:              binaryOp("maximum", NumericOrPred, true),
 	OpMinimum:              binaryOp("minimum", NumericOrPred, true),
-	OpPower:                binaryOp("power", Numeric, false),
+	OpPower:                binaryOp("power", NumericOrComplex, false),
 	OpAtan2:                binaryOp("atan2", FloatOnly, false),
 	OpAnd:                  binaryOp("and", IntOrPred, true),
 	OpOr:                   binaryOp("or", IntOrPred, true),
@@ -421,6 +445,17 @@ var opTable = [numOpcodes]OpInfo{
 	// offset is taken.
 	OpRng:                  sideEffecting(expanded("rng", 2, RngExpander)),
 	OpRngGetAndUpdateState: sideEffecting(expanded("rng-get-and-update-state", 0, RngStateExpander)),
+
+	// complex(re, im) makes complex numbers of two real arrays; fft is XLA's
+	// Fourier transform over the last 1–3 dimensions.
+	OpComplex: elementwise("complex", 2),
+	OpFft:     cpuOnly(op("fft", KindTransform, 1), "GPU code generation has no FFT kernel yet (cpuref computes it)"),
+}
+
+// cpuOnly sets an op row's NoGPU reason.
+func cpuOnly(info OpInfo, why string) OpInfo {
+	info.NoGPU = why
+	return info
 }
 
 // sideEffecting clears an op row's SideEffectFree column.

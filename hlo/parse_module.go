@@ -182,6 +182,8 @@ func fillElided(l *Literal, name string) {
 			l.SetBool(i, r&1 == 1)
 		case dt.IsInteger():
 			l.SetUint64(i, r%8)
+		case dt.IsComplex():
+			l.SetComplex128(i, complex(float64(r>>11)/(1<<52)-1, float64(r&(1<<11-1))/(1<<10)-1))
 		default:
 			l.SetFloat64(i, float64(r>>11)/(1<<52)-1)
 		}

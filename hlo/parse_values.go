@@ -589,8 +589,11 @@ func (p *parser) openDim(s Shape, dim int) error {
 // range for integer types; a decimal, inf, -inf or nan (an XLA payload such as
 // nan(0x1) is accepted and dropped) for floats, which must not overflow the type.
 func (p *parser) parseElement(l *Literal, i int) error {
-	t := p.next()
 	dt := l.DType()
+	if dt.IsComplex() {
+		return p.setComplex(l, i)
+	}
+	t := p.next()
 	if t.kind != tokNumber && t.kind != tokName {
 		return p.errorAt(t.pos, "expected a %v value, found %s", dt, t.describe())
 	}
@@ -629,6 +632,46 @@ func (p *parser) setPred(l *Literal, i int, t token) error {
 		return p.errorAt(t.pos, "expected true or false, found %s", t.describe())
 	}
 	return nil
+}
+
+// setComplex reads a complex element as XLA writes it, (real, imag), each part a
+// value of the part type (f32 for c64, f64 for c128).
+func (p *parser) setComplex(l *Literal, i int) error {
+	part := l.DType().ComplexPart()
+	if err := p.expect("(", "to open a "+l.DType().String()+" value (real, imag)"); err != nil {
+		return err
+	}
+	re, err := p.complexPart(part)
+	if err != nil {
+		return err
+	}
+	if err := p.expect(",", "between the real and imaginary parts of a "+l.DType().String()+" value"); err != nil {
+		return err
+	}
+	im, err := p.complexPart(part)
+	if err != nil {
+		return err
+	}
+	if err := p.expect(")", "after the imaginary part of a "+l.DType().String()+" value"); err != nil {
+		return err
+	}
+	l.SetComplex128(i, complex(re, im))
+	return nil
+}
+
+// complexPart reads one part of a complex value as a value of type part, through
+// a scalar literal of that type so that the rules of setFloat (nan payloads,
+// overflow) apply unchanged.
+func (p *parser) complexPart(part DType) (float64, error) {
+	t := p.next()
+	if t.kind != tokNumber && t.kind != tokName {
+		return 0, p.errorAt(t.pos, "expected a %v value, found %s", part, t.describe())
+	}
+	scratch := NewLiteral(Scalar(part))
+	if err := p.setFloat(scratch, 0, t); err != nil {
+		return 0, err
+	}
+	return scratch.Float64(0), nil
 }
 
 func (p *parser) setFloat(l *Literal, i int, t token) error {

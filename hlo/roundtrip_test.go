@@ -47,6 +47,20 @@ ENTRY e {
   z = f32[0,3] constant({})
   ROOT t = (f32[2,2], f64[3], bf16[2], s8[], u64[2], pred[3], f32[0,3]) tuple(c, n, h, s, u, b, z)
 }`,
+	OpComplex: `HloModule complex
+ENTRY e {
+  re = f64[2,3] parameter(0)
+  im = f64[2,3] parameter(1)
+  ROOT c = c128[2,3] complex(re, im)
+}`,
+	OpFft: `HloModule fft
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  r = c64[4,5] fft(x), fft_type=RFFT, fft_length={8}
+  f = c64[4,5] fft(r), fft_type=FFT, fft_length={4,5}
+  i = c64[4,5] fft(f), fft_type=IFFT, fft_length={5}
+  ROOT b = f32[4,8] fft(i), fft_type=IRFFT, fft_length={4,8}
+}`,
 	OpIota: `HloModule iota
 ENTRY e {
   ROOT i = s32[4,3] iota(), iota_dimension=1

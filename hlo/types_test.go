@@ -156,7 +156,7 @@ func TestOpTableRows(t *testing.T) {
 		}
 	}
 	assert.Equal(t, int(numOpcodes)-1, len(AllOpcodes()))
-	_, ok := LookupOpcode("fft")
+	_, ok := LookupOpcode("frobnicate")
 	assert.False(t, ok)
 	for _, op := range AllOpcodes() { // expanded ops, and only they, name their pass
 		assert.Equal(t, op.Info().Kind == KindExpanded, op.Info().ExpandedBy != "", op.String())

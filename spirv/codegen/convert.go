@@ -12,6 +12,10 @@ import (
 func emitCompare(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	x, y := in.Operands[0], in.Operands[1]
 	a, b := g.emit(x, idx), g.emit(y, idx)
+	if x.Shape.DType.IsComplex() {
+		v, err := g.k.complexCompare(in.Attrs.Direction, a, b)
+		return g.elementwiseResult(in, v, err)
+	}
 	return g.k.compare(in.Attrs.Direction, in.Attrs.CompareType, x.Shape.DType, a, b)
 }
 
@@ -90,6 +94,10 @@ func emitClamp(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 
 func emitConvert(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 	x := in.Operands[0]
+	if from, to := x.Shape.DType, in.Shape.DType; from.IsComplex() || to.IsComplex() {
+		v, err := g.k.toComplex(g.emit(x, idx), from, to)
+		return g.elementwiseResult(in, v, err)
+	}
 	return g.k.convert(g.emit(x, idx), x.Shape.DType, in.Shape.DType)
 }
 

@@ -21,6 +21,10 @@ var runtimeOps = map[hlo.Opcode]bool{
 type opSample func(t *testing.T) *hlo.Computation
 
 var opSamples = map[hlo.Opcode]opSample{
+	hlo.OpComplex: func(t *testing.T) *hlo.Computation {
+		b := newCB(t, "complex")
+		return b.build(b.simple(hlo.OpComplex, b.param(s(hlo.F32, 9)), b.param(s(hlo.F32, 9))))
+	},
 	hlo.OpConstant: func(t *testing.T) *hlo.Computation {
 		b := newCB(t, "constant")
 		return b.build(b.constant(hlo.MustFromSlice([]int64{2, 3}, []int32{1, 2, 3, 4, 5, 6})))
@@ -136,6 +140,9 @@ func TestOpcodeCoverage(t *testing.T) {
 		if runtimeOps[op] || op.Info().ExpandedBy != "" { // expander passes lower these first
 			continue
 		}
+		if op.Info().NoGPU != "" { // refused before code generation (TestNoGPUOpsAreRefused)
+			continue
+		}
 		sample := sampleFor(op)
 		if sample == nil {
 			missing = append(missing, op.String())
@@ -179,4 +186,24 @@ func firstAllowed(op hlo.Opcode) hlo.DType {
 		}
 	}
 	return hlo.Invalid
+}
+
+// TestNoGPUOpsAreRefused: the ops the op table marks NoGPU are refused by Lower
+// with an error, never a panic or a kernel.
+func TestNoGPUOpsAreRefused(t *testing.T) {
+	samples := map[hlo.Opcode]string{
+		hlo.OpFft: "HloModule m\nENTRY e {\n  a = f32[8] parameter(0)\n  ROOT c = c64[5] fft(a), fft_type=RFFT, fft_length={8}\n}",
+	}
+	for _, op := range hlo.AllOpcodes() {
+		if op.Info().NoGPU == "" {
+			continue
+		}
+		text, ok := samples[op]
+		require.True(t, ok, "no sample for the NoGPU op %v", op)
+		m, err := hlo.ParseModule(text)
+		require.NoError(t, err)
+		_, err = Lower(m.Entry, LavapipeTarget())
+		require.Error(t, err, "%v", op)
+		require.Contains(t, err.Error(), "complex", "%v", op)
+	}
 }

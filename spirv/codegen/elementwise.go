@@ -53,6 +53,9 @@ func (k *kernel) unary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID, error
 	if !op.Info().Types.Allows(dt) {
 		return 0, fmt.Errorf("%v does not apply to %v", op, dt)
 	}
+	if dt.IsComplex() {
+		return k.complexUnary(op, dt, x)
+	}
 	if dt.IsFloat() {
 		return k.floatUnary(op, dt, x)
 	}
@@ -160,6 +163,9 @@ func (k *kernel) clz32(x spirv.ID) spirv.ID {
 func (k *kernel) binary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spirv.ID, error) {
 	if !op.Info().Types.Allows(dt) {
 		return 0, fmt.Errorf("%v does not apply to %v", op, dt)
+	}
+	if dt.IsComplex() {
+		return k.complexBinary(op, dt, a, b)
 	}
 	if dt.IsFloat() {
 		return k.floatBinary(op, dt, a, b)

@@ -44,6 +44,7 @@ func init() {
 		hlo.OpSelectAndScatter: one(emitSelectAndScatter),
 		hlo.OpDot:              one(emitDot), hlo.OpConvolution: one(emitConvolution),
 		hlo.OpTuple: emitTuple, hlo.OpGetTupleElement: emitGetTupleElement,
+		hlo.OpComplex: one(emitComplex),
 	}
 }
 

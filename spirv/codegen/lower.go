@@ -106,6 +106,9 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	}
 	seen[c] = true
 	for _, in := range c.Instructions {
+		if why := ComplexSupport(in); why != "" {
+			return fmt.Errorf("%s (%v) %s", in.Name, in.Op, why)
+		}
 		for _, s := range append([]hlo.Shape{in.Shape}, in.Shape.Elems...) {
 			if !s.IsArray() {
 				continue

@@ -24,6 +24,8 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
+	case hlo.C64:
+		return k.complexType()
 	}
 	return m.TypeInt(dt.Bits(), dt.IsSigned())
 }
@@ -204,6 +206,8 @@ func (k *kernel) constant(l *hlo.Literal, i int) spirv.ID {
 	switch {
 	case dt == hlo.Pred:
 		return k.m.ConstBool(l.Bool(i))
+	case dt == hlo.C64:
+		return k.complexConstant(l, i)
 	case dt.IsFloat():
 		return k.m.ConstFloat(t, l.Float64(i))
 	case dt.IsSigned():

@@ -35,6 +35,9 @@ func vectorizable(c *hlo.Computation, dims []int64) bool {
 		default:
 			return false
 		}
+		if hasComplex(in) { // vec4 views are of scalar elements; c64 is a vec2
+			return false
+		}
 		if in.Op == hlo.OpScatter || in.Op == hlo.OpPower || in.Op == hlo.OpRemainder {
 			return false // loops per element: no gain from unrolling them four times
 		}

@@ -1,0 +1,102 @@
+package cpuref
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// evalReduceWide is reduce over values with c128 elements, which do not fit the
+// 64-bit words evalReduce folds: the same strictly sequential left fold in
+// row-major order of the reduced dimensions, each step a call of to_apply on scalar
+// literals (slower; the same result where both apply).
+func evalReduceWide(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
+	inputs, inits, err := splitReduceOperands(ops)
+	if err != nil {
+		return nil, err
+	}
+	comp, err := called(in, 0)
+	if err != nil {
+		return nil, err
+	}
+	inShape := inputs[0].Shape()
+	if err := checkDimList("reduce", in.Attrs.Dimensions, inShape.Rank()); err != nil {
+		return nil, err
+	}
+	kept := hlo.Complement(inShape.Rank(), in.Attrs.Dimensions)
+	outShape := hlo.MakeShape(hlo.S8, pick(inShape.Dims, kept)...)
+	toOut := make([]int64, inShape.Rank())
+	outStrides := outShape.Strides()
+	for i, d := range kept {
+		toOut[d] = outStrides[i]
+	}
+	acc := make([][]*hlo.Literal, outShape.NumElements())
+	for o := range acc {
+		acc[o] = inits
+	}
+	i := 0
+	err = forEachIndexErr(inShape.Dims, func(idx []int64) error {
+		o := linearIndex(toOut, idx)
+		args := append([]*hlo.Literal{}, acc[o]...)
+		for _, x := range inputs {
+			args = append(args, scalarElement(x, i))
+		}
+		out, err := ev.callComputation(comp, args...)
+		if err != nil {
+			return err
+		}
+		if acc[o], err = reducerResults(out, len(inputs)); err != nil {
+			return err
+		}
+		i++
+		return ev.cancelled()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return gatherResults(in.Shape, acc, len(inputs))
+}
+
+// scalarElement is element i of x as a scalar literal (its bytes copied).
+func scalarElement(x *hlo.Literal, i int) *hlo.Literal {
+	size := x.DType().Size()
+	l, _ := hlo.LiteralFromBytes(hlo.Scalar(x.DType()), append([]byte(nil), x.Bytes()[i*size:(i+1)*size]...))
+	return l
+}
+
+// reducerResults are to_apply's n results: the scalar, or the tuple's elements.
+func reducerResults(out *hlo.Literal, n int) ([]*hlo.Literal, error) {
+	if !out.Shape().IsTuple() {
+		out = hlo.TupleLiteral(out)
+	}
+	if len(out.Elems()) != n {
+		return nil, fmt.Errorf("to_apply returns %v, want %d scalars", out.Shape(), n)
+	}
+	return out.Elems(), nil
+}
+
+// gatherResults stores each output position's n scalars in the result literals.
+func gatherResults(s hlo.Shape, acc [][]*hlo.Literal, n int) (*hlo.Literal, error) {
+	shapes := []hlo.Shape{s}
+	if s.IsTuple() {
+		shapes = s.Elems
+	}
+	if len(shapes) != n {
+		return nil, fmt.Errorf("reduce of %d inputs declares %v", n, s)
+	}
+	outs := make([]*hlo.Literal, n)
+	for k := range outs {
+		outs[k] = hlo.NewLiteral(shapes[k])
+		size := shapes[k].DType.Size()
+		for o, vals := range acc {
+			if !vals[k].Shape().Equal(hlo.Scalar(shapes[k].DType)) {
+				return nil, fmt.Errorf("to_apply result %d is %v, want %v[]", k, vals[k].Shape(), shapes[k].DType)
+			}
+			copy(outs[k].Bytes()[o*size:(o+1)*size], vals[k].Bytes())
+		}
+	}
+	if s.IsTuple() {
+		return hlo.TupleLiteral(outs...), nil
+	}
+	return outs[0], nil
+}

@@ -1,0 +1,31 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv/codegen"
+)
+
+// rejectUnsupported refuses a module that uses an op GPU code generation lacks
+// (the op table's NoGPU: fft) or a complex value it has no kernel for (c128, or
+// c64 in an op outside codegen.ComplexOps: the transcendentals, divide, abs,
+// reductions, …). It runs before any pass, as the passes must not meet what the
+// back end cannot lower (and the simplifier's rules were written for real numbers;
+// they leave complex values alone, but their users should not rely on it). The
+// error wraps ErrUnsupported and names the first such instruction; cpuref
+// evaluates these modules.
+func rejectUnsupported(m *hlo.Module) error {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			why := in.Info().NoGPU
+			if why == "" {
+				why = codegen.ComplexSupport(in)
+			}
+			if why != "" {
+				return fmt.Errorf("%w: computation %q: %%%s (%v): %s", ErrUnsupported, c.Name, in.Name, in.Op, why)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,51 @@
+package plan_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/spirv/codegen"
+	"github.com/vkxla/vkxla/targets"
+)
+
+// TestComplexPlanning: GPU planning takes c64 in the ops codegen has kernels for,
+// and refuses c128, a c64 op without a kernel and fft with an ErrUnsupported
+// naming the instruction, before any pass runs; code generation called directly
+// refuses them too.
+func TestComplexPlanning(t *testing.T) {
+	d, err := targets.Builtin("lavapipe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func(text string) *hlo.Module {
+		m, err := hlo.ParseModule(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ok := parse("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  c = c64[4] complex(x, x)\n  p = c64[4] multiply(c, c)\n  ROOT r = f32[4] imag(p)\n}")
+	if _, err := plan.Build(ok, d.Plan(), plan.Options{}); err != nil {
+		t.Fatalf("Build of a c64 module with kernels: %v", err)
+	}
+	for _, tc := range []struct{ text, want string }{
+		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}", "%x (parameter): uses c128"},
+		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh"},
+		{"HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  f = c64[5] fft(x), fft_type=RFFT, fft_length={8}\n  ROOT r = f32[5] real(f)\n}", "%f (fft): GPU code generation has no FFT kernel"},
+	} {
+		m := parse(tc.text)
+		_, err = plan.Build(m, d.Plan(), plan.Options{})
+		if !errors.Is(err, hlo.ErrUnsupported) {
+			t.Fatalf("Build: %v, want ErrUnsupported", err)
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Build: %q does not say %q", err, tc.want)
+		}
+		if _, err = codegen.Lower(m.Entry, d.Plan().Codegen); err == nil {
+			t.Errorf("codegen.Lower of %s: no error", tc.want)
+		}
+	}
+}
