@@ -17,7 +17,9 @@ import (
 // apart from the device peak; the copies are steps in the command buffers). The
 // candidates are the buffers live at the peak but not read there, largest first;
 // the first whose move lowers the model's plan is applied; the pass stops when the plan is within the budget
-// or no move lowers it. Parameters and constants stay (the caller's memory and
+// or the moves stop lowering it (up to plateauMoves in a row may leave it level,
+// where several steps share the peak; the module goes back to where the peak was
+// lowest). Parameters and constants stay (the caller's memory and
 // the executable's resident uploads), as do values already on the host. Disable
 // it by name ("host-offload") to keep every value on the device: a budget remat
 // cannot meet then fails with ErrOverBudget as before.
@@ -25,8 +27,9 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 	if cfg.MemoryBudget <= 0 {
 		return false, nil
 	}
-	changed := false
-	last := int64(-1)
+	changed, flat := false, 0
+	var best *hlo.Module // the module at the lowest peak so far
+	bestPeak := int64(-1)
 	for range maxOffloads {
 		model, err := heapsim.Simulate(m, cfg.Memory)
 		if err != nil {
@@ -34,10 +37,15 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 		}
 		peak := model.Stats.PeakBytes
 		at := peakIndex(m.Entry, model)
-		if peak <= cfg.MemoryBudget || at < 0 || (last >= 0 && peak >= last) {
+		if bestPeak < 0 || peak < bestPeak {
+			bestPeak, flat = peak, 0
+			best = m.Clone()
+		} else if flat++; flat > plateauMoves {
 			break
 		}
-		last = peak
+		if peak <= cfg.MemoryBudget || at < 0 {
+			break
+		}
 		b, next := bestOffload(m, cfg.Memory, at, peak)
 		if b < 0 {
 			break
@@ -45,15 +53,24 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 		offload(m, b, next)
 		changed = true
 	}
+	if best != nil && flat > 0 {
+		*m = *best // the moves after the lowest peak did not lower it
+	}
 	return changed, nil
 }
+
+// plateauMoves bounds the moves in a row that leave the peak where it was: where
+// several steps share the peak, each move lowers one of them, and the peak falls
+// only once all have been.
+const plateauMoves = 8
 
 // maxOffloads bounds the values one module moves to the host.
 const maxOffloads = 256
 
 // bestOffload is the position of the first value, largest first, whose move to
-// the host lowers the plan, and of its next reader after the peak; -1 when none
-// of the offloadTried largest does. (Taking the first that helps, not the best
+// the host does not raise the plan (it frees the value's bytes at the peak step;
+// the plan falls once every step at the peak level has lost some), and of its
+// next reader after the peak; -1 when none of the offloadTried largest does. (Taking the first that helps, not the best
 // of several, keeps a budget's compile to about two simulations per move: the
 // floor searches of docs/results.md compile dozens of budgets.)
 func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) (int, int) {
@@ -72,7 +89,7 @@ func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) (int, int
 		}
 		t := m.Clone()
 		offload(t, mm.index[b], next)
-		if trial, ok := modelPeak(t, mc); ok && trial < peak {
+		if trial, ok := modelPeak(t, mc); ok && trial <= peak {
 			return mm.index[b], next
 		}
 	}
