@@ -126,6 +126,8 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
+	case dt.IsLowPrecision():
+		return "is a low-precision type, which code generation does not handle yet"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
 	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:
