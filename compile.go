@@ -10,6 +10,7 @@ import (
 	"github.com/vkxla/vkxla/arena"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/plan"
+	"github.com/vkxla/vkxla/spirv/codegen"
 	"github.com/vkxla/vkxla/targets"
 )
 
@@ -275,11 +276,13 @@ func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
 	return c.rec.recordBlock(c.main, false)
 }
 
-// checkGPUTypes refuses the low-precision element types (s4, f8e4m3fn, …) before
-// any pass runs: the IR, the text form and cpuref handle them, GPU code generation
-// does not yet, and a pass meeting one could misjudge it.
+// checkGPUTypes refuses the low-precision element types that code generation does
+// not handle (s4, f6e2m3fn, …; it does f8e4m3fn and f8e5m2) before any pass runs:
+// the IR, the text form and cpuref handle them all, and a pass meeting one could
+// misjudge it.
 func checkGPUTypes(m *hlo.Module) error {
-	if in, dt := hlo.FirstDTypeUse(m, hlo.DType.IsLowPrecision); in != nil {
+	refused := func(dt hlo.DType) bool { return dt.IsLowPrecision() && !codegen.LowersLowPrecision(dt) }
+	if in, dt := hlo.FirstDTypeUse(m, refused); in != nil {
 		return fmt.Errorf("%w: %s (%v) has %v elements; GPU code generation does not handle the "+
 			"low-precision types yet (cpuref evaluates them)", ErrUnsupported, in.Name, in.Op, dt)
 	}

@@ -114,6 +114,9 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 				return fmt.Errorf("%s (%v) uses %v, which %s", in.Name, in.Op, s.DType, why)
 			}
 		}
+		if why := f8Limit(in); why != "" {
+			return fmt.Errorf("%w: %s (%v) %s", hlo.ErrUnsupported, in.Name, in.Op, why)
+		}
 		for _, callee := range in.Called {
 			if err := checkTypes(callee, t, seen); err != nil {
 				return err
@@ -123,11 +126,36 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	return nil
 }
 
+// f8Limit says why an instruction that makes or reads f8 values cannot be lowered
+// yet, or "": the f8 types are lowered in elementwise and data-movement kernels
+// only, and not converted from f64 (through f32 that would round twice).
+func f8Limit(in *hlo.Instruction) string {
+	uses := isF8(in.Shape.DType)
+	for _, op := range in.Operands {
+		uses = uses || isF8(op.Shape.DType)
+	}
+	if !uses {
+		return ""
+	}
+	if in.Op == hlo.OpConvert && in.Operands[0].Shape.DType == hlo.F64 {
+		return "converts f64 to an 8-bit float, which code generation does not handle yet"
+	}
+	switch in.Info().Kind {
+	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
+		if in.Op != hlo.OpScatter {
+			return ""
+		}
+	}
+	return "uses an 8-bit float; code generation handles those in elementwise and data-movement ops only"
+}
+
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
-	case dt.IsLowPrecision():
+	case dt.IsLowPrecision() && !isF8(dt):
 		return "is a low-precision type, which code generation does not handle yet"
+	case isF8(dt) && !(t.Int8 && t.StorageBuffer8Bit):
+		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
 	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:

@@ -20,7 +20,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 	switch dt {
 	case hlo.Pred:
 		return m.TypeBool()
-	case hlo.F16, hlo.BF16, hlo.F32:
+	case hlo.F16, hlo.BF16, hlo.F32, hlo.F8E4M3FN, hlo.F8E5M2:
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
@@ -31,7 +31,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
 	switch dt {
-	case hlo.Pred:
+	case hlo.Pred, hlo.F8E4M3FN, hlo.F8E5M2:
 		return k.m.TypeInt(8, false)
 	case hlo.F16, hlo.BF16:
 		return k.m.TypeInt(16, false)
@@ -62,6 +62,8 @@ func (k *kernel) fromStore(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f16ToF32(f.Convert(m.TypeU32(), v))
 	case hlo.BF16:
 		return k.bf16ToF32(f.Convert(m.TypeU32(), v))
+	case hlo.F8E4M3FN, hlo.F8E5M2:
+		return k.f8ToF32(f.Convert(m.TypeU32(), v), f8Formats[dt])
 	}
 	return v
 }
@@ -77,18 +79,22 @@ func (k *kernel) toStore(v spirv.ID, dt hlo.DType) spirv.ID {
 		return f.Convert(st, k.f32ToF16(v))
 	case hlo.BF16:
 		return f.Convert(st, k.f32ToBF16(v))
+	case hlo.F8E4M3FN, hlo.F8E5M2:
+		return f.Convert(st, k.f32ToF8(v, f8Formats[dt]))
 	}
 	return v
 }
 
-// round rounds an f32 register value to the nearest f16 or bf16 value (ties to even)
-// for those dtypes, and returns other values unchanged.
+// round rounds an f32 register value to the nearest f16, bf16 or f8 value (ties to
+// even) for those dtypes, and returns other values unchanged.
 func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 	switch dt {
 	case hlo.F16:
 		return k.f16ToF32(k.f32ToF16(v))
 	case hlo.BF16:
 		return k.bf16ToF32(k.f32ToBF16(v))
+	case hlo.F8E4M3FN, hlo.F8E5M2:
+		return k.f8ToF32(k.f32ToF8(v, f8Formats[dt]), f8Formats[dt])
 	}
 	return v
 }
@@ -105,6 +111,8 @@ func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f.Convert(ut, k.f32ToF16(v))
 	case dt == hlo.BF16:
 		return k.f.Convert(ut, k.f32ToBF16(v))
+	case isF8(dt):
+		return k.f.Convert(ut, k.f32ToF8(v, f8Formats[dt]))
 	case m.TypeOf(v) == ut:
 		return v
 	}
@@ -115,7 +123,7 @@ func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 // register value.
 func (k *kernel) fromBits(b spirv.ID, dt hlo.DType) spirv.ID {
 	switch dt {
-	case hlo.Pred, hlo.F16, hlo.BF16:
+	case hlo.Pred, hlo.F16, hlo.BF16, hlo.F8E4M3FN, hlo.F8E5M2:
 		return k.fromStore(b, dt)
 	}
 	if t := k.regType(dt); t != k.m.TypeOf(b) {
