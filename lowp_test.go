@@ -163,3 +163,32 @@ ENTRY e {
 		checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, y)
 	}
 }
+
+// TestF8MovementOnDevice: odd shapes (no vec4 path), a transpose, a broadcast, a
+// slice and a concatenate of f8 values, and a select between two f8 types' values.
+func TestF8MovementOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule mv
+ENTRY e {
+  x = f8e4m3fn[3,5] parameter(0)
+  s = f8e5m2[5] parameter(1)
+  tr = f8e4m3fn[5,3] transpose(x), dimensions={1,0}
+  br = f8e5m2[3,5] broadcast(s), dimensions={1}
+  sl = f8e4m3fn[2,3] slice(x), slice={[1:3], [1:4]}
+  cat = f8e5m2[10] concatenate(s, s), dimensions={0}
+  xc = f8e5m2[3,5] convert(x)
+  gt = pred[3,5] compare(xc, br), direction=GT
+  pick = f8e5m2[3,5] select(gt, xc, br)
+  ROOT t = (f8e4m3fn[5,3], f8e5m2[3,5], f8e4m3fn[2,3], f8e5m2[10], f8e5m2[3,5]) tuple(tr, br, sl, cat, pick)
+}`)
+	require.NoError(t, err)
+	x := hlo.NewLiteral(hlo.MakeShape(hlo.F8E4M3FN, 3, 5))
+	for i := range 15 {
+		x.SetBits(i, uint64(i*17+3))
+	}
+	s := hlo.NewLiteral(hlo.MakeShape(hlo.F8E5M2, 5))
+	for i := range 5 {
+		s.SetBits(i, uint64(i*50+1))
+	}
+	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, s)
+}
