@@ -19,12 +19,12 @@ import (
 var gpuF8 = []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2}
 
 // TestLowPrecisionTypesAreRefused: the low-precision types code generation does not
-// handle make planning fail up front with ErrUnsupported, naming the instruction and
+// handle (all but f8e4m3fn, f8e5m2, s4 and u4) make planning fail up front with ErrUnsupported, naming the instruction and
 // the type, whether the type is an input or made inside.
 func TestLowPrecisionTypesAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, dt := range hlo.LowPrecisionDTypes {
-		if dt == hlo.F8E4M3FN || dt == hlo.F8E5M2 {
+		if dt == hlo.F8E4M3FN || dt == hlo.F8E5M2 || dt == hlo.S4 || dt == hlo.U4 {
 			continue
 		}
 		for _, inside := range []bool{false, true} {
@@ -46,8 +46,9 @@ func TestLowPrecisionTypesAreRefused(t *testing.T) {
 	}
 }
 
-// TestF8KernelsOutsideElementwiseAreRefused: a reduce of f8 values, and a convert
-// from f64 (which would round twice through f32), are not lowered yet.
+// TestF8KernelsOutsideElementwiseAreRefused: a reduce of f8 values, a convert from
+// f64 to f8 (which would round twice through f32) and arithmetic on s4 are not
+// lowered yet.
 func TestF8KernelsOutsideElementwiseAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, text := range []string{
@@ -61,6 +62,9 @@ ENTRY e { x = f8e4m3fn[8] parameter(0)
 		`HloModule c
 ENTRY e { x = f64[4] parameter(0)
   ROOT c = f8e4m3fn[4] convert(x) }`,
+		`HloModule a
+ENTRY e { x = s4[4] parameter(0)
+  ROOT a = s4[4] add(x, x) }`,
 	} {
 		m, err := hlo.ParseModule(text)
 		require.NoError(t, err)
@@ -191,4 +195,43 @@ ENTRY e {
 		s.SetBits(i, uint64(i*50+1))
 	}
 	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, s)
+}
+
+// TestNibblesOnDevice: s4 and u4 inputs and outputs of odd sizes (the last byte
+// half used) through converts from and to f32, s32, u8 and f8e4m3fn, and through
+// transpose, slice, concatenate and reverse, against cpuref bit for bit:
+// the packed loads pick the right nibble, the pair stores write whole bytes, and
+// converts wrap (s32 → s4) and saturate (f32 → s4) as XLA does.
+func TestNibblesOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule nib
+ENTRY e {
+  a = s4[3,5] parameter(0)
+  b = u4[7] parameter(1)
+  w = s32[9] parameter(2)
+  f = f32[9] parameter(3)
+  af = f32[3,5] convert(a)
+  bi = s32[7] convert(b)
+  ws = s4[9] convert(w)
+  fs = s4[9] convert(f)
+  fu = u4[9] convert(f)
+  ab = u4[3,5] convert(a)
+  b8 = f8e4m3fn[7] convert(b)
+  bu = u8[7] convert(b)
+  tr = s4[5,3] transpose(a), dimensions={1,0}
+  sl = s4[2,3] slice(a), slice={[1:3], [1:4]}
+  cat = u4[14] concatenate(b, b), dimensions={0}
+  rev = u4[7] reverse(b), dimensions={0}
+  ROOT t = (f32[3,5], s32[7], s4[9], s4[9], u4[9], u4[3,5], f8e4m3fn[7], u8[7], s4[5,3], s4[2,3], u4[14], u4[7]) tuple(af, bi, ws, fs, fu, ab, b8, bu, tr, sl, cat, rev)
+}`)
+	require.NoError(t, err)
+	a, err := hlo.FromInt64s(hlo.S4, []int64{3, 5}, []int64{-8, -7, -1, 0, 1, 7, 3, -2, 5, -5, 6, -6, 2, 4, -3})
+	require.NoError(t, err)
+	b, err := hlo.FromInt64s(hlo.U4, []int64{7}, []int64{0, 15, 1, 9, 8, 7, 3})
+	require.NoError(t, err)
+	w, err := hlo.FromInt64s(hlo.S32, []int64{9}, []int64{9, -9, 16, 7, -8, 100, -100, 15, -1})
+	require.NoError(t, err)
+	f, err := hlo.FromFloat64s(hlo.F32, []int64{9}, []float64{100, -100, 2.75, -2.75, math.NaN(), 7.5, -8.5, 15.5, 0.5})
+	require.NoError(t, err)
+	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, a, b, w, f)
 }

@@ -113,7 +113,7 @@ func (k *kernel) convert(v spirv.ID, from, to hlo.DType) spirv.ID {
 	case to.IsFloat():
 		return k.round(f.Convert(rt, v), to)
 	}
-	return f.Convert(rt, v)
+	return k.wrapNibble(f.Convert(rt, v), to)
 }
 
 // floatToInt truncates with NaN → 0 and saturation; the instruction only ever sees

@@ -74,5 +74,6 @@ func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
 }
 
 // LowersLowPrecision reports the low-precision dtypes code generation handles (in
-// the kernels f8Limit allows): a front end refuses the others up front.
-func LowersLowPrecision(dt hlo.DType) bool { return isF8(dt) }
+// the kernels f8Limit and nibbleLimit allow): a front end refuses the others up
+// front.
+func LowersLowPrecision(dt hlo.DType) bool { return isF8(dt) || isNibble(dt) }

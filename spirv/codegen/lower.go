@@ -114,7 +114,11 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 				return fmt.Errorf("%s (%v) uses %v, which %s", in.Name, in.Op, s.DType, why)
 			}
 		}
-		if why := f8Limit(in); why != "" {
+		why := f8Limit(in)
+		if why == "" {
+			why = nibbleLimit(in)
+		}
+		if why != "" {
 			return fmt.Errorf("%w: %s (%v) %s", hlo.ErrUnsupported, in.Name, in.Op, why)
 		}
 		for _, callee := range in.Called {
@@ -152,9 +156,9 @@ func f8Limit(in *hlo.Instruction) string {
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
-	case dt.IsLowPrecision() && !isF8(dt):
+	case dt.IsLowPrecision() && !isF8(dt) && !isNibble(dt):
 		return "is a low-precision type, which code generation does not handle yet"
-	case isF8(dt) && !(t.Int8 && t.StorageBuffer8Bit):
+	case (isF8(dt) || isNibble(dt)) && !(t.Int8 && t.StorageBuffer8Bit):
 		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
@@ -368,6 +372,9 @@ func (l *lowering) lowerElemental() error {
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
 	l.p.InPlace = inPlaceInputs(l.c, -1)
+	if hasNibbles(l.c) {
+		return l.add(k, l.elementalPairs(k, g, outs, dims, n))
+	}
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
 	}
@@ -380,6 +387,29 @@ func (l *lowering) lowerElemental() error {
 		})
 	})
 	return l.add(k, groups)
+}
+
+// elementalPairs is the elemental loop for kernels with packed (s4, u4) values: each
+// invocation produces elements 2j and 2j+1, so that it writes whole bytes of the
+// packed outputs (a second element past the end is computed at n-1 and not stored).
+func (l *lowering) elementalPairs(k *kernel, g *gen, outs []spirv.Buffer, dims []int64, n int64) [3]uint32 {
+	return k.gridStride((n+1)/2, func(j spirv.ID) {
+		f := k.f
+		e0 := f.IMul(j, k.ic(2))
+		e1 := f.IAdd(e0, k.ic(1))
+		hasHi := f.Less(e1, k.ic(n))
+		var v0, v1 []spirv.ID
+		g.scoped(func() { v0 = g.emitN(l.c.Root, k.delinearize(e0, dims)) })
+		g.scoped(func() { v1 = g.emitN(l.c.Root, k.delinearize(f.Select(hasHi, e1, e0), dims)) })
+		for o, s := range l.p.Outputs {
+			if isNibble(s.DType) {
+				k.storeNibbles(outs[o], j, v0[o], v1[o], hasHi)
+				continue
+			}
+			k.store(outs[o], e0, v0[o], s.DType)
+			f.If(hasHi, func() { k.store(outs[o], e1, v1[o], s.DType) }, nil)
+		}
+	})
 }
 
 // checkOutputsShareDims: the elemental kernel writes every output at one index.

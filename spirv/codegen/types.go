@@ -24,6 +24,8 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
+	case hlo.S4, hlo.U4: // sign- or zero-extended (nibble.go)
+		return m.TypeInt(32, dt.IsSigned())
 	}
 	return m.TypeInt(dt.Bits(), dt.IsSigned())
 }
@@ -31,7 +33,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
 	switch dt {
-	case hlo.Pred, hlo.F8E4M3FN, hlo.F8E5M2:
+	case hlo.Pred, hlo.F8E4M3FN, hlo.F8E5M2, hlo.S4, hlo.U4: // s4/u4: two per byte
 		return k.m.TypeInt(8, false)
 	case hlo.F16, hlo.BF16:
 		return k.m.TypeInt(16, false)
@@ -44,11 +46,19 @@ func isNarrowFloat(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }
 
 // load reads element i of buffer b (holding dt) as a register value.
 func (k *kernel) load(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
+	if isNibble(dt) {
+		return k.loadNibble(b, i, dt)
+	}
 	return k.fromStore(k.f.LoadElem(b, i), dt)
 }
 
-// store writes register value v (of dt) to element i of buffer b.
+// store writes register value v (of dt) to element i of buffer b. Packed types are
+// written a byte at a time by the kernels that produce them (storeNibbles).
 func (k *kernel) store(b spirv.Buffer, i, v spirv.ID, dt hlo.DType) {
+	if isNibble(dt) {
+		k.failf("a store of one %v element, which shares its byte with another", dt)
+		return
+	}
 	k.f.StoreElem(b, i, k.toStore(v, dt))
 }
 

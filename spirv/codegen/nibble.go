@@ -1,0 +1,94 @@
+package codegen
+
+import (
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// s4 and u4 are stored packed, two to a byte, element 2j in the low nibble of byte
+// j and 2j+1 in the high one (XLA's layout); the buffer is bound as bytes, so every
+// read stays inside the array's ⌈n/2⌉ bytes. In registers they are i32 values
+// sign-extended from 4 bits and u32 values below 16. Kernels that write them produce
+// both elements of a byte in one invocation (lowerElemental's pair loop): two
+// invocations never share a byte. Only converts and data movement are lowered for
+// them (nibbleLimit); arithmetic would have to wrap in 4 bits.
+
+// isNibble reports the packed 4-bit integers.
+func isNibble(dt hlo.DType) bool { return dt == hlo.S4 || dt == hlo.U4 }
+
+// loadNibble reads element i (an index) of a packed buffer.
+func (k *kernel) loadNibble(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
+	f, u := k.f, k.u32
+	byteAt := f.ShrL(i, k.ic(1))
+	shift := f.Convert(k.m.TypeU32(), f.IMul(f.And(i, k.ic(1)), k.ic(4)))
+	v := f.And(f.ShrL(f.Convert(k.m.TypeU32(), f.LoadElem(b, byteAt)), shift), u(0xf))
+	return k.fromNibble(v, dt)
+}
+
+// fromNibble turns 4 bits (in a u32) into dt's register form.
+func (k *kernel) fromNibble(v spirv.ID, dt hlo.DType) spirv.ID {
+	if dt == hlo.U4 {
+		return v
+	}
+	f := k.f
+	s := f.Bitcast(k.m.TypeI32(), f.Shl(v, k.u32(28)))
+	return f.ShrA(s, k.u32(28))
+}
+
+// wrapNibble wraps an integer register value of dt's register type to 4 bits
+// (two's complement for s4), as a convert to s4 or u4 does; other dtypes pass.
+func (k *kernel) wrapNibble(v spirv.ID, dt hlo.DType) spirv.ID {
+	if !isNibble(dt) {
+		return v
+	}
+	f := k.f
+	bits := f.And(f.Bitcast(k.m.TypeU32(), v), k.u32(0xf))
+	return k.fromNibble(bits, dt)
+}
+
+// nibbleBits is a register value's 4 bits in a u32.
+func (k *kernel) nibbleBits(v spirv.ID) spirv.ID {
+	return k.f.And(k.f.Bitcast(k.m.TypeU32(), v), k.u32(0xf))
+}
+
+// storeNibbles writes byte j of a packed buffer from its two elements' register
+// values; hasHi false (a bool ID) writes a zero high nibble past the array's end.
+func (k *kernel) storeNibbles(b spirv.Buffer, j, lo, hi, hasHi spirv.ID) {
+	f := k.f
+	hiBits := f.Select(hasHi, f.Shl(k.nibbleBits(hi), k.u32(4)), k.u32(0))
+	f.StoreElem(b, j, f.Convert(k.m.TypeInt(8, false), f.Or(k.nibbleBits(lo), hiBits)))
+}
+
+// nibbleLimit says why an instruction that makes or reads s4/u4 values cannot be
+// lowered yet, or "".
+func nibbleLimit(in *hlo.Instruction) string {
+	uses := isNibble(in.Shape.DType)
+	for _, op := range in.Operands {
+		uses = uses || isNibble(op.Shape.DType)
+	}
+	if !uses || nibbleOps[in.Op] {
+		return ""
+	}
+	return "uses a packed 4-bit integer; code generation handles those in converts and data movement only"
+}
+
+var nibbleOps = map[hlo.Opcode]bool{
+	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpConvert: true, hlo.OpBroadcast: true,
+	hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true, hlo.OpConcatenate: true,
+	hlo.OpReverse: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true, hlo.OpCopy: true,
+}
+
+// hasNibbles reports a computation with a packed value anywhere.
+func hasNibbles(c *hlo.Computation) bool {
+	for _, in := range c.Instructions {
+		if s := in.Shape; isNibble(s.DType) {
+			return true
+		}
+		for _, e := range in.Shape.Elems {
+			if isNibble(e.DType) {
+				return true
+			}
+		}
+	}
+	return false
+}
