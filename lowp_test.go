@@ -235,3 +235,24 @@ ENTRY e {
 	require.NoError(t, err)
 	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, a, b, w, f)
 }
+
+// TestS4DotOnDevice: a dot of s4 operands into s32 (preferred_element_type), the
+// int4 matmul of quantised inference, against cpuref exactly.
+func TestS4DotOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule d
+ENTRY e {
+  x = s4[8,16] parameter(0)
+  y = s4[16,7] parameter(1)
+  ROOT d = s32[8,7] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}`)
+	require.NoError(t, err)
+	x, y := hlo.NewLiteral(hlo.MakeShape(hlo.S4, 8, 16)), hlo.NewLiteral(hlo.MakeShape(hlo.S4, 16, 7))
+	for i := range 128 {
+		x.SetInt64(i, int64(i%16)-8)
+	}
+	for i := range 112 {
+		y.SetInt64(i, int64(i*5%16)-8)
+	}
+	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, y)
+}
