@@ -256,3 +256,54 @@ ENTRY e {
 	}
 	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, y)
 }
+
+// TestF8ElementwiseOpsOnDevice runs every unary and binary elementwise op that
+// applies to floats on every f8e4m3fn and f8e5m2 bit pattern (binary ops pair each
+// with another pattern) and compares with cpuref within vkxla.Tolerance: exact for
+// the correctly rounded and exact ops, one f8 ulp for the rest.
+func TestF8ElementwiseOpsOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range gpuF8 {
+		x, y := hlo.NewLiteral(hlo.MakeShape(dt, 256)), hlo.NewLiteral(hlo.MakeShape(dt, 256))
+		for i := range 256 {
+			x.SetBits(i, uint64(i))
+			y.SetBits(i, uint64((i*89+7)%256))
+		}
+		for op := hlo.Opcode(1); op != hlo.OpInvalid; op++ { // every opcode (Info is OpInvalid's past the table)
+			info := op.Info()
+			if (info.Kind != hlo.KindUnary && info.Kind != hlo.KindBinary) || !info.Types.Allows(dt) || op == hlo.OpReal || op == hlo.OpImag {
+				continue
+			}
+			out, args, inputs := dt, "x", []*hlo.Literal{x}
+			if op == hlo.OpIsFinite {
+				out = hlo.Pred
+			}
+			params := fmt.Sprintf("  x = %v[256] parameter(0)\n", dt)
+			if info.Kind == hlo.KindBinary {
+				params += fmt.Sprintf("  y = %v[256] parameter(1)\n", dt)
+				args, inputs = "x, y", append(inputs, y)
+			}
+			m, err := hlo.ParseModule(fmt.Sprintf("HloModule %s\nENTRY e {\n%s  ROOT r = %v[256] %v(%s)\n}",
+				"f8_op", params, out, op, args))
+			require.NoError(t, err, "%v %v", op, dt)
+			t.Run(fmt.Sprintf("%v/%v", dt, op), func(t *testing.T) {
+				checkAgainstCPU(t, rt, m, vkxla.Tolerance(op, dt), inputs...)
+			})
+		}
+	}
+}
+
+func TestULPDistanceLowPrecision(t *testing.T) {
+	d := vkxla.ULPDistance
+	assert.Equal(t, 1.0, d(hlo.F8E4M3FN, 0x7e, 0x7d), "448 and 416 are neighbours")
+	assert.Equal(t, 1.0, d(hlo.F8E4M3FN, 0x00, 0x80), "+0 and -0")
+	assert.Equal(t, 3.0, d(hlo.F8E4M3FN, 0x01, 0x81), "±smallest subnormal: -0 and +0 lie between")
+	assert.Equal(t, 0.0, d(hlo.F8E4M3FN, 0x7f, 0xff), "two NaNs")
+	assert.True(t, math.IsInf(d(hlo.F8E4M3FN, 0x7f, 0x7e), 1), "NaN and a number")
+	assert.Equal(t, 1.0, d(hlo.F8E5M2, 0x7b, 0x7c), "max and inf")
+	assert.True(t, math.IsInf(d(hlo.F8E4M3FNUZ, 0x80, 0x00), 1), "fnuz NaN is 0x80")
+	assert.Equal(t, 3.0, d(hlo.F8E8M0FNU, 0x7f, 0x82), "2^0 and 2^3")
+	assert.Equal(t, 1.0, d(hlo.F4E2M1FN, 0x7, 0x6))
+	assert.Equal(t, vkxla.ErrorSpec{ULP: 1}, vkxla.Tolerance(hlo.OpExp, hlo.F8E5M2))
+	assert.Equal(t, vkxla.ErrorSpec{}, vkxla.Tolerance(hlo.OpConvert, hlo.F8E5M2))
+}
