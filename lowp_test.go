@@ -307,3 +307,36 @@ func TestULPDistanceLowPrecision(t *testing.T) {
 	assert.Equal(t, vkxla.ErrorSpec{ULP: 1}, vkxla.Tolerance(hlo.OpExp, hlo.F8E5M2))
 	assert.Equal(t, vkxla.ErrorSpec{}, vkxla.Tolerance(hlo.OpConvert, hlo.F8E5M2))
 }
+
+// TestF8MoreOpsOnDevice: the rest of what f8Limit lets through — iota (values
+// rounded to the type), bitcast-convert both ways, pad, dynamic-slice,
+// dynamic-update-slice and gather — against cpuref bit for bit.
+func TestF8MoreOpsOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule more
+ENTRY e {
+  x = f8e4m3fn[40] parameter(0)
+  u = u8[40] parameter(1)
+  i = s32[] parameter(2)
+  io = f8e5m2[600] iota(), iota_dimension=0
+  io4 = f8e4m3fn[600] iota(), iota_dimension=0
+  bu = u8[40] bitcast-convert(x)
+  ub = f8e5m2[40] bitcast-convert(u)
+  z = f8e4m3fn[] constant(-0.5)
+  p = f8e4m3fn[47] pad(x, z), padding=3_4
+  ds = f8e4m3fn[5] dynamic-slice(x, i), dynamic_slice_sizes={5}
+  up = f8e4m3fn[3] slice(x), slice={[0:3]}
+  dus = f8e4m3fn[40] dynamic-update-slice(x, up, i)
+  idx = s32[4,1] constant({{3}, {0}, {39}, {17}})
+  g = f8e4m3fn[4] gather(x, idx), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT t = (f8e5m2[600], f8e4m3fn[600], u8[40], f8e5m2[40], f8e4m3fn[47], f8e4m3fn[5], f8e4m3fn[40], f8e4m3fn[4]) tuple(io, io4, bu, ub, p, ds, dus, g)
+}`)
+	require.NoError(t, err)
+	x := hlo.NewLiteral(hlo.MakeShape(hlo.F8E4M3FN, 40))
+	u := hlo.NewLiteral(hlo.MakeShape(hlo.U8, 40))
+	for i := range 40 {
+		x.SetBits(i, uint64(i*13+5)%256)
+		u.SetBits(i, uint64(i*29+1)%256)
+	}
+	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, u, hlo.ScalarLiteral(int32(11)))
+}
