@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,8 +48,8 @@ func TestLowPrecisionTypesAreRefused(t *testing.T) {
 }
 
 // TestF8KernelsOutsideElementwiseAreRefused: a reduce of f8 values, a convert from
-// f64 to f8 (which would round twice through f32) and arithmetic on s4 are not
-// lowered yet.
+// f64 to f8 (which would round twice through f32), and a bitcast-convert or iota
+// of packed s4/u4 values are not lowered yet.
 func TestF8KernelsOutsideElementwiseAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, text := range []string{
@@ -63,8 +64,10 @@ ENTRY e { x = f8e4m3fn[8] parameter(0)
 ENTRY e { x = f64[4] parameter(0)
   ROOT c = f8e4m3fn[4] convert(x) }`,
 		`HloModule a
-ENTRY e { x = s4[4] parameter(0)
-  ROOT a = s4[4] add(x, x) }`,
+ENTRY e { x = s4[4,2] parameter(0)
+  ROOT a = u8[4] bitcast-convert(x) }`,
+		`HloModule i
+ENTRY e { ROOT i = u4[20] iota(), iota_dimension=0 }`,
 	} {
 		m, err := hlo.ParseModule(text)
 		require.NoError(t, err)
@@ -308,6 +311,36 @@ func TestULPDistanceLowPrecision(t *testing.T) {
 	assert.Equal(t, vkxla.ErrorSpec{}, vkxla.Tolerance(hlo.OpConvert, hlo.F8E5M2))
 }
 
+// TestF8ChainedOnDevice: f8 results used inside the kernel, never stored, must be
+// rounded in registers: converts to f32 of sums, products and quotients, and a
+// compare of a difference.
+func TestF8ChainedOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range gpuF8 {
+		m, err := hlo.ParseModule(fmt.Sprintf(`HloModule chained
+ENTRY e {
+  x = %[1]v[256] parameter(0)
+  y = %[1]v[256] parameter(1)
+  a = %[1]v[256] add(x, y)
+  m = %[1]v[256] multiply(x, y)
+  d = %[1]v[256] divide(x, y)
+  s = %[1]v[256] subtract(x, y)
+  wa = f32[256] convert(a)
+  wm = f32[256] convert(m)
+  wd = f32[256] convert(d)
+  gs = pred[256] compare(s, x), direction=GT
+  ROOT t = (f32[256], f32[256], f32[256], pred[256]) tuple(wa, wm, wd, gs)
+}`, dt))
+		require.NoError(t, err)
+		x, y := hlo.NewLiteral(hlo.MakeShape(dt, 256)), hlo.NewLiteral(hlo.MakeShape(dt, 256))
+		for i := range 256 {
+			x.SetBits(i, uint64(i))
+			y.SetBits(i, uint64((i*89+7)%256))
+		}
+		checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, y)
+	}
+}
+
 // TestF8MoreOpsOnDevice: the rest of what f8Limit lets through — iota (values
 // rounded to the type), bitcast-convert both ways, pad, dynamic-slice,
 // dynamic-update-slice and gather — against cpuref bit for bit.
@@ -339,4 +372,66 @@ ENTRY e {
 		u.SetBits(i, uint64(i*29+1)%256)
 	}
 	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, u, hlo.ScalarLiteral(int32(11)))
+}
+
+// TestNibbleArithmeticOnDevice runs every integer unary and binary elementwise op,
+// compare in each direction, select and clamp on all 256 pairs of s4 (and of u4)
+// values and compares with cpuref exactly: results wrap in 4 bits, also where a
+// result feeds another op of the kernel (a convert to s32, a compare).
+func TestNibbleArithmeticOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range []hlo.DType{hlo.S4, hlo.U4} {
+		x, y := hlo.NewLiteral(hlo.MakeShape(dt, 256)), hlo.NewLiteral(hlo.MakeShape(dt, 256))
+		for i := range 256 {
+			x.SetBits(i, uint64(i%16))
+			y.SetBits(i, uint64(i/16))
+		}
+		var body strings.Builder
+		var roots, shapes []string
+		for op := hlo.Opcode(1); op != hlo.OpInvalid; op++ {
+			info := op.Info()
+			if (info.Kind != hlo.KindUnary && info.Kind != hlo.KindBinary) || !info.Types.Allows(dt) {
+				continue
+			}
+			args := "x"
+			if info.Kind == hlo.KindBinary {
+				args = "x, y"
+			}
+			name := strings.ReplaceAll(op.String(), "-", "_")
+			fmt.Fprintf(&body, "  %s = %v[256] %v(%s)\n", name, dt, op, args)
+			roots, shapes = append(roots, name), append(shapes, fmt.Sprintf("%v[256]", dt))
+		}
+		for _, dir := range []string{"EQ", "NE", "LT", "LE", "GT", "GE"} {
+			fmt.Fprintf(&body, "  c%s = pred[256] compare(x, y), direction=%s\n", dir, dir)
+			roots, shapes = append(roots, "c"+dir), append(shapes, "pred[256]")
+		}
+		body.WriteString("  sel = " + dt.String() + "[256] select(cLT, x, y)\n")
+		body.WriteString("  lo = " + dt.String() + "[] constant(1)\n  hi = " + dt.String() + "[] constant(6)\n")
+		body.WriteString("  cl = " + dt.String() + "[256] clamp(lo, x, hi)\n")
+		roots, shapes = append(roots, "sel", "cl"), append(shapes, dt.String()+"[256]", dt.String()+"[256]")
+		text := fmt.Sprintf("HloModule nib\nENTRY e {\n  x = %[1]v[256] parameter(0)\n  y = %[1]v[256] parameter(1)\n%s  ROOT t = (%s) tuple(%s)\n}",
+			dt, body.String(), strings.Join(shapes, ", "), strings.Join(roots, ", "))
+		m, err := hlo.ParseModule(text)
+		require.NoError(t, err, text)
+		t.Run(dt.String(), func(t *testing.T) { checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, y) })
+		// Results used inside the kernel, never stored: they must be wrapped in registers.
+		chained, err := hlo.ParseModule(fmt.Sprintf(`HloModule chained
+ENTRY e {
+  x = %[1]v[256] parameter(0)
+  y = %[1]v[256] parameter(1)
+  a = %[1]v[256] add(x, y)
+  m = %[1]v[256] multiply(x, y)
+  n = %[1]v[256] negate(x)
+  s = %[1]v[256] shift-left(x, y)
+  q = %[1]v[256] not(y)
+  wa = s32[256] convert(a)
+  wm = f32[256] convert(m)
+  gn = pred[256] compare(n, x), direction=GT
+  ws = s32[256] convert(s)
+  wq = s32[256] convert(q)
+  ROOT t = (s32[256], f32[256], pred[256], s32[256], s32[256]) tuple(wa, wm, gn, ws, wq)
+}`, dt))
+		require.NoError(t, err)
+		t.Run(dt.String()+"/chained", func(t *testing.T) { checkAgainstCPU(t, rt, chained, vkxla.ErrorSpec{}, x, y) })
+	}
 }

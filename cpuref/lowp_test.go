@@ -336,3 +336,23 @@ func TestPackedElementwiseInParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedBitcastConvert: bitcast-convert between u8 and s4 follows XLA's
+// little-endian packing: the s4 result's minor dimension of 2 holds a byte's low
+// nibble first.
+func TestPackedBitcastConvert(t *testing.T) {
+	m := parse(t, `HloModule bc
+ENTRY e {
+  b = u8[2] parameter(0)
+  s = s4[2,2] bitcast-convert(b)
+  ROOT u = u8[2] bitcast-convert(s)
+}`)
+	b := ints(t, hlo.U8, 0x21, 0xf3)
+	out, err := Eval(m, b)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0x21, 0xf3}, out.Bytes())
+	m = parse(t, "HloModule bc\nENTRY e {\n  b = u8[2] parameter(0)\n  ROOT s = s4[2,2] bitcast-convert(b)\n}")
+	out, err = Eval(m, b)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3, -1}, int64sOf(out))
+}

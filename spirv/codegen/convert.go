@@ -26,7 +26,7 @@ func (k *kernel) compare(dir hlo.ComparisonDirection, ct hlo.CompareType, dt hlo
 	case dt == hlo.Pred:
 		a, b = f.Convert(m.TypeU32(), a), f.Convert(m.TypeU32(), b)
 	case dt.IsInteger() && (ct == hlo.CompareSigned || ct == hlo.CompareUnsigned):
-		t := m.TypeInt(dt.Bits(), ct == hlo.CompareSigned)
+		t := m.TypeInt(k.intWidth(dt), ct == hlo.CompareSigned)
 		a, b = f.Convert(t, a), f.Convert(t, b)
 	}
 	switch dir {

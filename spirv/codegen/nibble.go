@@ -10,8 +10,9 @@ import (
 // read stays inside the array's ⌈n/2⌉ bytes. In registers they are i32 values
 // sign-extended from 4 bits and u32 values below 16. Kernels that write them produce
 // both elements of a byte in one invocation (lowerElemental's pair loop): two
-// invocations never share a byte. Only converts and data movement are lowered for
-// them (nibbleLimit); arithmetic would have to wrap in 4 bits.
+// invocations never share a byte. Integer ops compute in 32 bits and wrap back to
+// 4 (elementwiseResult); the ops whose answer depends on the width (shifts,
+// popcnt, clz, the INT_MIN cases of divide) read it from dt.Bits().
 
 // isNibble reports the packed 4-bit integers.
 func isNibble(dt hlo.DType) bool { return dt == hlo.S4 || dt == hlo.U4 }
@@ -60,22 +61,39 @@ func (k *kernel) storeNibbles(b spirv.Buffer, j, lo, hi, hasHi spirv.ID) {
 }
 
 // nibbleLimit says why an instruction that makes or reads s4/u4 values cannot be
-// lowered yet, or "".
+// lowered yet, or "": elementwise ops and data movement are, but not iota (its
+// values would have to wrap), bitcast-convert, the scatters and dynamic updates
+// (they write single elements) or anything with a strategy of its own.
 func nibbleLimit(in *hlo.Instruction) string {
 	uses := isNibble(in.Shape.DType)
 	for _, op := range in.Operands {
 		uses = uses || isNibble(op.Shape.DType)
 	}
-	if !uses || nibbleOps[in.Op] {
+	if !uses || nibbleOps(in) {
 		return ""
 	}
-	return "uses a packed 4-bit integer; code generation handles those in converts and data movement only"
+	return "uses a packed 4-bit integer; code generation handles those in elementwise ops and data movement only"
 }
 
-var nibbleOps = map[hlo.Opcode]bool{
-	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpConvert: true, hlo.OpBroadcast: true,
-	hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true, hlo.OpConcatenate: true,
-	hlo.OpReverse: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true, hlo.OpCopy: true,
+func nibbleOps(in *hlo.Instruction) bool {
+	switch in.Op {
+	case hlo.OpIota, hlo.OpBitcastConvert, hlo.OpScatter, hlo.OpDynamicUpdateSlice:
+		return false
+	}
+	switch in.Info().Kind {
+	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
+		return true
+	}
+	return false
+}
+
+// intWidth is the width of the SPIR-V integer that holds dt's bits: 32 for the
+// packed types, which have no SPIR-V type of their own.
+func (k *kernel) intWidth(dt hlo.DType) int {
+	if isNibble(dt) {
+		return 32
+	}
+	return dt.Bits()
 }
 
 // hasNibbles reports a computation with a packed value anywhere.

@@ -113,8 +113,10 @@ func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 // dtype's width (pred: 0 or 1 in a u8).
 func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 	m := k.m
-	ut := m.TypeInt(dt.Bits(), false)
+	ut := m.TypeInt(k.intWidth(dt), false)
 	switch {
+	case isNibble(dt): // the 4 bits, in a u32
+		return k.nibbleBits(v)
 	case dt == hlo.Pred:
 		return k.toStore(v, dt)
 	case dt == hlo.F16:
@@ -135,6 +137,8 @@ func (k *kernel) fromBits(b spirv.ID, dt hlo.DType) spirv.ID {
 	switch dt {
 	case hlo.Pred, hlo.F16, hlo.BF16, hlo.F8E4M3FN, hlo.F8E5M2:
 		return k.fromStore(b, dt)
+	case hlo.S4, hlo.U4:
+		return k.fromNibble(k.f.And(k.f.Convert(k.m.TypeU32(), b), k.u32(0xf)), dt)
 	}
 	if t := k.regType(dt); t != k.m.TypeOf(b) {
 		return k.f.Bitcast(t, b)
