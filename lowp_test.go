@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -16,16 +17,16 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// gpuF8 are the low-precision types the GPU path lowers (elementwise and movement).
-var gpuF8 = []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2}
+// gpuF8 are the 8-bit floats the GPU path lowers (elementwise and movement).
+var gpuF8 = []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ}
 
 // TestLowPrecisionTypesAreRefused: the low-precision types code generation does not
-// handle (all but f8e4m3fn, f8e5m2, s4 and u4) make planning fail up front with ErrUnsupported, naming the instruction and
+// handle (f8e8m0fnu, the f6 and f4 floats, s2 and u2) make planning fail up front with ErrUnsupported, naming the instruction and
 // the type, whether the type is an input or made inside.
 func TestLowPrecisionTypesAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, dt := range hlo.LowPrecisionDTypes {
-		if dt == hlo.F8E4M3FN || dt == hlo.F8E5M2 || dt == hlo.S4 || dt == hlo.U4 {
+		if slices.Contains(gpuF8, dt) || dt == hlo.S4 || dt == hlo.U4 {
 			continue
 		}
 		for _, inside := range []bool{false, true} {
@@ -77,7 +78,7 @@ ENTRY e { ROOT i = u4[20] iota(), iota_dimension=0 }`,
 	}
 }
 
-// TestF8OnDevice checks f8e4m3fn and f8e5m2 kernels against cpuref bit for bit
+// TestF8OnDevice checks the kernels of each 8-bit float against cpuref bit for bit
 // (NaNs: any NaN): every bit pattern decoded to f32, converted to the other f8 type,
 // to s32 and back through f32, and combined by add, multiply, divide, maximum and
 // compare with a shifted copy of itself; and f32 values at every rounding edge of
@@ -86,9 +87,9 @@ ENTRY e { ROOT i = u4[20] iota(), iota_dimension=0 }`,
 func TestF8OnDevice(t *testing.T) {
 	rt := newRuntime(t)
 	for _, dt := range gpuF8 {
-		other := gpuF8[0]
+		other := hlo.F8E5M2
 		if dt == other {
-			other = gpuF8[1]
+			other = hlo.F8E4M3FN
 		}
 		t.Run(dt.String(), func(t *testing.T) {
 			text := fmt.Sprintf(`HloModule f8
@@ -261,7 +262,7 @@ ENTRY e {
 }
 
 // TestF8ElementwiseOpsOnDevice runs every unary and binary elementwise op that
-// applies to floats on every f8e4m3fn and f8e5m2 bit pattern (binary ops pair each
+// applies to floats on every bit pattern of each 8-bit float (binary ops pair each
 // with another pattern) and compares with cpuref within vkxla.Tolerance: exact for
 // the correctly rounded and exact ops, one f8 ulp for the rest.
 func TestF8ElementwiseOpsOnDevice(t *testing.T) {

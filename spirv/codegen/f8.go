@@ -5,23 +5,30 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// The 8-bit floats f8e4m3fn and f8e5m2 live as f16 and bf16 do: a u8 bit pattern in
-// storage, an f32 in registers that is exactly an f8 value, every op computed in f32
-// and rounded back by integer code (hlo/minifloat.go defines the rounding, cpuref
-// follows it). The other low-precision types are not lowered (missingFeature).
+// The 8-bit floats (all but the unsigned f8e8m0fnu) live as f16 and bf16 do: a u8
+// bit pattern in storage, an f32 in registers that is exactly an f8 value, every op
+// computed in f32 and rounded back by integer code (hlo/minifloat.go defines the
+// rounding, cpuref follows it). f8e8m0fnu and the 6- and 4-bit floats are not
+// lowered (missingFeature).
 
 // f8Format is what the integer code needs of one format.
 type f8Format struct {
 	mant, bias int
 	maxBits    uint32 // magnitude bits of the largest finite value
-	overflow   uint32 // what a magnitude beyond it becomes: inf (e5m2), NaN (e4m3fn)
-	nan        uint32 // the quiet NaN's magnitude bits
-	ieee       bool   // exponent all ones is inf/NaN (e5m2); else only S.1111.111 is NaN
+	overflow   uint32 // what a magnitude beyond it becomes: inf (IEEE-like), NaN (fn, fnuz)
+	nan        uint32 // the quiet NaN's bits (without the sign)
+	ieee       bool   // exponent all ones is inf/NaN; else only NaN patterns are special
+	fnuz       bool   // no -0, and 0x80 is the one NaN; else NaN is S.1…1 (fn)
 }
 
 var f8Formats = map[hlo.DType]f8Format{
-	hlo.F8E4M3FN: {mant: 3, bias: 7, maxBits: 0x7e, overflow: 0x7f, nan: 0x7f},
-	hlo.F8E5M2:   {mant: 2, bias: 15, maxBits: 0x7b, overflow: 0x7c, nan: 0x7e, ieee: true},
+	hlo.F8E4M3FN:      {mant: 3, bias: 7, maxBits: 0x7e, overflow: 0x7f, nan: 0x7f},
+	hlo.F8E5M2:        {mant: 2, bias: 15, maxBits: 0x7b, overflow: 0x7c, nan: 0x7e, ieee: true},
+	hlo.F8E4M3:        {mant: 3, bias: 7, maxBits: 0x77, overflow: 0x78, nan: 0x7c, ieee: true},
+	hlo.F8E3M4:        {mant: 4, bias: 3, maxBits: 0x6f, overflow: 0x70, nan: 0x78, ieee: true},
+	hlo.F8E4M3FNUZ:    {mant: 3, bias: 8, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F8E5M2FNUZ:    {mant: 2, bias: 16, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F8E4M3B11FNUZ: {mant: 3, bias: 11, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
 }
 
 // isF8 reports the 8-bit floats code generation handles.
@@ -47,6 +54,9 @@ func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
 	r := f.Select(f.GreaterEqual(exp, u(minNormal)), normal, sub)
 	r = f.Select(f.Greater(r, u(ft.maxBits)), u(ft.overflow), r)
 	r = f.Select(f.Greater(a, u(0x7f800000)), u(ft.nan), r)
+	if ft.fnuz { // no -0: a zero drops the sign (the NaN 0x80 already has it)
+		sign = f.Select(f.Equal(r, u(0)), u(0), sign)
+	}
 	return f.Or(sign, r)
 }
 
@@ -64,10 +74,13 @@ func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
 	scale := k.m.F32(float32(1) / float32(uint32(1)<<(ft.bias+ft.mant-1)))
 	sub := f.Bitcast(k.m.TypeU32(), f.FMul(f.Convert(f32, mant), scale))
 	r := f.Select(f.Equal(exp, u(0)), sub, normal)
-	if ft.ieee {
+	switch {
+	case ft.ieee:
 		special := f.Select(f.Equal(mant, u(0)), u(0x7f800000), u(0x7fc00000))
 		r = f.Select(f.Equal(exp, u(expMask)), special, r)
-	} else {
+	case ft.fnuz: // 0x80 widens to -NaN, as ml_dtypes converts it (the sign is set)
+		r = f.Select(f.Equal(h, u(0x80)), u(0x7fc00000), r)
+	default:
 		r = f.Select(f.Equal(f.And(h, u(0x7f)), u(0x7f)), u(0x7fc00000), r)
 	}
 	return f.Bitcast(f32, f.Or(sign, r))

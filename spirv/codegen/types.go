@@ -20,10 +20,12 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 	switch dt {
 	case hlo.Pred:
 		return m.TypeBool()
-	case hlo.F16, hlo.BF16, hlo.F32, hlo.F8E4M3FN, hlo.F8E5M2:
+	case hlo.F16, hlo.BF16, hlo.F32:
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
+	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ:
+		return m.TypeF32() // f8.go
 	case hlo.S4, hlo.U4: // sign- or zero-extended (nibble.go)
 		return m.TypeInt(32, dt.IsSigned())
 	}
@@ -32,10 +34,10 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
-	switch dt {
-	case hlo.Pred, hlo.F8E4M3FN, hlo.F8E5M2, hlo.S4, hlo.U4: // s4/u4: two per byte
+	switch {
+	case dt == hlo.Pred, isF8(dt), isNibble(dt): // s4/u4: two per byte
 		return k.m.TypeInt(8, false)
-	case hlo.F16, hlo.BF16:
+	case dt == hlo.F16, dt == hlo.BF16:
 		return k.m.TypeInt(16, false)
 	}
 	return k.regType(dt)
@@ -72,8 +74,9 @@ func (k *kernel) fromStore(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f16ToF32(f.Convert(m.TypeU32(), v))
 	case hlo.BF16:
 		return k.bf16ToF32(f.Convert(m.TypeU32(), v))
-	case hlo.F8E4M3FN, hlo.F8E5M2:
-		return k.f8ToF32(f.Convert(m.TypeU32(), v), f8Formats[dt])
+	}
+	if ft, ok := f8Formats[dt]; ok {
+		return k.f8ToF32(f.Convert(m.TypeU32(), v), ft)
 	}
 	return v
 }
@@ -89,13 +92,14 @@ func (k *kernel) toStore(v spirv.ID, dt hlo.DType) spirv.ID {
 		return f.Convert(st, k.f32ToF16(v))
 	case hlo.BF16:
 		return f.Convert(st, k.f32ToBF16(v))
-	case hlo.F8E4M3FN, hlo.F8E5M2:
-		return f.Convert(st, k.f32ToF8(v, f8Formats[dt]))
+	}
+	if ft, ok := f8Formats[dt]; ok {
+		return f.Convert(st, k.f32ToF8(v, ft))
 	}
 	return v
 }
 
-// round rounds an f32 register value to the nearest f16, bf16 or f8 value (ties to
+// round rounds an f32 register value to the nearest f16, bf16 or 8-bit float value (ties to
 // even) for those dtypes, and returns other values unchanged.
 func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 	switch dt {
@@ -103,8 +107,9 @@ func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f16ToF32(k.f32ToF16(v))
 	case hlo.BF16:
 		return k.bf16ToF32(k.f32ToBF16(v))
-	case hlo.F8E4M3FN, hlo.F8E5M2:
-		return k.f8ToF32(k.f32ToF8(v, f8Formats[dt]), f8Formats[dt])
+	}
+	if ft, ok := f8Formats[dt]; ok {
+		return k.f8ToF32(k.f32ToF8(v, ft), ft)
 	}
 	return v
 }
@@ -134,10 +139,10 @@ func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 // fromBits is bitsOf's inverse: an unsigned integer of the dtype's width to a
 // register value.
 func (k *kernel) fromBits(b spirv.ID, dt hlo.DType) spirv.ID {
-	switch dt {
-	case hlo.Pred, hlo.F16, hlo.BF16, hlo.F8E4M3FN, hlo.F8E5M2:
+	switch {
+	case dt == hlo.Pred, dt == hlo.F16, dt == hlo.BF16, isF8(dt):
 		return k.fromStore(b, dt)
-	case hlo.S4, hlo.U4:
+	case isNibble(dt):
 		return k.fromNibble(k.f.And(k.f.Convert(k.m.TypeU32(), b), k.u32(0xf)), dt)
 	}
 	if t := k.regType(dt); t != k.m.TypeOf(b) {
