@@ -5,41 +5,48 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// The 8-bit floats (all but the unsigned f8e8m0fnu) live as f16 and bf16 do: a u8
-// bit pattern in storage, an f32 in registers that is exactly an f8 value, every op
-// computed in f32 and rounded back by integer code (hlo/minifloat.go defines the
-// rounding, cpuref follows it). f8e8m0fnu and the 6- and 4-bit floats are not
-// lowered (missingFeature).
+// The low-precision floats (all but the unsigned f8e8m0fnu) live as f16 and bf16
+// do: a bit pattern in storage (a u8; f4e2m1fn packed two to a byte, nibble.go), an
+// f32 in registers that is exactly a value of the type, every op computed in f32 and
+// rounded back by integer code (hlo/minifloat.go defines the rounding, cpuref
+// follows it). f8e8m0fnu is not lowered (missingFeature).
 
 // f8Format is what the integer code needs of one format.
 type f8Format struct {
+	width      int // total bits: 8, 6 or 4
 	mant, bias int
 	maxBits    uint32 // magnitude bits of the largest finite value
-	overflow   uint32 // what a magnitude beyond it becomes: inf (IEEE-like), NaN (fn, fnuz)
+	overflow   uint32 // what a magnitude beyond it becomes: inf, NaN, or max (mx)
 	nan        uint32 // the quiet NaN's bits (without the sign)
 	ieee       bool   // exponent all ones is inf/NaN; else only NaN patterns are special
-	fnuz       bool   // no -0, and 0x80 is the one NaN; else NaN is S.1…1 (fn)
+	fnuz       bool   // no -0, and 0x80 is the one NaN
+	mx         bool   // no inf, no NaN (f6, f4): overflow saturates, NaN → ml_dtypes' zero
 }
 
 var f8Formats = map[hlo.DType]f8Format{
-	hlo.F8E4M3FN:      {mant: 3, bias: 7, maxBits: 0x7e, overflow: 0x7f, nan: 0x7f},
-	hlo.F8E5M2:        {mant: 2, bias: 15, maxBits: 0x7b, overflow: 0x7c, nan: 0x7e, ieee: true},
-	hlo.F8E4M3:        {mant: 3, bias: 7, maxBits: 0x77, overflow: 0x78, nan: 0x7c, ieee: true},
-	hlo.F8E3M4:        {mant: 4, bias: 3, maxBits: 0x6f, overflow: 0x70, nan: 0x78, ieee: true},
-	hlo.F8E4M3FNUZ:    {mant: 3, bias: 8, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
-	hlo.F8E5M2FNUZ:    {mant: 2, bias: 16, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
-	hlo.F8E4M3B11FNUZ: {mant: 3, bias: 11, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F8E4M3FN:      {width: 8, mant: 3, bias: 7, maxBits: 0x7e, overflow: 0x7f, nan: 0x7f},
+	hlo.F8E5M2:        {width: 8, mant: 2, bias: 15, maxBits: 0x7b, overflow: 0x7c, nan: 0x7e, ieee: true},
+	hlo.F8E4M3:        {width: 8, mant: 3, bias: 7, maxBits: 0x77, overflow: 0x78, nan: 0x7c, ieee: true},
+	hlo.F8E3M4:        {width: 8, mant: 4, bias: 3, maxBits: 0x6f, overflow: 0x70, nan: 0x78, ieee: true},
+	hlo.F8E4M3FNUZ:    {width: 8, mant: 3, bias: 8, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F8E5M2FNUZ:    {width: 8, mant: 2, bias: 16, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F8E4M3B11FNUZ: {width: 8, mant: 3, bias: 11, maxBits: 0x7f, overflow: 0x80, nan: 0x80, fnuz: true},
+	hlo.F6E2M3FN:      {width: 6, mant: 3, bias: 1, maxBits: 0x1f, overflow: 0x1f, mx: true},
+	hlo.F6E3M2FN:      {width: 6, mant: 2, bias: 3, maxBits: 0x1f, overflow: 0x1f, mx: true},
+	hlo.F4E2M1FN:      {width: 4, mant: 1, bias: 1, maxBits: 0x7, overflow: 0x7, mx: true},
 }
 
-// isF8 reports the 8-bit floats code generation handles.
+// isF8 reports the low-precision floats code generation handles (8, 6 and 4 bits).
 func isF8(dt hlo.DType) bool { _, ok := f8Formats[dt]; return ok }
 
-// f32ToF8 rounds an f32 to the format (ties to even, no saturation) and returns the
-// 8 bits in a u32, as hlo.MinifloatFromFloat64 on the f32 value.
+func (ft f8Format) signBit() uint32 { return 1 << (ft.width - 1) }
+
+// f32ToF8 rounds an f32 to the format (ties to even, no saturation but in the mx
+// types) and returns its bits in a u32, as hlo.MinifloatFromFloat64 on the f32 value.
 func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
 	f, u := k.f, k.u32
 	x := f.Bitcast(k.m.TypeU32(), v)
-	sign := f.And(f.ShrL(x, u(24)), u(0x80))
+	sign := f.And(f.ShrL(x, u(uint32(32-ft.width))), u(ft.signBit()))
 	a := f.And(x, u(0x7fffffff))
 	exp := f.ShrL(a, u(23))
 	cut := uint32(23 - ft.mant)
@@ -53,9 +60,16 @@ func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
 	sub := k.roundShift(f.Or(f.And(a, u(0x7fffff)), u(0x800000)), shift)
 	r := f.Select(f.GreaterEqual(exp, u(minNormal)), normal, sub)
 	r = f.Select(f.Greater(r, u(ft.maxBits)), u(ft.overflow), r)
-	r = f.Select(f.Greater(a, u(0x7f800000)), u(ft.nan), r)
-	if ft.fnuz { // no -0: a zero drops the sign (the NaN 0x80 already has it)
+	isNaN := f.Greater(a, u(0x7f800000))
+	switch {
+	case ft.mx: // ml_dtypes: +NaN becomes the -0 pattern, -NaN +0
+		r = f.Select(isNaN, u(0), r)
+		sign = f.Select(isNaN, f.Xor(sign, u(ft.signBit())), sign)
+	case ft.fnuz: // no -0: a zero drops the sign (the NaN 0x80 already has it)
+		r = f.Select(isNaN, u(ft.nan), r)
 		sign = f.Select(f.Equal(r, u(0)), u(0), sign)
+	default:
+		r = f.Select(isNaN, u(ft.nan), r)
 	}
 	return f.Or(sign, r)
 }
@@ -65,8 +79,8 @@ func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
 func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
 	f, u := k.f, k.u32
 	f32 := k.m.TypeF32()
-	expMask := uint32(0x7f >> ft.mant)
-	sign := f.Shl(f.And(h, u(0x80)), u(24))
+	expMask := (ft.signBit() - 1) >> ft.mant
+	sign := f.Shl(f.And(h, u(ft.signBit())), u(uint32(32-ft.width)))
 	exp := f.And(f.ShrL(h, u(uint32(ft.mant))), u(expMask))
 	mant := f.And(h, u(1<<ft.mant-1))
 	normal := f.Or(f.Shl(f.IAdd(exp, u(uint32(127-ft.bias))), u(23)), f.Shl(mant, u(uint32(23-ft.mant))))
@@ -75,6 +89,7 @@ func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
 	sub := f.Bitcast(k.m.TypeU32(), f.FMul(f.Convert(f32, mant), scale))
 	r := f.Select(f.Equal(exp, u(0)), sub, normal)
 	switch {
+	case ft.mx: // every pattern is a number
 	case ft.ieee:
 		special := f.Select(f.Equal(mant, u(0)), u(0x7f800000), u(0x7fc00000))
 		r = f.Select(f.Equal(exp, u(expMask)), special, r)

@@ -402,8 +402,8 @@ func (l *lowering) elementalPairs(k *kernel, g *gen, outs []spirv.Buffer, dims [
 		g.scoped(func() { v0 = g.emitN(l.c.Root, k.delinearize(e0, dims)) })
 		g.scoped(func() { v1 = g.emitN(l.c.Root, k.delinearize(f.Select(hasHi, e1, e0), dims)) })
 		for o, s := range l.p.Outputs {
-			if isNibble(s.DType) {
-				k.storeNibbles(outs[o], j, v0[o], v1[o], hasHi)
+			if isPacked(s.DType) {
+				k.storeNibbles(outs[o], j, v0[o], v1[o], hasHi, s.DType)
 				continue
 			}
 			k.store(outs[o], e0, v0[o], s.DType)

@@ -17,6 +17,10 @@ import (
 // isNibble reports the packed 4-bit integers.
 func isNibble(dt hlo.DType) bool { return dt == hlo.S4 || dt == hlo.U4 }
 
+// isPacked reports the types stored two to a byte: s4, u4 and f4e2m1fn (whose
+// register form is an f32, f8.go).
+func isPacked(dt hlo.DType) bool { return isNibble(dt) || dt == hlo.F4E2M1FN }
+
 // loadNibble reads element i (an index) of a packed buffer.
 func (k *kernel) loadNibble(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
 	f, u := k.f, k.u32
@@ -28,6 +32,9 @@ func (k *kernel) loadNibble(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
 
 // fromNibble turns 4 bits (in a u32) into dt's register form.
 func (k *kernel) fromNibble(v spirv.ID, dt hlo.DType) spirv.ID {
+	if ft, ok := f8Formats[dt]; ok {
+		return k.f8ToF32(v, ft)
+	}
 	if dt == hlo.U4 {
 		return v
 	}
@@ -54,31 +61,37 @@ func (k *kernel) nibbleBits(v spirv.ID) spirv.ID {
 
 // storeNibbles writes byte j of a packed buffer from its two elements' register
 // values; hasHi false (a bool ID) writes a zero high nibble past the array's end.
-func (k *kernel) storeNibbles(b spirv.Buffer, j, lo, hi, hasHi spirv.ID) {
+func (k *kernel) storeNibbles(b spirv.Buffer, j, lo, hi, hasHi spirv.ID, dt hlo.DType) {
 	f := k.f
-	hiBits := f.Select(hasHi, f.Shl(k.nibbleBits(hi), k.u32(4)), k.u32(0))
-	f.StoreElem(b, j, f.Convert(k.m.TypeInt(8, false), f.Or(k.nibbleBits(lo), hiBits)))
+	bits := k.nibbleBits
+	if ft, ok := f8Formats[dt]; ok {
+		bits = func(v spirv.ID) spirv.ID { return k.f32ToF8(v, ft) }
+	}
+	hiBits := f.Select(hasHi, f.Shl(bits(hi), k.u32(4)), k.u32(0))
+	f.StoreElem(b, j, f.Convert(k.m.TypeInt(8, false), f.Or(bits(lo), hiBits)))
 }
 
-// nibbleLimit says why an instruction that makes or reads s4/u4 values cannot be
-// lowered yet, or "": elementwise ops and data movement are, but not iota (its
-// values would have to wrap), bitcast-convert, the scatters and dynamic updates
-// (they write single elements) or anything with a strategy of its own.
+// nibbleLimit says why an instruction that makes or reads packed values cannot be
+// lowered yet, or "": elementwise ops and data movement are, but not the scatters
+// and dynamic updates (they write single elements), bitcast-convert, an s4/u4 iota
+// (its values would have to wrap), or anything with a strategy of its own.
 func nibbleLimit(in *hlo.Instruction) string {
-	uses := isNibble(in.Shape.DType)
+	uses := isPacked(in.Shape.DType)
 	for _, op := range in.Operands {
-		uses = uses || isNibble(op.Shape.DType)
+		uses = uses || isPacked(op.Shape.DType)
 	}
 	if !uses || nibbleOps(in) {
 		return ""
 	}
-	return "uses a packed 4-bit integer; code generation handles those in elementwise ops and data movement only"
+	return "uses a packed 4-bit type; code generation handles those in elementwise ops and data movement only"
 }
 
 func nibbleOps(in *hlo.Instruction) bool {
 	switch in.Op {
-	case hlo.OpIota, hlo.OpBitcastConvert, hlo.OpScatter, hlo.OpDynamicUpdateSlice:
+	case hlo.OpBitcastConvert, hlo.OpScatter, hlo.OpDynamicUpdateSlice:
 		return false
+	case hlo.OpIota:
+		return !isNibble(in.Shape.DType)
 	}
 	switch in.Info().Kind {
 	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
@@ -90,8 +103,11 @@ func nibbleOps(in *hlo.Instruction) bool {
 // intWidth is the width of the SPIR-V integer that holds dt's bits: 32 for the
 // packed types, which have no SPIR-V type of their own.
 func (k *kernel) intWidth(dt hlo.DType) int {
-	if isNibble(dt) {
+	switch {
+	case isPacked(dt):
 		return 32
+	case dt.Bits() < 8: // f6: six bits in a byte
+		return 8
 	}
 	return dt.Bits()
 }
@@ -99,11 +115,11 @@ func (k *kernel) intWidth(dt hlo.DType) int {
 // hasNibbles reports a computation with a packed value anywhere.
 func hasNibbles(c *hlo.Computation) bool {
 	for _, in := range c.Instructions {
-		if s := in.Shape; isNibble(s.DType) {
+		if s := in.Shape; isPacked(s.DType) {
 			return true
 		}
 		for _, e := range in.Shape.Elems {
-			if isNibble(e.DType) {
+			if isPacked(e.DType) {
 				return true
 			}
 		}

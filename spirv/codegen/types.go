@@ -24,7 +24,8 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
-	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ:
+	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN:
 		return m.TypeF32() // f8.go
 	case hlo.S4, hlo.U4: // sign- or zero-extended (nibble.go)
 		return m.TypeInt(32, dt.IsSigned())
@@ -35,7 +36,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
 	switch {
-	case dt == hlo.Pred, isF8(dt), isNibble(dt): // s4/u4: two per byte
+	case dt == hlo.Pred, isF8(dt), isPacked(dt): // s4, u4, f4e2m1fn: two per byte
 		return k.m.TypeInt(8, false)
 	case dt == hlo.F16, dt == hlo.BF16:
 		return k.m.TypeInt(16, false)
@@ -48,7 +49,7 @@ func isNarrowFloat(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }
 
 // load reads element i of buffer b (holding dt) as a register value.
 func (k *kernel) load(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
-	if isNibble(dt) {
+	if isPacked(dt) {
 		return k.loadNibble(b, i, dt)
 	}
 	return k.fromStore(k.f.LoadElem(b, i), dt)
@@ -57,7 +58,7 @@ func (k *kernel) load(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
 // store writes register value v (of dt) to element i of buffer b. Packed types are
 // written a byte at a time by the kernels that produce them (storeNibbles).
 func (k *kernel) store(b spirv.Buffer, i, v spirv.ID, dt hlo.DType) {
-	if isNibble(dt) {
+	if isPacked(dt) {
 		k.failf("a store of one %v element, which shares its byte with another", dt)
 		return
 	}
