@@ -18,12 +18,12 @@ import (
 )
 
 // gpuF8 are the low-precision floats the GPU path lowers (elementwise and
-// movement): all but f8e8m0fnu, f4e2m1fn packed two to a byte.
+// movement); f4e2m1fn is packed two to a byte.
 var gpuF8 = []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ,
-	hlo.F8E4M3B11FNUZ, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN}
+	hlo.F8E4M3B11FNUZ, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU}
 
 // TestLowPrecisionTypesAreRefused: the low-precision types code generation does not
-// handle (f8e8m0fnu, s2 and u2) make planning fail up front with ErrUnsupported, naming the instruction and
+// handle (s2 and u2) make planning fail up front with ErrUnsupported, naming the instruction and
 // the type, whether the type is an input or made inside.
 func TestLowPrecisionTypesAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)

@@ -9,7 +9,7 @@ import (
 // do: a bit pattern in storage (a u8; f4e2m1fn packed two to a byte, nibble.go), an
 // f32 in registers that is exactly a value of the type, every op computed in f32 and
 // rounded back by integer code (hlo/minifloat.go defines the rounding, cpuref
-// follows it). f8e8m0fnu is not lowered (missingFeature).
+// follows it). f8e8m0fnu, unsigned powers of two, has its own pair of functions.
 
 // f8Format is what the integer code needs of one format.
 type f8Format struct {
@@ -21,6 +21,7 @@ type f8Format struct {
 	ieee       bool   // exponent all ones is inf/NaN; else only NaN patterns are special
 	fnuz       bool   // no -0, and 0x80 is the one NaN
 	mx         bool   // no inf, no NaN (f6, f4): overflow saturates, NaN → ml_dtypes' zero
+	e8m0       bool   // f8e8m0fnu: 2^(bits-127), 0xff NaN; no sign, zero or subnormals
 }
 
 var f8Formats = map[hlo.DType]f8Format{
@@ -34,6 +35,7 @@ var f8Formats = map[hlo.DType]f8Format{
 	hlo.F6E2M3FN:      {width: 6, mant: 3, bias: 1, maxBits: 0x1f, overflow: 0x1f, mx: true},
 	hlo.F6E3M2FN:      {width: 6, mant: 2, bias: 3, maxBits: 0x1f, overflow: 0x1f, mx: true},
 	hlo.F4E2M1FN:      {width: 4, mant: 1, bias: 1, maxBits: 0x7, overflow: 0x7, mx: true},
+	hlo.F8E8M0FNU:     {width: 8, bias: 127, maxBits: 0xfe, overflow: 0xff, nan: 0xff, e8m0: true},
 }
 
 // isF8 reports the low-precision floats code generation handles (8, 6 and 4 bits).
@@ -44,6 +46,9 @@ func (ft f8Format) signBit() uint32 { return 1 << (ft.width - 1) }
 // f32ToF8 rounds an f32 to the format (ties to even, no saturation but in the mx
 // types) and returns its bits in a u32, as hlo.MinifloatFromFloat64 on the f32 value.
 func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
+	if ft.e8m0 {
+		return k.f32ToE8M0(v)
+	}
 	f, u := k.f, k.u32
 	x := f.Bitcast(k.m.TypeU32(), v)
 	sign := f.And(f.ShrL(x, u(uint32(32-ft.width))), u(ft.signBit()))
@@ -77,6 +82,9 @@ func (k *kernel) f32ToF8(v spirv.ID, ft f8Format) spirv.ID {
 // f8ToF32 widens the format's bits (in a u32) to an f32 exactly; a NaN becomes the
 // quiet f32 NaN of its sign.
 func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
+	if ft.e8m0 {
+		return k.e8m0ToF32(h)
+	}
 	f, u := k.f, k.u32
 	f32 := k.m.TypeF32()
 	expMask := (ft.signBit() - 1) >> ft.mant
@@ -99,6 +107,34 @@ func (k *kernel) f8ToF32(h spirv.ID, ft f8Format) spirv.ID {
 		r = f.Select(f.Equal(f.And(h, u(0x7f)), u(0x7f)), u(0x7fc00000), r)
 	}
 	return f.Bitcast(f32, f.Or(sign, r))
+}
+
+// f32ToE8M0 rounds a positive f32 to the nearest power of two, ties (1.5·2^e) up as
+// ml_dtypes does; f8e8m0fnu shares f32's exponent bias, so a normal f32's result is
+// its exponent field, plus one when the mantissa's top bit is set. An f32 subnormal
+// is below 2^-126: 0x01 from 1.5·2^-127 up, else 0x00 (2^-127, the smallest: there
+// is no zero). Zero, negative values, inf and NaN become NaN (0xff), as does a
+// result beyond 2^127.
+func (k *kernel) f32ToE8M0(v spirv.ID) spirv.ID {
+	f, u := k.f, k.u32
+	x := f.Bitcast(k.m.TypeU32(), v)
+	exp := f.ShrL(x, u(23)) // the sign bit makes a negative value's exp ≥ 256
+	mant := f.And(x, u(0x7fffff))
+	normal := f.IAdd(exp, f.Select(f.GreaterEqual(mant, u(0x400000)), u(1), u(0)))
+	sub := f.Select(f.GreaterEqual(mant, u(0x600000)), u(1), u(0))
+	r := f.Select(f.Equal(exp, u(0)), sub, normal)
+	bad := f.LogicalOr(f.Greater(r, u(0xfe)), f.GreaterEqual(exp, u(0xff)))
+	bad = f.LogicalOr(bad, f.Equal(f.And(x, u(0x7fffffff)), u(0)))
+	return f.Select(bad, u(0xff), r)
+}
+
+// e8m0ToF32 widens f8e8m0fnu bits (in a u32) to 2^(bits-127) as an f32: the bits
+// are the f32 exponent field, 0x00 is the f32 subnormal 2^-127, 0xff a quiet NaN.
+func (k *kernel) e8m0ToF32(h spirv.ID) spirv.ID {
+	f, u := k.f, k.u32
+	r := f.Select(f.Equal(h, u(0)), u(0x400000), f.Shl(h, u(23)))
+	r = f.Select(f.Equal(h, u(0xff)), u(0x7fc00000), r)
+	return f.Bitcast(k.m.TypeF32(), r)
 }
 
 // LowersLowPrecision reports the low-precision dtypes code generation handles (in

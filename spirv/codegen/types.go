@@ -25,7 +25,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 	case hlo.F64:
 		return m.TypeFloat(64)
 	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
-		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN:
+		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU:
 		return m.TypeF32() // f8.go
 	case hlo.S4, hlo.U4: // sign- or zero-extended (nibble.go)
 		return m.TypeInt(32, dt.IsSigned())
