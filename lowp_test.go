@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -22,31 +21,19 @@ import (
 var gpuF8 = []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ,
 	hlo.F8E4M3B11FNUZ, hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU}
 
-// TestLowPrecisionTypesAreRefused: the low-precision types code generation does not
-// handle (s2 and u2) make planning fail up front with ErrUnsupported, naming the instruction and
-// the type, whether the type is an input or made inside.
-func TestLowPrecisionTypesAreRefused(t *testing.T) {
+// TestLowPrecisionTypesPlan: every low-precision type plans on lavapipe as an input,
+// an output and a value made inside a kernel (converts to and from f32).
+func TestLowPrecisionTypesPlan(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, dt := range hlo.LowPrecisionDTypes {
-		if slices.Contains(gpuF8, dt) || dt == hlo.S4 || dt == hlo.U4 {
-			continue
-		}
-		for _, inside := range []bool{false, true} {
-			b := hlo.NewBuilder("lowp")
-			var root *hlo.Instruction
-			if inside {
-				x := b.Parameter(hlo.MakeShape(hlo.F32, 4), "x")
-				root = b.Convert(b.Convert(x, dt), hlo.F32)
-			} else {
-				root = b.Convert(b.Parameter(hlo.MakeShape(dt, 4), "x"), hlo.F32)
-			}
-			m, err := b.Build(root)
-			require.NoError(t, err, dt.String())
-			_, err = vkxla.PlanFor(context.Background(), m, dev, "")
-			require.Error(t, err, dt.String())
-			assert.True(t, errors.Is(err, vkxla.ErrUnsupported), "%v: %v", dt, err)
-			assert.ErrorContains(t, err, "has "+dt.String()+" elements")
-		}
+		b := hlo.NewBuilder("lowp")
+		x := b.Parameter(hlo.MakeShape(dt, 5), "x")
+		f := b.Parameter(hlo.MakeShape(hlo.F32, 5), "f")
+		root := b.Tuple(b.Convert(x, hlo.F32), b.Convert(f, dt), b.Convert(b.Convert(f, dt), hlo.F32))
+		m, err := b.Build(root)
+		require.NoError(t, err, dt.String())
+		_, err = vkxla.PlanFor(context.Background(), m, dev, "")
+		assert.NoError(t, err, dt.String())
 	}
 }
 
@@ -378,14 +365,14 @@ ENTRY e {
 }
 
 // TestNibbleArithmeticOnDevice runs every integer unary and binary elementwise op,
-// compare in each direction, select and clamp on all 256 pairs of s4 (and of u4)
+// compare in each direction, select and clamp on all pairs of s4, u4, s2 and u2
 // values and compares with cpuref exactly: results wrap in 4 bits, also where a
 // result feeds another op of the kernel (a convert to s32, a compare).
 func TestNibbleArithmeticOnDevice(t *testing.T) {
 	rt := newRuntime(t)
-	for _, dt := range []hlo.DType{hlo.S4, hlo.U4} {
+	for _, dt := range []hlo.DType{hlo.S4, hlo.U4, hlo.S2, hlo.U2} {
 		x, y := hlo.NewLiteral(hlo.MakeShape(dt, 256)), hlo.NewLiteral(hlo.MakeShape(dt, 256))
-		for i := range 256 {
+		for i := range 256 { // every pair (s2, u2: each 16 times)
 			x.SetBits(i, uint64(i%16))
 			y.SetBits(i, uint64(i/16))
 		}
@@ -409,7 +396,7 @@ func TestNibbleArithmeticOnDevice(t *testing.T) {
 			roots, shapes = append(roots, "c"+dir), append(shapes, "pred[256]")
 		}
 		body.WriteString("  sel = " + dt.String() + "[256] select(cLT, x, y)\n")
-		body.WriteString("  lo = " + dt.String() + "[] constant(1)\n  hi = " + dt.String() + "[] constant(6)\n")
+		body.WriteString("  lo = " + dt.String() + "[] constant(0)\n  hi = " + dt.String() + "[] constant(1)\n")
 		body.WriteString("  cl = " + dt.String() + "[256] clamp(lo, x, hi)\n")
 		roots, shapes = append(roots, "sel", "cl"), append(shapes, dt.String()+"[256]", dt.String()+"[256]")
 		text := fmt.Sprintf("HloModule nib\nENTRY e {\n  x = %[1]v[256] parameter(0)\n  y = %[1]v[256] parameter(1)\n%s  ROOT t = (%s) tuple(%s)\n}",
@@ -437,4 +424,36 @@ ENTRY e {
 		require.NoError(t, err)
 		t.Run(dt.String()+"/chained", func(t *testing.T) { checkAgainstCPU(t, rt, chained, vkxla.ErrorSpec{}, x, y) })
 	}
+}
+
+// TestTwoBitOnDevice: s2 and u2 (four to a byte) with odd sizes through converts,
+// movement, and a multi-output kernel that writes s2, s4 and f32 results together
+// (groups of four elements: one s2 byte, two s4 bytes), against cpuref.
+func TestTwoBitOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(`HloModule two
+ENTRY e {
+  a = s2[3,5] parameter(0)
+  w = s32[11] parameter(1)
+  f = f32[11] parameter(2)
+  af = f32[3,5] convert(a)
+  ws = s2[11] convert(w)
+  wu = u2[11] convert(w)
+  fs = s2[11] convert(f)
+  w4 = s4[11] convert(w)
+  sum = s2[11] add(ws, fs)
+  tr = s2[5,3] transpose(a), dimensions={1,0}
+  sl = s2[2,3] slice(a), slice={[1:3], [1:4]}
+  cat = u2[22] concatenate(wu, wu), dimensions={0}
+  rev = s2[11] reverse(ws), dimensions={0}
+  ROOT t = (f32[3,5], s2[11], u2[11], s2[11], s4[11], s2[11], s2[5,3], s2[2,3], u2[22], s2[11]) tuple(af, ws, wu, fs, w4, sum, tr, sl, cat, rev)
+}`)
+	require.NoError(t, err)
+	a, err := hlo.FromInt64s(hlo.S2, []int64{3, 5}, []int64{-2, -1, 0, 1, 1, 0, -1, -2, 1, -1, 0, 1, -2, 0, 1})
+	require.NoError(t, err)
+	w, err := hlo.FromInt64s(hlo.S32, []int64{11}, []int64{9, -9, 16, 7, -8, 100, -100, 15, -1, 2, 3})
+	require.NoError(t, err)
+	f, err := hlo.FromFloat64s(hlo.F32, []int64{11}, []float64{100, -100, 2.75, -2.75, math.NaN(), 1.5, -2.5, 15.5, 0.5, -1, 1})
+	require.NoError(t, err)
+	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, a, w, f)
 }

@@ -138,6 +138,6 @@ func (k *kernel) e8m0ToF32(h spirv.ID) spirv.ID {
 }
 
 // LowersLowPrecision reports the low-precision dtypes code generation handles (in
-// the kernels f8Limit and nibbleLimit allow): a front end refuses the others up
-// front.
+// the kernels f8Limit and nibbleLimit allow; all of them now): a front end refuses
+// the others up front.
 func LowersLowPrecision(dt hlo.DType) bool { return isF8(dt) || isNibble(dt) }

@@ -156,7 +156,7 @@ func f8Limit(in *hlo.Instruction) string {
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
-	case dt.IsLowPrecision() && !isF8(dt) && !isNibble(dt):
+	case dt.IsLowPrecision() && !isF8(dt) && !isNibble(dt): // none left: a new type
 		return "is a low-precision type, which code generation does not handle yet"
 	case (isF8(dt) || isNibble(dt)) && !(t.Int8 && t.StorageBuffer8Bit):
 		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
@@ -372,8 +372,8 @@ func (l *lowering) lowerElemental() error {
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
 	l.p.InPlace = inPlaceInputs(l.c, -1)
-	if hasNibbles(l.c) {
-		return l.add(k, l.elementalPairs(k, g, outs, dims, n))
+	if group := packedGroup(l.c); group > 1 {
+		return l.add(k, l.elementalGroups(k, g, outs, dims, n, group))
 	}
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
@@ -389,27 +389,45 @@ func (l *lowering) lowerElemental() error {
 	return l.add(k, groups)
 }
 
-// elementalPairs is the elemental loop for kernels with packed (s4, u4) values: each
-// invocation produces elements 2j and 2j+1, so that it writes whole bytes of the
-// packed outputs (a second element past the end is computed at n-1 and not stored).
-func (l *lowering) elementalPairs(k *kernel, g *gen, outs []spirv.Buffer, dims []int64, n int64) [3]uint32 {
-	return k.gridStride((n+1)/2, func(j spirv.ID) {
+// elementalGroups is the elemental loop for kernels with packed values: each
+// invocation produces the group elements group·j … group·j+group-1, so that it
+// writes whole bytes of the packed outputs (elements past the end are computed at
+// the group's first index and not stored).
+func (l *lowering) elementalGroups(k *kernel, g *gen, outs []spirv.Buffer, dims []int64, n, group int64) [3]uint32 {
+	return k.gridStride((n+group-1)/group, func(j spirv.ID) {
 		f := k.f
-		e0 := f.IMul(j, k.ic(2))
-		e1 := f.IAdd(e0, k.ic(1))
-		hasHi := f.Less(e1, k.ic(n))
-		var v0, v1 []spirv.ID
-		g.scoped(func() { v0 = g.emitN(l.c.Root, k.delinearize(e0, dims)) })
-		g.scoped(func() { v1 = g.emitN(l.c.Root, k.delinearize(f.Select(hasHi, e1, e0), dims)) })
+		base := f.IMul(j, k.ic(group))
+		vals, has := make([][]spirv.ID, group), make([]spirv.ID, group)
+		for e := range group {
+			at := f.IAdd(base, k.ic(e))
+			has[e] = f.Less(at, k.ic(n))
+			g.scoped(func() { vals[e] = g.emitN(l.c.Root, k.delinearize(f.Select(has[e], at, base), dims)) })
+		}
 		for o, s := range l.p.Outputs {
-			if isPacked(s.DType) {
-				k.storeNibbles(outs[o], j, v0[o], v1[o], hasHi, s.DType)
-				continue
-			}
-			k.store(outs[o], e0, v0[o], s.DType)
-			f.If(hasHi, func() { k.store(outs[o], e1, v1[o], s.DType) }, nil)
+			l.storeGroup(k, outs[o], s.DType, j, base, vals, has, o)
 		}
 	})
+}
+
+// storeGroup writes output o's elements of one group: whole bytes of a packed
+// output, else element by element (those past the end skipped).
+func (l *lowering) storeGroup(k *kernel, out spirv.Buffer, dt hlo.DType, j, base spirv.ID, vals [][]spirv.ID, has []spirv.ID, o int) {
+	f := k.f
+	group := int64(len(vals))
+	if !isPacked(dt) {
+		for e := range group {
+			f.If(has[e], func() { k.store(out, f.IAdd(base, k.ic(e)), vals[e][o], dt) }, nil)
+		}
+		return
+	}
+	per := perByte(dt)
+	for b := int64(0); b < group/per; b++ {
+		byteVals := make([]spirv.ID, per)
+		for e := range per {
+			byteVals[e] = vals[b*per+e][o]
+		}
+		k.storePacked(out, f.IAdd(f.IMul(j, k.ic(group/per)), k.ic(b)), byteVals, has[b*per:(b+1)*per], dt)
+	}
 }
 
 // checkOutputsShareDims: the elemental kernel writes every output at one index.

@@ -27,7 +27,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
 		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU:
 		return m.TypeF32() // f8.go
-	case hlo.S4, hlo.U4: // sign- or zero-extended (nibble.go)
+	case hlo.S4, hlo.U4, hlo.S2, hlo.U2: // sign- or zero-extended (nibble.go)
 		return m.TypeInt(32, dt.IsSigned())
 	}
 	return m.TypeInt(dt.Bits(), dt.IsSigned())
@@ -36,7 +36,7 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
 	switch {
-	case dt == hlo.Pred, isF8(dt), isPacked(dt): // s4, u4, f4e2m1fn: two per byte
+	case dt == hlo.Pred, isF8(dt), isPacked(dt): // packed: several per byte (nibble.go)
 		return k.m.TypeInt(8, false)
 	case dt == hlo.F16, dt == hlo.BF16:
 		return k.m.TypeInt(16, false)
@@ -121,8 +121,8 @@ func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 	m := k.m
 	ut := m.TypeInt(k.intWidth(dt), false)
 	switch {
-	case isNibble(dt): // the 4 bits, in a u32
-		return k.nibbleBits(v)
+	case isNibble(dt): // the element's bits, in a u32
+		return k.nibbleBits(v, dt)
 	case dt == hlo.Pred:
 		return k.toStore(v, dt)
 	case dt == hlo.F16:
@@ -144,7 +144,7 @@ func (k *kernel) fromBits(b spirv.ID, dt hlo.DType) spirv.ID {
 	case dt == hlo.Pred, dt == hlo.F16, dt == hlo.BF16, isF8(dt):
 		return k.fromStore(b, dt)
 	case isNibble(dt):
-		return k.fromNibble(k.f.And(k.f.Convert(k.m.TypeU32(), b), k.u32(0xf)), dt)
+		return k.wrapNibble(k.f.Convert(k.m.TypeU32(), b), dt)
 	}
 	if t := k.regType(dt); t != k.m.TypeOf(b) {
 		return k.f.Bitcast(t, b)
