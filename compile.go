@@ -276,10 +276,11 @@ func (c *compiled) build(ctx context.Context, p *plan.Plan, timed bool) error {
 	return c.rec.recordBlock(c.main, false)
 }
 
-// checkGPUTypes refuses the low-precision element types that code generation does
-// not handle (s4, f6e2m3fn, …; it does f8e4m3fn and f8e5m2) before any pass runs:
-// the IR, the text form and cpuref handle them all, and a pass meeting one could
-// misjudge it.
+// checkGPUTypes refuses, before any pass runs, a low-precision element type that
+// code generation does not lower at all (none at present: a type added to hlo before
+// codegen knows it); the IR, the text form and cpuref handle them all, and a pass
+// meeting one could misjudge it. The uses codegen does not lower of the types it
+// knows (a reduce of f8 values, …) fail later, also with ErrUnsupported.
 func checkGPUTypes(m *hlo.Module) error {
 	refused := func(dt hlo.DType) bool { return dt.IsLowPrecision() && !codegen.LowersLowPrecision(dt) }
 	if in, dt := hlo.FirstDTypeUse(m, refused); in != nil {

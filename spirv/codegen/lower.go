@@ -130,9 +130,9 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	return nil
 }
 
-// f8Limit says why an instruction that makes or reads f8 values cannot be lowered
-// yet, or "": the f8 types are lowered in elementwise and data-movement kernels
-// only, and not converted from f64 (through f32 that would round twice).
+// f8Limit says why an instruction that makes or reads low-precision float values
+// cannot be lowered yet, or "": they are lowered in elementwise and data-movement
+// kernels only, and not converted from f64 (through f32 that would round twice).
 func f8Limit(in *hlo.Instruction) string {
 	uses := isF8(in.Shape.DType)
 	for _, op := range in.Operands {
@@ -142,7 +142,7 @@ func f8Limit(in *hlo.Instruction) string {
 		return ""
 	}
 	if in.Op == hlo.OpConvert && in.Operands[0].Shape.DType == hlo.F64 {
-		return "converts f64 to an 8-bit float, which code generation does not handle yet"
+		return "converts f64 to a low-precision float, which code generation does not handle yet"
 	}
 	switch in.Info().Kind {
 	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
@@ -150,7 +150,7 @@ func f8Limit(in *hlo.Instruction) string {
 			return ""
 		}
 	}
-	return "uses an 8-bit float; code generation handles those in elementwise and data-movement ops only"
+	return "uses a low-precision float; code generation handles those in elementwise and data-movement ops only"
 }
 
 // missingFeature says which target feature a dtype needs and lacks, or "".
