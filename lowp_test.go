@@ -37,9 +37,8 @@ func TestLowPrecisionTypesPlan(t *testing.T) {
 	}
 }
 
-// TestF8KernelsOutsideElementwiseAreRefused: a reduce of f8 values, a convert from
-// f64 to f8 (which would round twice through f32), and a bitcast-convert or iota
-// of packed s4/u4 values are not lowered yet.
+// TestF8KernelsOutsideElementwiseAreRefused: a reduce of f8 values, and a
+// bitcast-convert or iota of packed s4/u4 values are not lowered yet.
 func TestF8KernelsOutsideElementwiseAreRefused(t *testing.T) {
 	dev := builtinLavapipe(t)
 	for _, text := range []string{
@@ -50,9 +49,6 @@ add { a = f8e4m3fn[] parameter(0)
 ENTRY e { x = f8e4m3fn[8] parameter(0)
   z = f8e4m3fn[] constant(0)
   ROOT r = f8e4m3fn[] reduce(x, z), dimensions={0}, to_apply=add }`,
-		`HloModule c
-ENTRY e { x = f64[4] parameter(0)
-  ROOT c = f8e4m3fn[4] convert(x) }`,
 		`HloModule a
 ENTRY e { x = s4[4,2] parameter(0)
   ROOT a = u8[4] bitcast-convert(x) }`,
@@ -456,4 +452,34 @@ ENTRY e {
 	f, err := hlo.FromFloat64s(hlo.F32, []int64{11}, []float64{100, -100, 2.75, -2.75, math.NaN(), 1.5, -2.5, 15.5, 0.5, -1, 1})
 	require.NoError(t, err)
 	checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, a, w, f)
+}
+
+// TestF64ToLowFloatOnDevice: f64 values just either side of every rounding tie of
+// each low-precision float (and on it) convert with one rounding, as cpuref does:
+// through an f32 rounded to odd, where plain f32 rounding would land on the tie and
+// round twice.
+func TestF64ToLowFloatOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range gpuF8 {
+		var vals []float64
+		for b := range uint64(256) {
+			if v := hlo.MinifloatToFloat64(dt, b); !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 {
+				vals = append(vals, v)
+			}
+		}
+		sort.Float64s(vals)
+		var in []float64
+		for i := 0; i+1 < len(vals); i++ {
+			mid := (vals[i] + vals[i+1]) / 2
+			tiny := mid * 0x1p-40 // far below f32 precision: f32 rounding would erase it
+			in = append(in, mid, mid+tiny, mid-tiny, -(mid + tiny))
+		}
+		top := vals[len(vals)-1]
+		in = append(in, top*1.5, 1e300, -1e300, math.Inf(1), math.NaN(), 1e-300, -1e-300, 0x1p-127*1.5+0x1p-170)
+		x, err := hlo.FromFloat64s(hlo.F64, []int64{int64(len(in))}, in)
+		require.NoError(t, err)
+		m, err := hlo.ParseModule(fmt.Sprintf("HloModule f64\nENTRY e {\n  x = f64[%[1]d] parameter(0)\n  ROOT c = %[2]v[%[1]d] convert(x)\n}", len(in), dt))
+		require.NoError(t, err)
+		t.Run(dt.String(), func(t *testing.T) { checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x) })
+	}
 }

@@ -106,6 +106,8 @@ func (k *kernel) convert(v spirv.ID, from, to hlo.DType) spirv.ID {
 		return f.NotEqual(v, m.ConstOf(m.TypeOf(v), 0)) // unordered: NaN != 0
 	case from == hlo.Pred:
 		return f.Select(v, m.ConstOf(rt, 1), m.ConstOf(rt, 0))
+	case from == hlo.F64 && isF8(to): // one rounding, as cpuref (f8.go)
+		return k.round(k.f64ToF32Odd(v), to)
 	case from.IsFloat() && to.IsFloat():
 		return k.round(f.Convert(rt, v), to)
 	case from.IsFloat():

@@ -137,6 +137,26 @@ func (k *kernel) e8m0ToF32(h spirv.ID) spirv.ID {
 	return f.Bitcast(k.m.TypeF32(), r)
 }
 
+// f64ToF32Odd narrows an f64 to f32 rounding to odd: an inexact result becomes the
+// odd one of the two f32 values around it, whatever rounding the conversion did.
+// Rounded again to a format of at most 22 significand bits (every low-precision
+// float), that gives the single rounding of the f64 value, as cpuref converts
+// (Boldo and Melquiond, "When double rounding is odd"; ml_dtypes narrows wide types
+// so). NaN passes; ±inf stands for an overflow of f32, which every such format
+// overflows too.
+func (k *kernel) f64ToF32Odd(v spirv.ID) spirv.ID {
+	f, u := k.f, k.u32
+	r := f.Convert(k.m.TypeF32(), v)
+	back := f.Convert(k.m.TypeOf(v), r)
+	bits := f.Bitcast(k.m.TypeU32(), r)
+	inexact := f.LogicalAnd(f.NotEqual(back, v), f.LogicalNot(f.IsNan(v)))
+	even := f.Equal(f.And(bits, u(1)), u(0))
+	short := f.Less(f.GLSL(spirv.GLSLFAbs, back), f.GLSL(spirv.GLSLFAbs, v)) // |r| < |v|
+	odd := f.Select(short, f.IAdd(bits, u(1)), f.ISub(bits, u(1)))
+	bits = f.Select(f.LogicalAnd(inexact, even), odd, bits)
+	return f.Bitcast(k.m.TypeF32(), bits)
+}
+
 // LowersLowPrecision reports the low-precision dtypes code generation handles (in
 // the kernels f8Limit and nibbleLimit allow; all of them now): a front end refuses
 // the others up front.

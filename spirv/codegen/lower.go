@@ -132,7 +132,7 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 
 // f8Limit says why an instruction that makes or reads low-precision float values
 // cannot be lowered yet, or "": they are lowered in elementwise and data-movement
-// kernels only, and not converted from f64 (through f32 that would round twice).
+// kernels only.
 func f8Limit(in *hlo.Instruction) string {
 	uses := isF8(in.Shape.DType)
 	for _, op := range in.Operands {
@@ -140,9 +140,6 @@ func f8Limit(in *hlo.Instruction) string {
 	}
 	if !uses {
 		return ""
-	}
-	if in.Op == hlo.OpConvert && in.Operands[0].Shape.DType == hlo.F64 {
-		return "converts f64 to a low-precision float, which code generation does not handle yet"
 	}
 	switch in.Info().Kind {
 	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
