@@ -483,3 +483,61 @@ func TestF64ToLowFloatOnDevice(t *testing.T) {
 		t.Run(dt.String(), func(t *testing.T) { checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x) })
 	}
 }
+
+// TestLowPrecisionInputsOfOtherKernelsOnDevice: fusion puts a convert of
+// low-precision values (one input per consumer, so each may fuse) into a reduce, a
+// row-reduce or a dot kernel, which then reads them through its own strategy's
+// loads; sums of converted f8, f4 and s4 values against
+// cpuref (inputs small integers and halves, so the f32 sums are exact in any order).
+func TestLowPrecisionInputsOfOtherKernelsOnDevice(t *testing.T) {
+	rt := newRuntime(t)
+	for _, dt := range []hlo.DType{hlo.F8E4M3FN, hlo.F8E5M2FNUZ, hlo.F4E2M1FN, hlo.S4, hlo.U2} {
+		acc := hlo.F32
+		if dt.IsInteger() {
+			acc = hlo.S32
+		}
+		m, err := hlo.ParseModule(fmt.Sprintf(`HloModule fused
+add {
+  a = %[2]v[] parameter(0)
+  b = %[2]v[] parameter(1)
+  ROOT s = %[2]v[] add(a, b)
+}
+ENTRY e {
+  p1 = %[1]v[64,33] parameter(0)
+  p2 = %[1]v[64,33] parameter(1)
+  p3 = %[1]v[64,33] parameter(2)
+  p4 = %[1]v[64,33] parameter(3)
+  w = %[1]v[33,9] parameter(4)
+  x1 = %[2]v[64,33] convert(p1)
+  x2 = %[2]v[64,33] convert(p2)
+  x3 = %[2]v[64,33] convert(p3)
+  x4 = %[2]v[64,33] convert(p4)
+  wc = %[2]v[33,9] convert(w)
+  z = %[2]v[] constant(0)
+  all = %[2]v[] reduce(x1, z), dimensions={0,1}, to_apply=add
+  rows = %[2]v[64] reduce(x2, z), dimensions={1}, to_apply=add
+  cols = %[2]v[33] reduce(x3, z), dimensions={0}, to_apply=add
+  d = %[2]v[64,9] dot(x4, wc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (%[2]v[], %[2]v[64], %[2]v[33], %[2]v[64,9]) tuple(all, rows, cols, d)
+}`, dt, acc))
+		require.NoError(t, err)
+		x, w := hlo.NewLiteral(hlo.MakeShape(dt, 64, 33)), hlo.NewLiteral(hlo.MakeShape(dt, 33, 9))
+		for i := range x.NumElements() {
+			setSmall(x, i, dt, i*7)
+		}
+		for i := range w.NumElements() {
+			setSmall(w, i, dt, i*3+1)
+		}
+		t.Run(dt.String(), func(t *testing.T) { checkAgainstCPU(t, rt, m, vkxla.ErrorSpec{}, x, x, x, x, w) })
+	}
+}
+
+// setSmall stores a small value picked by seed: an integer in the type's range, or
+// one of a few halves every float type here holds exactly.
+func setSmall(l *hlo.Literal, i int, dt hlo.DType, seed int) {
+	if dt.IsInteger() {
+		l.SetInt64(i, int64(seed%3)-1+int64(seed%2)) // -1, 0, 1, 2 wrap in s2/u2 as cpuref does
+		return
+	}
+	l.SetFloat64(i, []float64{0, 0.5, 1, -1, 1.5, -2, 3}[seed%7])
+}
