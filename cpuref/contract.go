@@ -144,13 +144,28 @@ func packRhs[T mac](c *contraction, rhs func(i int64) T, nr, panels int) []T {
 
 // parallelFor calls f on consecutive ranges of [0, n) on every core, or on one for
 // little work (n items of about cost elementary steps each).
-func parallelFor(n, cost int, f func(lo, hi int)) {
+func parallelFor(n, cost int, f func(lo, hi int)) { parallelForAligned(n, cost, 1, f) }
+
+// parallelElements is parallelFor over the elements of a result of shape out:
+// where out's elements are packed (s4, u2, …), every range but the last starts and
+// ends on a byte, so that no two workers write one byte.
+func parallelElements(out hlo.Shape, cost int, f func(lo, hi int)) {
+	align := 1
+	if out.DType.IsSubByte() {
+		align = 8 // a whole number of bytes for 1-, 2- and 4-bit elements
+	}
+	parallelForAligned(int(out.NumElements()), cost, align, f)
+}
+
+// parallelForAligned is parallelFor with ranges whose starts are multiples of align.
+func parallelForAligned(n, cost, align int, f func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
 	if int64(n)*int64(max(cost, 1)) < serialWork || workers == 1 || n < 2 {
 		f(0, n)
 		return
 	}
 	chunk := max(1, n/(4*workers))
+	chunk = (chunk + align - 1) / align * align
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	for range min(workers, (n+chunk-1)/chunk) {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -124,14 +125,30 @@ func (m *macOperands) storeInt(out *hlo.Literal) func(int, int64) {
 
 // run evaluates the contraction into out in the accumulation type (contract.go).
 func (m *macOperands) run(ev *evaluator, c *contraction, rhs, out *hlo.Literal) {
+	packed := out.DType().IsSubByte()
 	switch m.kind {
 	case accF32:
 		read := f32Reader(rhs)
-		runContraction(ev, c, m.l32, func(i int64) float32 { return read(int(i)) }, m.storeF32(out), f32Kernel())
+		runContraction(ev, c, m.l32, func(i int64) float32 { return read(int(i)) }, packedSafeStore(m.storeF32(out), packed), f32Kernel())
 	case accF64:
-		runContraction(ev, c, m.l64, func(i int64) float64 { return rhs.Float64(int(i)) }, m.storeF64(out), macKernel[float64])
+		runContraction(ev, c, m.l64, func(i int64) float64 { return rhs.Float64(int(i)) }, packedSafeStore(m.storeF64(out), packed), macKernel[float64])
 	default:
-		runContraction(ev, c, m.li, func(i int64) int64 { return rhs.Int64(int(i)) }, m.storeInt(out), macKernel[int64])
+		runContraction(ev, c, m.li, func(i int64) int64 { return rhs.Int64(int(i)) }, packedSafeStore(m.storeInt(out), packed), macKernel[int64])
+	}
+}
+
+// packedSafeStore makes the stores into a packed (sub-byte) result one at a time: two
+// elements of one byte may be written by different workers, and each write is a
+// read-modify-write of the byte.
+func packedSafeStore[T any](store func(int, T), packed bool) func(int, T) {
+	if !packed {
+		return store
+	}
+	var mu sync.Mutex
+	return func(i int, v T) {
+		mu.Lock()
+		store(i, v)
+		mu.Unlock()
 	}
 }
 

@@ -131,8 +131,8 @@ func sameDims(out hlo.Shape, op *hlo.Literal) error {
 
 // elementCost is about how many elementary steps one element function takes: the
 // maps run on every core from about serialWork/elementCost elements. The element
-// functions are pure, and elements occupy whole bytes, so the ranges are
-// independent.
+// functions are pure, and each range covers whole bytes (parallelElements aligns
+// the ranges of packed types), so the ranges are independent.
 const elementCost = 16
 
 func mapUnary(out hlo.Shape, x *hlo.Literal, f unaryFunc) (*hlo.Literal, error) {
@@ -140,7 +140,7 @@ func mapUnary(out hlo.Shape, x *hlo.Literal, f unaryFunc) (*hlo.Literal, error) 
 		return nil, err
 	}
 	res := hlo.NewLiteral(out)
-	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+	parallelElements(out, elementCost, func(lo, hi int) {
 		var xs [blockLen]uint64
 		for b := lo; b < hi; b += blockLen {
 			blk := xs[:min(blockLen, hi-b)]
@@ -162,7 +162,7 @@ func mapBinary(out hlo.Shape, x, y *hlo.Literal, f binaryFunc) (*hlo.Literal, er
 		return nil, err
 	}
 	res := hlo.NewLiteral(out)
-	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+	parallelElements(out, elementCost, func(lo, hi int) {
 		var xs, ys [blockLen]uint64
 		for b := lo; b < hi; b += blockLen {
 			bx, by := xs[:min(blockLen, hi-b)], ys[:min(blockLen, hi-b)]
@@ -196,7 +196,7 @@ func mapTernary(out hlo.Shape, a, b, c *hlo.Literal, f func(a, b, c uint64) uint
 	}
 	res := hlo.NewLiteral(out)
 	ra, rb, rc := bitsReader(a), bitsReader(b), bitsReader(c)
-	parallelFor(res.NumElements(), elementCost, func(lo, hi int) {
+	parallelElements(out, elementCost, func(lo, hi int) {
 		var rs [blockLen]uint64
 		for blk := lo; blk < hi; blk += blockLen {
 			r := rs[:min(blockLen, hi-blk)]

@@ -15,7 +15,7 @@ import (
 func gatherInto(s hlo.Shape, src *hlo.Literal, srcPos func(idx []int64) int64) *hlo.Literal {
 	out := hlo.NewLiteral(s)
 	read := bitsReader(src)
-	parallelFor(out.NumElements(), elementCost, func(lo, hi int) {
+	parallelElements(s, elementCost, func(lo, hi int) {
 		idx := unravel(s.Dims, int64(lo))
 		var buf [blockLen]uint64
 		for b := lo; b < hi; b += blockLen {

@@ -25,12 +25,14 @@ func toFloat(dt hlo.DType, b uint64) float64 {
 		return float64(hlo.BFloat16(b).Float32())
 	case hlo.F32:
 		return float64(math.Float32frombits(uint32(b)))
+	case hlo.F64:
+		return math.Float64frombits(b)
 	}
-	return math.Float64frombits(b)
+	return hlo.MinifloatToFloat64(dt, b) // the 8-, 6- and 4-bit floats, exactly
 }
 
-// fromFloat rounds v to dt, to nearest even. f16 and bf16 round through float32, as
-// XLA computes them in f32 and rounds back. For +, -, *, / and sqrt of dt-valued
+// fromFloat rounds v to dt, to nearest even. f16, bf16 and the 8-, 6- and 4-bit
+// floats round through float32, as XLA computes them in f32 and rounds back. For +, -, *, / and sqrt of dt-valued
 // inputs, computing in float64 and rounding once to float32 gives exactly the
 // float32 result (float64 has more than 2*24+2 bits, so the double rounding is
 // innocuous), which lets every float kernel compute in float64.
@@ -42,8 +44,10 @@ func fromFloat(dt hlo.DType, v float64) uint64 {
 		return uint64(hlo.BF16FromFloat32(float32(v)))
 	case hlo.F32:
 		return uint64(math.Float32bits(float32(v)))
+	case hlo.F64:
+		return math.Float64bits(v)
 	}
-	return math.Float64bits(v)
+	return hlo.MinifloatFromFloat64(dt, float64(float32(v)))
 }
 
 // widthMask has the low dt.Bits() bits set.

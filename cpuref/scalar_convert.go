@@ -106,6 +106,11 @@ func floatCompare(dir hlo.ComparisonDirection, dt hlo.DType) binaryFunc {
 // order: negative values have their magnitude bits flipped so that a larger
 // magnitude sorts lower, and -0 sorts just below +0.
 func totalOrderKey(dt hlo.DType, x uint64) int64 {
+	if dt.IsLowPrecisionFloat() {
+		// The f8e8m0fnu and fnuz encodings are not sign-magnitude orders: order by
+		// value (a fnuz NaN, 0x80, decodes as -NaN and sorts first).
+		return totalOrderKey(hlo.F64, math.Float64bits(toFloat(dt, x)))
+	}
 	v := signExtend(dt, x)
 	if v < 0 {
 		v ^= int64(widthMask(dt) >> 1)
@@ -131,6 +136,10 @@ func convertFor(from, to hlo.DType) (unaryFunc, error) {
 	case to == hlo.Pred:
 		m := widthMask(from)
 		return func(x uint64) uint64 { return boolBits(x&m != 0) }, nil
+	case from.IsFloat() && to.IsLowPrecisionFloat():
+		// One rounding from the exact source value, as XLA's evaluator (ml_dtypes)
+		// converts; fromFloat's float32 step would round f64 sources twice.
+		return func(x uint64) uint64 { return hlo.MinifloatFromFloat64(to, toFloat(from, x)) }, nil
 	case from.IsFloat() && to.IsFloat():
 		return func(x uint64) uint64 { return fromFloat(to, toFloat(from, x)) }, nil
 	case from.IsFloat():

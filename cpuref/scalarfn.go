@@ -213,7 +213,7 @@ func scalarStep(in *hlo.Instruction, ops []int) (func(r []uint64) uint64, bool, 
 		return func(r []uint64) uint64 { return f(r[a]) }, true, err
 	case hlo.OpBitcastConvert: // scalar to scalar: same width, same bits
 		a, toPred := ops[0], in.Shape.DType == hlo.Pred
-		if in.Shape.DType.Size() != dt(0).Size() {
+		if in.Shape.DType.Bits() != dt(0).Bits() {
 			return nil, false, nil
 		}
 		return func(r []uint64) uint64 {

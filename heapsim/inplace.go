@@ -70,7 +70,7 @@ func readElsewhere(prog *codegen.Program, ops []Value, i int) bool {
 
 // sameFootprint: element i of both shapes occupies the same bytes.
 func sameFootprint(a, b hlo.Shape) bool {
-	return a.DType.Size() == b.DType.Size() && a.NumElements() == b.NumElements()
+	return a.DType.StorageBits() == b.DType.StorageBits() && a.NumElements() == b.NumElements()
 }
 
 // shareInPlace lets each candidate output share the memory of an input whose

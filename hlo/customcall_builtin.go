@@ -82,7 +82,7 @@ func topKDirection(call *Instruction, k int64) (ComparisonDirection, error) {
 	if err != nil {
 		return 0, fmt.Errorf("TopK backend_config: %w", err)
 	}
-	if v, ok := cfg["k"]; ok && v != k {
+	if v, ok := cfg["k"]; ok && !sameInt(v, k) {
 		return 0, fmt.Errorf("TopK backend_config k=%v differs from the result's %d", v, k)
 	}
 	if len(call.Called) == 1 {
@@ -106,4 +106,16 @@ func comparatorDirection(c *Computation) (ComparisonDirection, error) {
 		return 0, fmt.Errorf("TopK comparator %s must be compare(p0, p1) with direction GT or LT", c.Name)
 	}
 	return r.Attrs.Direction, nil
+}
+
+// sameInt reports a backend_config value equal to k: an int64 from an MLIR
+// dictionary, or a float64 from JSON ({"k":3} decodes to 3.0).
+func sameInt(v any, k int64) bool {
+	switch x := v.(type) {
+	case int64:
+		return x == k
+	case float64:
+		return x == float64(k)
+	}
+	return false
 }

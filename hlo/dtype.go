@@ -22,6 +22,24 @@ const (
 	BF16
 	F32
 	F64
+	// Low-precision types (XLA's xla_data.proto): sub-byte integers, stored packed
+	// (two or four to a byte, the lowest-numbered element in the low bits), and the
+	// 8-, 6- and 4-bit floats of ml_dtypes (see minifloat.go for their formats).
+	S4
+	U4
+	S2
+	U2
+	F8E4M3FN
+	F8E5M2
+	F8E4M3FNUZ
+	F8E5M2FNUZ
+	F8E4M3B11FNUZ
+	F8E3M4
+	F8E4M3
+	F8E8M0FNU
+	F6E2M3FN
+	F6E3M2FN
+	F4E2M1FN
 	// C64 and C128 are complex numbers: a real and an imaginary part of f32 (c64)
 	// or f64 (c128), stored real part first, as XLA stores them. IsFloat and
 	// IsNumeric do not report them, so that code written for real numbers refuses
@@ -35,66 +53,141 @@ const (
 	Tuple
 )
 
+// dtypeKind classifies an element type for the Is… predicates.
+type dtypeKind uint8
+
+const (
+	kindNone dtypeKind = iota
+	kindPred
+	kindSigned
+	kindUnsigned
+	kindFloat
+	kindComplex
+)
+
 type dtypeInfo struct {
 	name string
-	size int // bytes per element; 0 for Tuple and Invalid
+	bits int // value bits per element; 0 for Token, Tuple and Invalid
+	// storage is the bits an element occupies in an array: bits rounded up to 8,
+	// except that 4- and 2-bit types pack (XLA's packed sub-byte layout). f6 types
+	// keep one byte per element, in its low six bits.
+	storage int
+	kind    dtypeKind
 }
 
 var dtypeInfos = [...]dtypeInfo{
-	Invalid: {"invalid", 0},
-	Pred:    {"pred", 1},
-	S8:      {"s8", 1},
-	S16:     {"s16", 2},
-	S32:     {"s32", 4},
-	S64:     {"s64", 8},
-	U8:      {"u8", 1},
-	U16:     {"u16", 2},
-	U32:     {"u32", 4},
-	U64:     {"u64", 8},
-	F16:     {"f16", 2},
-	BF16:    {"bf16", 2},
-	F32:     {"f32", 4},
-	F64:     {"f64", 8},
-	C64:     {"c64", 8},
-	C128:    {"c128", 16},
-	Token:   {"token", 0},
-	Tuple:   {"tuple", 0},
+	Invalid:       {"invalid", 0, 0, kindNone},
+	Pred:          {"pred", 8, 8, kindPred}, // a 0/1 byte wherever bits are handled
+	S8:            {"s8", 8, 8, kindSigned},
+	S16:           {"s16", 16, 16, kindSigned},
+	S32:           {"s32", 32, 32, kindSigned},
+	S64:           {"s64", 64, 64, kindSigned},
+	U8:            {"u8", 8, 8, kindUnsigned},
+	U16:           {"u16", 16, 16, kindUnsigned},
+	U32:           {"u32", 32, 32, kindUnsigned},
+	U64:           {"u64", 64, 64, kindUnsigned},
+	F16:           {"f16", 16, 16, kindFloat},
+	BF16:          {"bf16", 16, 16, kindFloat},
+	F32:           {"f32", 32, 32, kindFloat},
+	F64:           {"f64", 64, 64, kindFloat},
+	S4:            {"s4", 4, 4, kindSigned},
+	U4:            {"u4", 4, 4, kindUnsigned},
+	S2:            {"s2", 2, 2, kindSigned},
+	U2:            {"u2", 2, 2, kindUnsigned},
+	F8E4M3FN:      {"f8e4m3fn", 8, 8, kindFloat},
+	F8E5M2:        {"f8e5m2", 8, 8, kindFloat},
+	F8E4M3FNUZ:    {"f8e4m3fnuz", 8, 8, kindFloat},
+	F8E5M2FNUZ:    {"f8e5m2fnuz", 8, 8, kindFloat},
+	F8E4M3B11FNUZ: {"f8e4m3b11fnuz", 8, 8, kindFloat},
+	F8E3M4:        {"f8e3m4", 8, 8, kindFloat},
+	F8E4M3:        {"f8e4m3", 8, 8, kindFloat},
+	F8E8M0FNU:     {"f8e8m0fnu", 8, 8, kindFloat},
+	F6E2M3FN:      {"f6e2m3fn", 6, 8, kindFloat},
+	F6E3M2FN:      {"f6e3m2fn", 6, 8, kindFloat},
+	F4E2M1FN:      {"f4e2m1fn", 4, 4, kindFloat},
+	C64:           {"c64", 64, 64, kindComplex},
+	C128:          {"c128", 128, 128, kindComplex},
+	Token:         {"token", 0, 0, kindNone},
+	Tuple:         {"tuple", 0, 0, kindNone},
 }
 
-// AllDTypes lists every real array element type (not the complex ones, Token, Tuple
-// or Invalid), in table order. Tests iterate it over every back end; the complex
-// types are listed apart (ComplexDTypes) because GPU code generation does not
-// handle them yet.
+// AllDTypes lists the array element types that every part of vkxla handles, GPU
+// code generation included, in table order. Tests that run each type on the device
+// iterate it; LowPrecisionDTypes and ComplexDTypes are kept apart (codegen handles
+// only some of their ops).
 var AllDTypes = []DType{Pred, S8, S16, S32, S64, U8, U16, U32, U64, F16, BF16, F32, F64}
+
+// LowPrecisionDTypes lists the sub-byte integers and the 8-, 6- and 4-bit floats.
+// The IR, the text form, literals and cpuref handle them; GPU compilation of a
+// module that uses one fails with an error wrapping ErrUnsupported.
+var LowPrecisionDTypes = []DType{S4, U4, S2, U2, F8E4M3FN, F8E5M2, F8E4M3FNUZ, F8E5M2FNUZ,
+	F8E4M3B11FNUZ, F8E3M4, F8E4M3, F8E8M0FNU, F6E2M3FN, F6E3M2FN, F4E2M1FN}
 
 // ComplexDTypes lists the complex element types.
 var ComplexDTypes = []DType{C64, C128}
 
+// EveryArrayDType is AllDTypes followed by LowPrecisionDTypes (the real types).
+func EveryArrayDType() []DType {
+	return append(append([]DType(nil), AllDTypes...), LowPrecisionDTypes...)
+}
+
+func (d DType) info() dtypeInfo {
+	if int(d) < len(dtypeInfos) {
+		return dtypeInfos[d]
+	}
+	return dtypeInfo{}
+}
+
 // String returns the XLA text name ("f32").
 func (d DType) String() string {
-	if int(d) < len(dtypeInfos) {
-		return dtypeInfos[d].name
+	if n := d.info().name; n != "" {
+		return n
 	}
 	return fmt.Sprintf("dtype(%d)", uint8(d))
 }
 
-// Size is the element size in bytes (pred is stored as one byte, as in XLA).
-func (d DType) Size() int {
-	if int(d) < len(dtypeInfos) {
-		return dtypeInfos[d].size
-	}
-	return 0
-}
+// Size is the bytes one element occupies on its own (pred is one byte, as in XLA;
+// a sub-byte element rounds up to one byte, as XLA's ByteSizeOfPrimitiveType).
+// It is not the per-element share of an array of packed elements: use ArrayBytes
+// or Shape.ByteSize for arrays.
+func (d DType) Size() int { return (d.info().storage + 7) / 8 }
 
-// Bits is the element width in bits.
-func (d DType) Bits() int { return 8 * d.Size() }
+// Bits is the element's value width in bits (4 for s4, 6 for f6e2m3fn; 8 for
+// pred, whose raw value is a 0/1 byte).
+func (d DType) Bits() int { return d.info().bits }
+
+// StorageBits is the bits an element occupies in an array: 4 for s4, u4 and
+// f4e2m1fn, 2 for s2 and u2, else 8 × Size.
+func (d DType) StorageBits() int { return d.info().storage }
+
+// IsSubByte reports the packed types, whose array elements share bytes.
+func (d DType) IsSubByte() bool { s := d.info().storage; return s > 0 && s < 8 }
+
+// ArrayBytes is the bytes n elements occupy in an array (packed for sub-byte types:
+// ceil(n·bits/8)).
+func (d DType) ArrayBytes(n int64) int64 {
+	s := int64(d.info().storage)
+	if s%8 == 0 {
+		return n * (s / 8)
+	}
+	return (n*s + 7) / 8
+}
 
 // IsValid reports whether d is an array element type (Token included: token[] is
 // a scalar of no bytes).
 func (d DType) IsValid() bool { return d > Invalid && d < Tuple }
 
-// IsFloat reports f16, bf16, f32, f64.
-func (d DType) IsFloat() bool { return d == F16 || d == BF16 || d == F32 || d == F64 }
+// IsFloat reports the floating-point types: f16, bf16, f32, f64 and the
+// low-precision floats.
+func (d DType) IsFloat() bool { return d.info().kind == kindFloat }
+
+// IsLowPrecisionFloat reports the 8-, 6- and 4-bit floats (see minifloat.go).
+func (d DType) IsLowPrecisionFloat() bool { return d.IsFloat() && d.Bits() <= 8 }
+
+// IsLowPrecision reports the types in LowPrecisionDTypes.
+func (d DType) IsLowPrecision() bool {
+	return d.IsLowPrecisionFloat() || (d.IsInteger() && d.Bits() < 8)
+}
 
 // IsComplex reports c64 and c128.
 func (d DType) IsComplex() bool { return d == C64 || d == C128 }
@@ -124,10 +217,10 @@ func ComplexWith(d DType) (DType, bool) {
 }
 
 // IsSigned reports the signed integer types.
-func (d DType) IsSigned() bool { return d >= S8 && d <= S64 }
+func (d DType) IsSigned() bool { return d.info().kind == kindSigned }
 
 // IsUnsigned reports the unsigned integer types.
-func (d DType) IsUnsigned() bool { return d >= U8 && d <= U64 }
+func (d DType) IsUnsigned() bool { return d.info().kind == kindUnsigned }
 
 // IsInteger reports signed or unsigned integers (not pred).
 func (d DType) IsInteger() bool { return d.IsSigned() || d.IsUnsigned() }

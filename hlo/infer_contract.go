@@ -69,11 +69,11 @@ func contractionType(operand DType, declared *Shape) (DType, error) {
 func PreferredTypeAllowed(operand, result DType) bool {
 	switch {
 	case operand.IsFloat() && result.IsFloat():
-		return result.Size() > operand.Size()
+		return result.Bits() > operand.Bits()
 	case operand.IsSigned() && result.IsSigned():
-		return result.Size() > operand.Size()
+		return result.Bits() > operand.Bits()
 	case operand.IsUnsigned() && result.IsInteger():
-		return result.Size() > operand.Size()
+		return result.Bits() > operand.Bits()
 	}
 	return false
 }

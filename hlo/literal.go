@@ -115,6 +115,54 @@ func MustFromSlice[T Native](dims []int64, values []T) *Literal {
 	return l
 }
 
+// FromFloat64s builds an array literal of a float dtype (any, the low-precision
+// ones included) from float64 values, each rounded as SetFloat64 rounds.
+func FromFloat64s(dt DType, dims []int64, values []float64) (*Literal, error) {
+	l, err := newFilled(dt, dims, len(values))
+	if err != nil {
+		return nil, err
+	}
+	if !dt.IsFloat() {
+		return nil, fmt.Errorf("literal from float64s: %v is not a float type", dt)
+	}
+	for i, v := range values {
+		l.SetFloat64(i, v)
+	}
+	return l, nil
+}
+
+// FromInt64s builds an array literal of an integer or pred dtype (s4 and u2
+// included) from int64 values, each wrapped to the width as SetInt64 wraps.
+func FromInt64s(dt DType, dims []int64, values []int64) (*Literal, error) {
+	l, err := newFilled(dt, dims, len(values))
+	if err != nil {
+		return nil, err
+	}
+	if !dt.IsInteger() && dt != Pred {
+		return nil, fmt.Errorf("literal from int64s: %v is not an integer type", dt)
+	}
+	for i, v := range values {
+		l.SetInt64(i, v)
+	}
+	return l, nil
+}
+
+// newFilled checks that n values fill an array of dt and dims, and allocates it.
+func newFilled(dt DType, dims []int64, n int) (*Literal, error) {
+	s := MakeShape(dt, dims...)
+	if !s.IsArray() || dt == Token {
+		return nil, fmt.Errorf("literal of %v: not an array element type", dt)
+	}
+	want, err := s.NumElementsChecked()
+	if err != nil {
+		return nil, fmt.Errorf("literal of %v: %w", s, err)
+	}
+	if want != int64(n) {
+		return nil, fmt.Errorf("literal %v needs %d values, got %d", s, want, n)
+	}
+	return NewLiteral(s), nil
+}
+
 // ScalarLiteral builds a rank-0 literal.
 func ScalarLiteral[T Native](v T) *Literal { return MustFromSlice(nil, []T{v}) }
 
@@ -156,13 +204,16 @@ func (l *Literal) Clone() *Literal {
 
 // bits reads element i's raw bits, zero-extended.
 func (l *Literal) bits(i int) uint64 {
+	if l.shape.DType.IsSubByte() {
+		return l.packedBits(i)
+	}
 	size := l.shape.DType.Size()
 	b := l.data[i*size : (i+1)*size]
 	switch size {
 	case 0: // a token
 		return 0
 	case 1:
-		return uint64(b[0])
+		return uint64(b[0]) & (1<<l.shape.DType.Bits() - 1) // f6 uses 6 of its 8 bits
 	case 2:
 		return uint64(binary.LittleEndian.Uint16(b))
 	case 4:
@@ -173,12 +224,16 @@ func (l *Literal) bits(i int) uint64 {
 
 // putBits writes the low bits of v as element i.
 func (l *Literal) putBits(i int, v uint64) {
+	if l.shape.DType.IsSubByte() {
+		l.putPackedBits(i, v)
+		return
+	}
 	size := l.shape.DType.Size()
 	b := l.data[i*size : (i+1)*size]
 	switch size {
 	case 0: // a token holds nothing
 	case 1:
-		b[0] = byte(v)
+		b[0] = byte(v) & byte(1<<l.shape.DType.Bits()-1)
 	case 2:
 		binary.LittleEndian.PutUint16(b, uint16(v))
 	case 4:
@@ -186,6 +241,23 @@ func (l *Literal) putBits(i int, v uint64) {
 	default:
 		binary.LittleEndian.PutUint64(b, v)
 	}
+}
+
+// packedBits reads element i of a packed sub-byte array: element i sits at bit
+// i·w of the byte stream, so with w dividing 8 it never straddles a byte, and the
+// lowest-numbered element of a byte is in its low bits (XLA's packing).
+func (l *Literal) packedBits(i int) uint64 {
+	w := l.shape.DType.StorageBits()
+	bit := i * w
+	return uint64(l.data[bit/8]>>(bit%8)) & (1<<w - 1)
+}
+
+func (l *Literal) putPackedBits(i int, v uint64) {
+	w := l.shape.DType.StorageBits()
+	bit := i * w
+	mask := byte(1<<w-1) << (bit % 8)
+	b := &l.data[bit/8]
+	*b = *b&^mask | byte(v<<(bit%8))&mask
 }
 
 // Bits returns element i's raw bit pattern, zero-extended to 64 bits. A c128
@@ -273,6 +345,9 @@ func (l *Literal) Float64(i int) float64 {
 	case Pred:
 		return float64(l.bits(i))
 	default:
+		if dt.IsLowPrecisionFloat() {
+			return MinifloatToFloat64(dt, l.bits(i))
+		}
 		if dt.IsSigned() {
 			return float64(l.Int64(i))
 		}
@@ -283,7 +358,8 @@ func (l *Literal) Float64(i int) float64 {
 // SetFloat64 stores v in a float element (a complex one gets imaginary part 0), rounding to nearest even for narrower
 // types (f64 → f32 rounds once; f16/bf16 round from float32, so a value exactly
 // between two f16 values after the f32 rounding may round differently from a
-// single rounding, as in XLA).
+// single rounding, as in XLA; the 8-, 6- and 4-bit floats round once from v, by
+// minifloat.go's rules).
 func (l *Literal) SetFloat64(i int, v float64) {
 	switch dt := l.shape.DType; dt {
 	case F16:
@@ -297,6 +373,10 @@ func (l *Literal) SetFloat64(i int, v float64) {
 	case C64, C128:
 		l.SetComplex128(i, complex(v, 0))
 	default:
+		if dt.IsLowPrecisionFloat() {
+			l.putBits(i, MinifloatFromFloat64(dt, v))
+			return
+		}
 		panic(fmt.Sprintf("SetFloat64 on %v literal", dt))
 	}
 }

@@ -80,9 +80,28 @@ func formatFloat(v float64, dt DType) string {
 	case math.IsInf(v, -1):
 		return "-inf"
 	}
+	if dt.IsLowPrecisionFloat() {
+		return formatMinifloat(v, dt)
+	}
 	bits := 32
 	if dt == F64 {
 		bits = 64
 	}
 	return strconv.FormatFloat(v, 'g', -1, bits)
+}
+
+// formatMinifloat prints v as XLA does, with %g and the type's max_digits10
+// significant digits (2 + ⌊(mantissa bits + 1)·log10 2⌋): 448, 0.00195, 5.7e+04.
+// Those always convert back to the same value; the loop guards that.
+func formatMinifloat(v float64, dt DType) string {
+	want := MinifloatFromFloat64(dt, v)
+	digits := minifloats[dt].mant + 1
+	for prec := 2 + digits*30103/100000; prec < 17; prec++ {
+		s := strconv.FormatFloat(v, 'g', prec, 64)
+		back, err := strconv.ParseFloat(s, 64)
+		if err == nil && MinifloatFromFloat64(dt, back) == want && !MinifloatOverflows(dt, back) {
+			return s
+		}
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }

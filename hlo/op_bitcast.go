@@ -62,7 +62,7 @@ func inferBitcast(a *shapeArgs) (Shape, error) {
 	if xb, ob := x.ByteSize(), out.ByteSize(); xb != ob {
 		return Shape{}, fmt.Errorf("changes the byte size from %d (%v) to %d (%v); a bitcast only reinterprets bytes", xb, x, ob, out)
 	}
-	if x.DType.Size() != out.DType.Size() {
+	if x.DType.StorageBits() != out.DType.StorageBits() {
 		return Shape{}, fmt.Errorf("reinterprets %v elements as %v elements of another width, which vkxla does not lower", x.DType, out.DType)
 	}
 	if l := a.attrs.Layouts; l != nil {

@@ -682,9 +682,34 @@ func (p *parser) setFloat(l *Literal, i int, t token) error {
 	if math.IsNaN(v) && p.peek().text == "(" { // nan(0x…) payload
 		p.skipBalanced()
 	}
+	if err := representable(l.DType(), v); err != nil {
+		return p.errorAt(t.pos, "value %s %v", t.text, err)
+	}
 	l.SetFloat64(i, v)
 	if got := l.Float64(i); math.IsInf(got, 0) && !math.IsInf(v, 0) {
 		return p.errorAt(t.pos, "value %s overflows %v", t.text, l.DType())
+	}
+	return nil
+}
+
+// representable refuses, for a low-precision float type, a value it cannot hold: a
+// finite one it would turn into NaN or saturate (its magnitude rounds beyond the
+// largest finite value), inf or nan where it has none, and zero or negative values
+// in f8e8m0fnu, which has neither.
+func representable(dt DType, v float64) error {
+	if !dt.IsLowPrecisionFloat() {
+		return nil
+	}
+	back := MinifloatToFloat64(dt, MinifloatFromFloat64(dt, v))
+	switch {
+	case math.IsNaN(v) && !math.IsNaN(back):
+		return fmt.Errorf("is not a %v value (it has no NaN)", dt)
+	case math.IsInf(v, 0) && !math.IsInf(back, 0):
+		return fmt.Errorf("is not a %v value (it has no infinity)", dt)
+	case MinifloatOverflows(dt, v):
+		return fmt.Errorf("overflows %v", dt)
+	case dt == F8E8M0FNU && v <= 0:
+		return fmt.Errorf("is not a %v value (it has no zero or negative values)", dt)
 	}
 	return nil
 }

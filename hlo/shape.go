@@ -71,7 +71,7 @@ func (s Shape) ByteSize() int64 {
 		}
 		return total
 	}
-	return s.NumElements() * int64(s.DType.Size())
+	return s.DType.ArrayBytes(s.NumElements())
 }
 
 // NumElementsChecked is NumElements for an array shape, or an error: one wrapping
@@ -102,7 +102,7 @@ func (s Shape) NumElementsChecked() (int64, error) {
 func (s Shape) ByteSizeChecked() (int64, error) {
 	if !s.IsTuple() {
 		n, err := s.NumElementsChecked()
-		return n * int64(s.DType.Size()), err
+		return s.DType.ArrayBytes(n), err
 	}
 	var total int64
 	for _, e := range s.Elems {

@@ -30,7 +30,7 @@ func (k *kernel) compare(dir hlo.ComparisonDirection, ct hlo.CompareType, dt hlo
 	case dt == hlo.Pred:
 		a, b = f.Convert(m.TypeU32(), a), f.Convert(m.TypeU32(), b)
 	case dt.IsInteger() && (ct == hlo.CompareSigned || ct == hlo.CompareUnsigned):
-		t := m.TypeInt(dt.Bits(), ct == hlo.CompareSigned)
+		t := m.TypeInt(k.intWidth(dt), ct == hlo.CompareSigned)
 		a, b = f.Convert(t, a), f.Convert(t, b)
 	}
 	switch dir {
@@ -114,6 +114,8 @@ func (k *kernel) convert(v spirv.ID, from, to hlo.DType) spirv.ID {
 		return f.NotEqual(v, m.ConstOf(m.TypeOf(v), 0)) // unordered: NaN != 0
 	case from == hlo.Pred:
 		return f.Select(v, m.ConstOf(rt, 1), m.ConstOf(rt, 0))
+	case from == hlo.F64 && isF8(to): // one rounding, as cpuref (f8.go)
+		return k.round(k.f64ToF32Odd(v), to)
 	case from.IsFloat() && to.IsFloat():
 		return k.round(f.Convert(rt, v), to)
 	case from.IsFloat():
@@ -121,7 +123,7 @@ func (k *kernel) convert(v spirv.ID, from, to hlo.DType) spirv.ID {
 	case to.IsFloat():
 		return k.round(f.Convert(rt, v), to)
 	}
-	return f.Convert(rt, v)
+	return k.wrapNibble(f.Convert(rt, v), to)
 }
 
 // floatToInt truncates with NaN → 0 and saturation; the instruction only ever sees

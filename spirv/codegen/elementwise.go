@@ -45,7 +45,7 @@ func (g *gen) elementwiseResult(in *hlo.Instruction, v spirv.ID, err error) spir
 	if !exactOps[in.Op] {
 		v = g.k.round(v, in.Shape.DType)
 	}
-	return v
+	return g.k.wrapNibble(v, in.Shape.DType) // s4, u4, s2, u2 compute in 32 bits
 }
 
 // unary applies a unary op to a register value of type dt.
@@ -345,7 +345,10 @@ func (k *kernel) shift(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) spirv.ID {
 		return f.Select(big, m.ConstOf(t, 0), k.fromBits(r, dt))
 	}
 	amt := f.Select(big, m.ConstUint(ut, uint64(w-1)), ub)
-	sa := f.Convert(m.TypeInt(int(w), true), a)
+	sa := f.Convert(m.TypeInt(k.intWidth(dt), true), a)
+	if isNibble(dt) { // u4 and u2 too: the top of their bits is the sign fill
+		sa = k.signExtend(k.nibbleBits(a, dt), dt.Bits())
+	}
 	return f.Convert(t, f.ShrA(sa, amt))
 }
 

@@ -117,6 +117,13 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 				return fmt.Errorf("%s (%v) uses %v, which %s", in.Name, in.Op, s.DType, why)
 			}
 		}
+		why := f8Limit(in)
+		if why == "" {
+			why = nibbleLimit(in)
+		}
+		if why != "" {
+			return fmt.Errorf("%w: %s (%v) %s", hlo.ErrUnsupported, in.Name, in.Op, why)
+		}
 		for _, callee := range in.Called {
 			if err := checkTypes(callee, t, seen); err != nil {
 				return err
@@ -126,9 +133,33 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	return nil
 }
 
+// f8Limit says why an instruction that makes or reads low-precision float values
+// cannot be lowered yet, or "": they are lowered in elementwise and data-movement
+// kernels only.
+func f8Limit(in *hlo.Instruction) string {
+	uses := isF8(in.Shape.DType)
+	for _, op := range in.Operands {
+		uses = uses || isF8(op.Shape.DType)
+	}
+	if !uses {
+		return ""
+	}
+	switch in.Info().Kind {
+	case hlo.KindLeaf, hlo.KindUnary, hlo.KindBinary, hlo.KindElementwise, hlo.KindMovement, hlo.KindTuple:
+		if in.Op != hlo.OpScatter {
+			return ""
+		}
+	}
+	return "uses a low-precision float; code generation handles those in elementwise and data-movement ops only"
+}
+
 // missingFeature says which target feature a dtype needs and lacks, or "".
 func missingFeature(dt hlo.DType, t Target) string {
 	switch {
+	case dt.IsLowPrecision() && !isF8(dt) && !isNibble(dt): // none left: a new type
+		return "is a low-precision type, which code generation does not handle yet"
+	case (isF8(dt) || isNibble(dt)) && !(t.Int8 && t.StorageBuffer8Bit):
+		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
 	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:
@@ -341,6 +372,9 @@ func (l *lowering) lowerElemental() error {
 	outs := l.bindOutputs(k)
 	g := l.kernelGen(k)
 	l.p.InPlace = inPlaceInputs(l.c, -1)
+	if group := packedGroup(l.c); group > 1 {
+		return l.add(k, l.elementalGroups(k, g, outs, dims, n, group))
+	}
 	if vectorizable(l.c, dims) {
 		return l.add(k, l.elementalVec4(k, g, outs, dims))
 	}
@@ -353,6 +387,47 @@ func (l *lowering) lowerElemental() error {
 		})
 	})
 	return l.add(k, groups)
+}
+
+// elementalGroups is the elemental loop for kernels with packed values: each
+// invocation produces the group elements group·j … group·j+group-1, so that it
+// writes whole bytes of the packed outputs (elements past the end are computed at
+// the group's first index and not stored).
+func (l *lowering) elementalGroups(k *kernel, g *gen, outs []spirv.Buffer, dims []int64, n, group int64) [3]uint32 {
+	return k.gridStride((n+group-1)/group, func(j spirv.ID) {
+		f := k.f
+		base := f.IMul(j, k.ic(group))
+		vals, has := make([][]spirv.ID, group), make([]spirv.ID, group)
+		for e := range group {
+			at := f.IAdd(base, k.ic(e))
+			has[e] = f.Less(at, k.ic(n))
+			g.scoped(func() { vals[e] = g.emitN(l.c.Root, k.delinearize(f.Select(has[e], at, base), dims)) })
+		}
+		for o, s := range l.p.Outputs {
+			l.storeGroup(k, outs[o], s.DType, j, base, vals, has, o)
+		}
+	})
+}
+
+// storeGroup writes output o's elements of one group: whole bytes of a packed
+// output, else element by element (those past the end skipped).
+func (l *lowering) storeGroup(k *kernel, out spirv.Buffer, dt hlo.DType, j, base spirv.ID, vals [][]spirv.ID, has []spirv.ID, o int) {
+	f := k.f
+	group := int64(len(vals))
+	if !isPacked(dt) {
+		for e := range group {
+			f.If(has[e], func() { k.store(out, f.IAdd(base, k.ic(e)), vals[e][o], dt) }, nil)
+		}
+		return
+	}
+	per := perByte(dt)
+	for b := int64(0); b < group/per; b++ {
+		byteVals := make([]spirv.ID, per)
+		for e := range per {
+			byteVals[e] = vals[b*per+e][o]
+		}
+		k.storePacked(out, f.IAdd(f.IMul(j, k.ic(group/per)), k.ic(b)), byteVals, has[b*per:(b+1)*per], dt)
+	}
 }
 
 // checkOutputsShareDims: the elemental kernel writes every output at one index.

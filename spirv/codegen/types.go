@@ -26,16 +26,21 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 		return m.TypeFloat(64)
 	case hlo.C64:
 		return k.complexType()
+	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
+		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU:
+		return m.TypeF32() // f8.go
+	case hlo.S4, hlo.U4, hlo.S2, hlo.U2: // sign- or zero-extended (nibble.go)
+		return m.TypeInt(32, dt.IsSigned())
 	}
 	return m.TypeInt(dt.Bits(), dt.IsSigned())
 }
 
 // storeType is the SPIR-V element type of a dtype's storage buffer.
 func (k *kernel) storeType(dt hlo.DType) spirv.ID {
-	switch dt {
-	case hlo.Pred:
+	switch {
+	case dt == hlo.Pred, isF8(dt), isPacked(dt): // packed: several per byte (nibble.go)
 		return k.m.TypeInt(8, false)
-	case hlo.F16, hlo.BF16:
+	case dt == hlo.F16, dt == hlo.BF16:
 		return k.m.TypeInt(16, false)
 	}
 	return k.regType(dt)
@@ -46,11 +51,19 @@ func isNarrowFloat(dt hlo.DType) bool { return dt == hlo.F16 || dt == hlo.BF16 }
 
 // load reads element i of buffer b (holding dt) as a register value.
 func (k *kernel) load(b spirv.Buffer, i spirv.ID, dt hlo.DType) spirv.ID {
+	if isPacked(dt) {
+		return k.loadNibble(b, i, dt)
+	}
 	return k.fromStore(k.f.LoadElem(b, i), dt)
 }
 
-// store writes register value v (of dt) to element i of buffer b.
+// store writes register value v (of dt) to element i of buffer b. Packed types are
+// written a byte at a time by the kernels that produce them (storeNibbles).
 func (k *kernel) store(b spirv.Buffer, i, v spirv.ID, dt hlo.DType) {
+	if isPacked(dt) {
+		k.failf("a store of one %v element, which shares its byte with another", dt)
+		return
+	}
 	k.f.StoreElem(b, i, k.toStore(v, dt))
 }
 
@@ -64,6 +77,9 @@ func (k *kernel) fromStore(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f16ToF32(f.Convert(m.TypeU32(), v))
 	case hlo.BF16:
 		return k.bf16ToF32(f.Convert(m.TypeU32(), v))
+	}
+	if ft, ok := f8Formats[dt]; ok {
+		return k.f8ToF32(f.Convert(m.TypeU32(), v), ft)
 	}
 	return v
 }
@@ -80,17 +96,23 @@ func (k *kernel) toStore(v spirv.ID, dt hlo.DType) spirv.ID {
 	case hlo.BF16:
 		return f.Convert(st, k.f32ToBF16(v))
 	}
+	if ft, ok := f8Formats[dt]; ok {
+		return f.Convert(st, k.f32ToF8(v, ft))
+	}
 	return v
 }
 
-// round rounds an f32 register value to the nearest f16 or bf16 value (ties to even)
-// for those dtypes, and returns other values unchanged.
+// round rounds an f32 register value to the nearest f16, bf16 or 8-bit float value (ties to
+// even) for those dtypes, and returns other values unchanged.
 func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 	switch dt {
 	case hlo.F16:
 		return k.f16ToF32(k.f32ToF16(v))
 	case hlo.BF16:
 		return k.bf16ToF32(k.f32ToBF16(v))
+	}
+	if ft, ok := f8Formats[dt]; ok {
+		return k.f8ToF32(k.f32ToF8(v, ft), ft)
 	}
 	return v
 }
@@ -99,14 +121,18 @@ func (k *kernel) round(v spirv.ID, dt hlo.DType) spirv.ID {
 // dtype's width (pred: 0 or 1 in a u8).
 func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 	m := k.m
-	ut := m.TypeInt(dt.Bits(), false)
+	ut := m.TypeInt(k.intWidth(dt), false)
 	switch {
+	case isNibble(dt): // the element's bits, in a u32
+		return k.nibbleBits(v, dt)
 	case dt == hlo.Pred:
 		return k.toStore(v, dt)
 	case dt == hlo.F16:
 		return k.f.Convert(ut, k.f32ToF16(v))
 	case dt == hlo.BF16:
 		return k.f.Convert(ut, k.f32ToBF16(v))
+	case isF8(dt):
+		return k.f.Convert(ut, k.f32ToF8(v, f8Formats[dt]))
 	case m.TypeOf(v) == ut:
 		return v
 	}
@@ -116,9 +142,11 @@ func (k *kernel) bitsOf(v spirv.ID, dt hlo.DType) spirv.ID {
 // fromBits is bitsOf's inverse: an unsigned integer of the dtype's width to a
 // register value.
 func (k *kernel) fromBits(b spirv.ID, dt hlo.DType) spirv.ID {
-	switch dt {
-	case hlo.Pred, hlo.F16, hlo.BF16:
+	switch {
+	case dt == hlo.Pred, dt == hlo.F16, dt == hlo.BF16, isF8(dt):
 		return k.fromStore(b, dt)
+	case isNibble(dt):
+		return k.wrapNibble(k.f.Convert(k.m.TypeU32(), b), dt)
 	}
 	if t := k.regType(dt); t != k.m.TypeOf(b) {
 		return k.f.Bitcast(t, b)
