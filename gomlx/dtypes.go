@@ -13,8 +13,10 @@ import (
 
 // dtypePairs is the one mapping between GoMLX's element types and vkxla's. GoMLX
 // types missing here (complex, 4- and 8-bit floats, 2- and 4-bit integers) are
-// not supported: vkxla's op table has no such element types, but for complex,
-// which hlo and cpuref have (c64, c128) and GPU code generation has not yet.
+// not supported by this backend yet: hlo and cpuref have them all (c64, c128,
+// the f8/f4 floats, s4/u4/s2/u2), GPU code generation only some of their ops
+// (docs/complex.md, docs/ir.md), and the backend's buffers and complex ops
+// (Real, Imag, Complex, FFT) are not mapped yet.
 var dtypePairs = []struct {
 	g dtypes.DType
 	h hlo.DType
