@@ -83,7 +83,8 @@ func TestCheckpointedMLPPeak(t *testing.T) {
 // host as it is made, the backward pass moves each back and recomputes its layer
 // when the gradient reaches it. The host holds the 16 outputs (16 KiB each); the
 // device plan needs under a quarter of the plain step's; the step matches cpuref
-// on the GPU.
+// on the GPU. The plain step under a 20% budget is met by the budget mode
+// (host-offload after remat) and matches cpuref too.
 func TestOffloadedMLPStep(t *testing.T) {
 	rt := newRuntime(t)
 	sizes := []int64{16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16}
@@ -92,8 +93,8 @@ func TestOffloadedMLPStep(t *testing.T) {
 		require.NoError(t, err)
 		return step
 	}
-	stats := func(step *train.Step) vkxla.MemoryStats {
-		exe, err := rt.Compile(context.Background(), step.Module)
+	stats := func(step *train.Step, opts ...vkxla.CompileOption) vkxla.MemoryStats {
+		exe, err := rt.Compile(context.Background(), step.Module, opts...)
 		require.NoError(t, err)
 		defer func() { require.NoError(t, exe.Close()) }()
 		return exe.MemoryStats()
@@ -112,4 +113,17 @@ func TestOffloadedMLPStep(t *testing.T) {
 	require.Equal(t, int64(117792), off.PeakBytes)
 	x, labels := train.Blobs(1, hlo.F32, 256, 16, 16, 0.5)
 	checkAgainstCPU(t, rt, step.Module, vkxla.ProgramTolerance(step.Module, hlo.F32), append(step.Init(5), x, labels)...)
+
+	// The plain step under a budget of 20%: remat alone stops above it; the
+	// host-offload pass moves activations out across the peak until it fits.
+	plainStep := build(train.Remat{})
+	budget := vkxla.WithMemoryBudget(plain.PeakBytes / 5)
+	_, err := rt.Compile(context.Background(), plainStep.Module, budget, vkxla.WithoutPasses("host-offload"))
+	require.ErrorIs(t, err, vkxla.ErrOverBudget, "remat alone")
+	moved := stats(plainStep, budget)
+	t.Logf("budget %d B: device peak %d B, host %d B in %d buffers", plain.PeakBytes/5, moved.PeakBytes, moved.HostBytes, moved.HostBuffers)
+	require.LessOrEqual(t, moved.PeakBytes, plain.PeakBytes/5)
+	require.Positive(t, moved.HostBuffers)
+	checkCompiledAgainstCPU(t, rt, plainStep.Module, []vkxla.CompileOption{budget},
+		vkxla.ProgramTolerance(plainStep.Module, hlo.F32), append(plainStep.Init(5), x, labels)...)
 }
