@@ -142,7 +142,7 @@ var xlaAttrs = []*xlaAttr{
 	{name: "parameter_replication", treatment: attrIgnored, read: readBoolList, sample: "{false,true}",
 		reason: "which parameter buffers are replicated across replicas; " + oneDevice},
 	{name: "control-predecessors", treatment: attrIgnored, read: readNameList, sample: "{%SELF}",
-		reason: "an order between instructions without data flow; vkxla has no host transfers, infeed or outfeed whose order it could change"},
+		reason: "an order between instructions without data flow; vkxla's only host transfers are the MoveToHost/MoveToDevice copies of host offload, ordered by their data flow, and it has no infeed or outfeed whose order the edges could change"},
 	{name: "origin", treatment: attrIgnored, read: readBraced, sample: `{{"x.1"}}`,
 		reason: "the value's provenance in the program before XLA's passes (debugging)"},
 	{name: "result_accuracy", ops: xlaTranscendentals, treatment: attrIgnored, read: readBraced, sample: "{mode=highest}",
