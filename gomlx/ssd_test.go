@@ -128,7 +128,9 @@ func ssdConv(w *ssdWeights, x *graph.Node, name string, size, out, stride int, d
 	if depthwise {
 		kin = 1
 	}
-	conv := graph.Convolve(x, w.get(name, size, size, kin, out)).Strides(stride).PaddingPerDim(samePadding(x, size, stride))
+	// Dilations are set though they are 1: simplego's grouped convolution
+	// indexes them and panics when they are left out (GoMLX v0.26.0).
+	conv := graph.Convolve(x, w.get(name, size, size, kin, out)).Strides(stride).Dilations(1).PaddingPerDim(samePadding(x, size, stride))
 	if depthwise {
 		conv = conv.ChannelGroupCount(in)
 	}
@@ -140,7 +142,7 @@ func ssdConv(w *ssdWeights, x *graph.Node, name string, size, out, stride int, d
 // bias, reshaped to [N, H·W·anchors, values].
 func ssdPredictor(w *ssdWeights, m *graph.Node, name string, anchors, values int) *graph.Node {
 	d := m.Shape().Dimensions
-	y := graph.Convolve(m, w.get(name, 1, 1, d[3], anchors*values)).NoPadding().Done()
+	y := graph.Convolve(m, w.get(name, 1, 1, d[3], anchors*values)).Strides(1).Dilations(1).PaddingPerDim([][2]int{{0, 0}, {0, 0}}).Done()
 	y = graph.Add(y, trailing(w.get(name+".bias", anchors*values), 4))
 	return graph.Reshape(y, d[0], d[1]*d[2]*anchors, values)
 }
