@@ -46,7 +46,7 @@ func openBackends(b *testing.B) (*vkgomlx.Backend, backends.Backend) {
 // one: a step after simplego's CPU-bound step runs on a busier, colder CPU),
 // after warm untimed rounds, and reports each one's median time per step in ms
 // (the host is shared: a median resists the steps another process slowed).
-func interleave(b *testing.B, names []string, steps []func() error) []float64 {
+func interleave(b *testing.B, names []string, steps []func() error) stepTimes {
 	b.Helper()
 	for range 3 {
 		for i, f := range steps {
@@ -55,26 +55,45 @@ func interleave(b *testing.B, names []string, steps []func() error) []float64 {
 			}
 		}
 	}
-	times := make([][]time.Duration, len(steps))
+	times := make(stepTimes, len(steps))
 	b.ResetTimer()
 	for n := range b.N {
 		for k := range steps {
 			i := (n + k) % len(steps)
-			f := steps[i]
 			start := time.Now()
-			if err := f(); err != nil {
+			if err := steps[i](); err != nil {
 				b.Fatalf("%s: %v", names[i], err)
 			}
 			times[i] = append(times[i], time.Since(start))
 		}
 	}
-	ms := make([]float64, len(steps))
-	for i, ts := range times {
-		slices.Sort(ts)
-		ms[i] = ts[len(ts)/2].Seconds() * 1e3
-		b.ReportMetric(ms[i], names[i]+"-ms/step")
+	for i := range steps {
+		b.ReportMetric(times.ms(i), names[i]+"-ms/step")
 	}
-	return ms
+	return times
+}
+
+// stepTimes are interleave's times: [step][iteration].
+type stepTimes [][]time.Duration
+
+// ms is step i's median time in ms.
+func (t stepTimes) ms(i int) float64 {
+	ts := slices.Clone(t[i])
+	slices.Sort(ts)
+	return ts[len(ts)/2].Seconds() * 1e3
+}
+
+// ratio is the median over iterations of step i's time over step j's in the
+// same iteration, which ran next to it: a load that comes and goes between
+// iterations slows both of a pair, so the paired ratio moves less than the
+// ratio of the two medians does.
+func (t stepTimes) ratio(i, j int) float64 {
+	rs := make([]float64, len(t[i]))
+	for n := range rs {
+		rs[n] = t[i][n].Seconds() / t[j][n].Seconds()
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
 }
 
 // BenchmarkMLPTrainStep: one Adam step of the MLP (mlp.Default: 32 → 256 → 8,
@@ -93,9 +112,9 @@ func BenchmarkMLPTrainStep(b *testing.B) {
 	}
 	defer native.close()
 	step := func(s *mlp.Session) func() error { return func() error { _, err := s.Step(); return err } }
-	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{step(gv), native.step, step(gs)})
-	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
-	b.ReportMetric(ms[2]/ms[0], "simplego/gomlx-vkxla")
+	ts := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{step(gv), native.step, step(gs)})
+	b.ReportMetric(ts.ratio(0, 1), "gomlx-vkxla/vkxla-api")
+	b.ReportMetric(ts.ratio(2, 0), "simplego/gomlx-vkxla")
 }
 
 // nativeStep is the model suite's MLP Adam step through vkxla's API.
@@ -203,9 +222,9 @@ func benchForward(b *testing.B, forward any, newInputs func() []any) {
 	}
 	api := sameModule(b, vk, inputs)
 	es := graph.MustNewExecAny(sg, forward)
-	ms := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{execRun(ev, inputs), api, execRun(es, sgInputs)})
-	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
-	b.ReportMetric(ms[2]/ms[0], "simplego/gomlx-vkxla")
+	ts := interleave(b, []string{"gomlx-vkxla", "vkxla-api", "gomlx-simplego"}, []func() error{execRun(ev, inputs), api, execRun(es, sgInputs)})
+	b.ReportMetric(ts.ratio(0, 1), "gomlx-vkxla/vkxla-api")
+	b.ReportMetric(ts.ratio(2, 0), "simplego/gomlx-vkxla")
 }
 
 // sameModule returns a step that runs the module the backend compiled last with

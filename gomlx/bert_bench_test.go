@@ -139,11 +139,11 @@ func benchModelSuite(b *testing.B, ps []param, fn func([]*graph.Node) []*graph.N
 		names = append(names, "gomlx-simplego")
 		steps = append(steps, execRun(graph.MustNewExec(sg, fn), gomlxTensors(ps, values)))
 	}
-	ms := interleave(b, names, steps)
-	b.ReportMetric(ms[0]/ms[1], "gomlx-vkxla/vkxla-api")
-	b.ReportMetric(ms[0]/ms[2], "gomlx-vkxla/model-suite")
+	ts := interleave(b, names, steps)
+	b.ReportMetric(ts.ratio(0, 1), "gomlx-vkxla/vkxla-api")
+	b.ReportMetric(ts.ratio(0, 2), "gomlx-vkxla/model-suite")
 	if simplego {
-		b.ReportMetric(ms[3]/ms[0], "simplego/gomlx-vkxla")
+		b.ReportMetric(ts.ratio(3, 0), "simplego/gomlx-vkxla")
 	}
 }
 
