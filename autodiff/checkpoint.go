@@ -93,7 +93,8 @@ func (e *engine) tapeTaken(in, out *hlo.Instruction, ops []*hlo.Instruction, any
 // their own policies. Random draws are kept whatever the policy: the
 // recomputation must see the forward pass's bits, and drawing again would advance
 // the RNG state to new ones. offload gets the kept values the policy keeps in host
-// memory (hlo.CheckpointPolicy.Offloads: named values only).
+// memory (hlo.CheckpointPolicy.Offloads: named values, or dots under
+// offload_dot_with_no_batch_dims).
 func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into, offload map[*hlo.Instruction]bool) {
 	for _, in := range c.Instructions {
 		switch {
@@ -115,6 +116,9 @@ func savedInstructions(c *hlo.Computation, policy hlo.CheckpointPolicy, into, of
 			into[in] = true
 		case policy.Saveable(in) && table[in.Op].expand == nil && in.Op != hlo.OpConstant:
 			into[in] = true
+			if policy.Offloads(in) {
+				offload[in] = true
+			}
 		}
 	}
 }

@@ -222,3 +222,44 @@ func TestCheckpointReplaysRandomBits(t *testing.T) {
 		})
 	}
 }
+
+// TestSavedResidualsOffloadDots: offload_dot_with_no_batch_dims keeps the three
+// W·x products (no batch dimensions) in host memory and nothing else of the
+// region; the gradients are those of dots_with_no_batch_dims_saveable, which
+// keeps the same values on the device, and each product moves out and back.
+func TestSavedResidualsOffloadDots(t *testing.T) {
+	m := sinLayers(t, hlo.OffloadDotWithNoBatchDims(), true)
+	rs, err := SavedResiduals(m)
+	require.NoError(t, err)
+	onHost := map[string]bool{}
+	for _, r := range rs {
+		onHost[fmt.Sprintf("%v %s", r.Op, r.Producer)] = r.OnHost
+	}
+	require.Equal(t, map[string]bool{"parameter W1": false, "parameter W2": false, "parameter W3": false, "parameter x": false,
+		"dot y1": true, "dot y2": true, "dot y3": true}, onHost)
+
+	r := rand.New(rand.NewPCG(9, 10))
+	var inputs []*hlo.Literal
+	for _, p := range m.Entry.Params {
+		inputs = append(inputs, randomLiteral(r, p.Shape, -1, 1))
+	}
+	inputs = append(inputs, randomLiteral(r, m.Entry.Root.Shape, -1, 1))
+	vjp := func(m *hlo.Module) *hlo.Module {
+		g, err := VJP(m, []int{0, 1, 2, 3}, nil)
+		require.NoError(t, err)
+		return g
+	}
+	g := vjp(m)
+	got, err := cpuref.Eval(g, inputs...)
+	require.NoError(t, err)
+	want, err := cpuref.Eval(vjp(sinLayers(t, hlo.DotsWithNoBatchDimsSaveable(), true)), inputs...)
+	require.NoError(t, err)
+	require.NoError(t, hlo.LiteralsEqual(got, want))
+	moves := map[bool]int{}
+	for _, in := range g.Entry.Instructions {
+		if toHost, ok := hlo.Placement(in); ok {
+			moves[toHost]++
+		}
+	}
+	require.Equal(t, map[bool]int{true: 3, false: 3}, moves, "each product moves out and back:\n%s", hlo.Print(g))
+}

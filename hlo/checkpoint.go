@@ -31,8 +31,10 @@ const (
 	saveAllBut       = "save_any_names_but_these"
 	saveBoth         = "save_from_both_policies"
 	saveAndOffload   = "save_and_offload_only_these_names"
+	offloadDots      = "offload_dot_with_no_batch_dims"
 	policyNamesUsage = "nothing_saveable, everything_saveable, dots_saveable, dots_with_no_batch_dims_saveable, " +
-		"save_only_these_names, save_any_names_but_these, save_from_both_policies or save_and_offload_only_these_names"
+		"save_only_these_names, save_any_names_but_these, save_from_both_policies, save_and_offload_only_these_names " +
+		"or offload_dot_with_no_batch_dims"
 )
 
 // CheckpointPolicy is a checkpointed region's policy: which of the region's values
@@ -94,6 +96,13 @@ func SaveAndOffloadOnlyTheseNames(save, offload []string) CheckpointPolicy {
 	return CheckpointPolicy{save: saveAndOffload, names: slices.Clone(save), offload: slices.Clone(offload)}
 }
 
+// OffloadDotWithNoBatchDims keeps the results of dots without batch dimensions
+// (the products with weight matrices) in host memory and recomputes the rest
+// (jax.checkpoint_policies.offload_dot_with_no_batch_dims, offload_src="device",
+// offload_dst="pinned_host"): DotsWithNoBatchDimsSaveable's values, moved to
+// the host where they are made and back when the backward pass reads them.
+func OffloadDotWithNoBatchDims() CheckpointPolicy { return CheckpointPolicy{save: offloadDots} }
+
 func (p CheckpointPolicy) kind() string {
 	if p.save == "" {
 		return saveNothing
@@ -117,7 +126,7 @@ func (p CheckpointPolicy) String() string {
 // Saveable reports whether the policy keeps the value of in, an instruction of a
 // checkpointed region: any value under EverythingSaveable, a dot or convolution
 // under DotsSaveable, a dot with no batch dimensions under
-// DotsWithNoBatchDimsSaveable, a CheckpointName by its name under the name
+// DotsWithNoBatchDimsSaveable and OffloadDotWithNoBatchDims, a CheckpointName by its name under the name
 // policies, what either keeps under SaveFromBothPolicies.
 func (p CheckpointPolicy) Saveable(in *Instruction) bool {
 	name, named := CheckpointNameOf(in)
@@ -126,8 +135,8 @@ func (p CheckpointPolicy) Saveable(in *Instruction) bool {
 		return in.Op != OpParameter
 	case saveDots:
 		return in.Op == OpDot || in.Op == OpConvolution
-	case saveDotsNoBatch:
-		return in.Op == OpDot && in.Attrs.Dot != nil && len(in.Attrs.Dot.LhsBatch) == 0 && len(in.Attrs.Dot.RhsBatch) == 0
+	case saveDotsNoBatch, offloadDots:
+		return dotWithNoBatchDims(in)
 	case saveNames:
 		return named && slices.Contains(p.names, name)
 	case saveAllBut:
@@ -142,7 +151,8 @@ func (p CheckpointPolicy) Saveable(in *Instruction) bool {
 
 // Offloads reports whether the policy keeps the value of in in host memory: a
 // CheckpointName named with one of save_and_offload_only_these_names' offload
-// names (and not one of its save names, which stay on the device); under
+// names (and not one of its save names, which stay on the device); a dot
+// without batch dimensions under offload_dot_with_no_batch_dims; under
 // SaveFromBothPolicies, a value one policy offloads and the other does not keep
 // on the device.
 func (p CheckpointPolicy) Offloads(in *Instruction) bool {
@@ -150,11 +160,18 @@ func (p CheckpointPolicy) Offloads(in *Instruction) bool {
 	switch p.kind() {
 	case saveAndOffload:
 		return named && slices.Contains(p.offload, name) && !slices.Contains(p.names, name)
+	case offloadDots:
+		return dotWithNoBatchDims(in)
 	case saveBoth:
 		a, b := p.both[0], p.both[1]
 		return (a.Offloads(in) || b.Offloads(in)) && !(a.Saveable(in) && !a.Offloads(in)) && !(b.Saveable(in) && !b.Offloads(in))
 	}
 	return false
+}
+
+// dotWithNoBatchDims reports whether in is a dot without batch dimensions.
+func dotWithNoBatchDims(in *Instruction) bool {
+	return in.Op == OpDot && in.Attrs.Dot != nil && len(in.Attrs.Dot.LhsBatch) == 0 && len(in.Attrs.Dot.RhsBatch) == 0
 }
 
 // policyConfig is the policy's backend_config.
@@ -199,7 +216,7 @@ func CheckpointPolicyOf(call *Instruction) (CheckpointPolicy, error) {
 func (c policyConfig) policy() (CheckpointPolicy, error) {
 	p := CheckpointPolicy{save: c.Policy, names: c.Names, offload: c.Offload}
 	switch c.Policy {
-	case saveNothing, saveEverything, saveDots, saveDotsNoBatch:
+	case saveNothing, saveEverything, saveDots, saveDotsNoBatch, offloadDots:
 		return p, nil
 	case saveNames, saveAllBut:
 		if c.Names == nil {

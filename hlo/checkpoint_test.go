@@ -194,8 +194,19 @@ func TestCheckpointOffloadPolicy(t *testing.T) {
 	require.True(t, either.Offloads(h))
 	require.True(t, either.Saveable(h))
 
+	dots := hlo.OffloadDotWithNoBatchDims()
+	batched := b.DotGeneral(b.Reshape(x, 1, 2, 2), b.Reshape(x, 1, 2, 2), hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}})
+	require.NoError(t, b.Err())
+	for _, c := range []struct {
+		in    *hlo.Instruction
+		keeps bool
+	}{{dot, true}, {batched, false}, {a, false}, {x, false}} {
+		require.Equal(t, c.keeps, dots.Saveable(c.in), "%v saves %s", dots, c.in.Name)
+		require.Equal(t, c.keeps, dots.Offloads(c.in), "%v offloads %s", dots, c.in.Name)
+	}
+
 	id := func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return a[0] }
-	for _, p := range []hlo.CheckpointPolicy{p, hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"}), either} {
+	for _, p := range []hlo.CheckpointPolicy{p, hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"}), either, dots} {
 		b := hlo.NewBuilder("offload")
 		call := b.Checkpoint(p, id, b.Parameter(hlo.MakeShape(hlo.F32, 2), "x"))
 		require.NoError(t, b.Err(), "%v", p)
