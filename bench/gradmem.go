@@ -108,6 +108,7 @@ func TransformerCase(c train.LMConfig) (GradCase, error) {
 	ckpt, err := checkpointedSteps([]namedRemat{
 		{"each block a region, nothing_saveable", train.Remat{Every: 1, Policy: hlo.NothingSaveable()}},
 		{"each block a region, dots_saveable", train.Remat{Every: 1, Policy: hlo.DotsSaveable()}},
+		{"each block a region, offload_dot_with_no_batch_dims", train.Remat{Every: 1, Policy: hlo.OffloadDotWithNoBatchDims()}},
 		{"one region, every block's output offloaded to host memory", offloadOutputs(max(c.Blocks, 1))},
 	}, func(r train.Remat) train.Model {
 		rc := c
