@@ -2,6 +2,7 @@ package gomlx_test
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -45,7 +46,9 @@ func openBackends(b *testing.B) (*vkgomlx.Backend, backends.Backend) {
 // rotates from one iteration to the next, so that none always follows the same
 // one: a step after simplego's CPU-bound step runs on a busier, colder CPU),
 // after warm untimed rounds, and reports each one's median time per step in ms
-// (the host is shared: a median resists the steps another process slowed).
+// (the host is shared: a median resists the steps another process slowed). Use an
+// iteration count that is a multiple of the step count, so that each step follows
+// each other equally often.
 func interleave(b *testing.B, names []string, steps []func() error) stepTimes {
 	b.Helper()
 	for range 3 {
@@ -60,6 +63,10 @@ func interleave(b *testing.B, names []string, steps []func() error) stepTimes {
 	for n := range b.N {
 		for k := range steps {
 			i := (n + k) % len(steps)
+			// Each step starts on a collected heap: simplego's garbage would
+			// otherwise be collected (by assists and background workers on
+			// both cores) during whichever step follows it.
+			runtime.GC()
 			start := time.Now()
 			if err := steps[i](); err != nil {
 				b.Fatalf("%s: %v", names[i], err)
