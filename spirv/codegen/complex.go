@@ -32,6 +32,8 @@ var ComplexOps = map[hlo.Opcode]bool{
 	// elemental loop, the workgroup tree and the two-pass reduction hold the
 	// accumulators as vec2 (no subgroup path: subgroupReducer takes real types).
 	hlo.OpReduce: true,
+	// fft of c64 with power-of-two lengths (fft.go; fftSupport says why not).
+	hlo.OpFft: true,
 }
 
 // complexType is c64's register and storage type.
@@ -177,6 +179,8 @@ func ComplexSupport(in *hlo.Instruction) string {
 		return "uses c128, which GPU code generation does not support yet (cpuref evaluates it)"
 	case !ComplexOps[in.Op]:
 		return fmt.Sprintf("uses %v, and GPU code generation has no complex kernel for %v yet (cpuref evaluates it)", dt, in.Op)
+	case in.Op == hlo.OpFft:
+		return fftSupport(in)
 	}
 	return ""
 }

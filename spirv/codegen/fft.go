@@ -1,0 +1,240 @@
+package codegen
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// fft (hlo/op_fft.go) on c64 runs as Stockham autosort radix-2 passes, one
+// dispatch per pass: pass s of a length-n axis reads every line of its source
+// buffer and writes every line of its destination, one invocation per butterfly
+//
+//	a = x[q + s·p], b = x[q + s·(p + n/2)]
+//	y[q + 2s·p] = a + b, y[q + 2s·p + s] = (a − b)·w^{s·p}, w = e^{∓2πi/n}
+//
+// for p < n/(2s), q < s, with s = 1, 2, …, n/2: after log2 n passes the line is
+// its transform in natural order (no bit reversal). A multi-dimensional transform
+// is these passes along each transformed axis in turn (a strided axis is read at
+// its stride: consecutive invocations take consecutive inner elements). The first
+// pass reads the operand, the last writes the result; the passes between ping-pong
+// between the output (where it can hold a complex intermediate) and one or two
+// scratch buffers (fftPlan).
+//
+// The real transforms shrink or grow the last axis: RFFT transforms the last axis
+// first, from the real operand, and its last pass keeps the n/2+1 first entries
+// of each line, so that the other axes transform the halved array; IRFFT
+// transforms the other axes of its halved operand first, and the first pass of the
+// last axis reads entry j ≥ n/2+1 as the conjugate of entry n−j (cpuref's
+// completion by conjugate symmetry), and its last pass keeps the real parts.
+// The inverse transforms use the conjugate twiddles, and their last pass scales by
+// 1/∏n (a power of two: exact).
+//
+// Twiddles are computed in each butterfly, not read from a table: u = s·p/n is
+// exact in f32, reduced exactly by the symmetries of the circle to [0, 1/8], and
+// sin and cos of 2π·u ∈ [0, π/4] are Taylor polynomials accurate to below half an
+// ulp (fftTwiddle), so each twiddle is within about 1 ulp.
+//
+// Lengths that are not powers of two have no kernel yet (fftSupport refuses them
+// before planning).
+
+// fftPass is one radix-2 pass: the butterflies of stride s along axis of a line
+// length n. Extents of the last axis: srcLast in the source buffer, last in the
+// pass's logical array, dstLast in the destination (srcLast < last: IRFFT's
+// completion; dstLast < last: RFFT's truncation).
+type fftPass struct {
+	axis                   int
+	n, s                   int64
+	dims                   []int64 // the logical (complex) array the pass transforms
+	srcLast, last, dstLast int64
+	src, dst               Arg
+	readReal, writeReal    bool    // the source is the real operand; the destination is the real output
+	scale                  float64 // the last pass of an inverse transform: 1/∏n; else 0
+	inverse                bool
+	fromOperand, toOutputs bool
+}
+
+// fftSpec is the sequence of dispatches of an fft and the scratch buffers' sizes.
+type fftSpec struct {
+	root    *hlo.Instruction
+	passes  []fftPass
+	scratch []int64
+	// fill: the operand is empty and the result is not (RFFT of length 0): the
+	// result is zeros. direct: no axis has a length above 1, and the result is the
+	// operand converted to its type.
+	fill, direct bool
+}
+
+// fftSupport says why the GPU has no kernel for an fft, or "".
+func fftSupport(in *hlo.Instruction) string {
+	for _, n := range in.Attrs.FftLength {
+		if n > 1 && n&(n-1) != 0 {
+			return fmt.Sprintf("has fft_length={%s}; GPU code generation transforms lengths that are powers of two only (%d is not; cpuref evaluates it)",
+				strings.Join(strings.Fields(strings.Trim(fmt.Sprint(in.Attrs.FftLength), "[]")), ","), n)
+		}
+	}
+	return ""
+}
+
+// fftLayout is a dims slice whose last extent is last.
+func fftLayout(dims []int64, last int64) []int64 {
+	out := append([]int64(nil), dims...)
+	out[len(out)-1] = last
+	return out
+}
+
+// planFFT decides the passes of root, an fft of c64 (f32 for RFFT's operand and
+// IRFFT's result) with power-of-two lengths. Lower and Facts share it.
+func planFFT(root *hlo.Instruction) (fftSpec, error) {
+	if why := fftSupport(root); why != "" {
+		return fftSpec{}, fmt.Errorf("%w: %s (fft) %s", hlo.ErrUnsupported, root.Name, why)
+	}
+	x := root.Operands[0].Shape
+	t, lengths := root.Attrs.FftType, root.Attrs.FftLength
+	spec := fftSpec{root: root}
+	switch {
+	case root.Shape.NumElements() == 0:
+		return spec, nil
+	case x.NumElements() == 0:
+		spec.fill = true
+		return spec, nil
+	}
+	rank := x.Rank()
+	lead := rank - len(lengths)
+	last := rank - 1
+	full := fftLayout(x.Dims, lengths[len(lengths)-1])
+	half := full[last]/2 + 1
+	var axes []int
+	cur := full[last] // the last extent of the data the next pass reads
+	switch t {
+	case hlo.RFFT: // the last axis first (from the real operand), then the others on the halved array
+		axes = append(axes, last)
+		for a := lead; a < last; a++ {
+			axes = append(axes, a)
+		}
+	case hlo.IRFFT: // the other axes on the halved operand, then the last
+		for a := lead; a <= last; a++ {
+			axes = append(axes, a)
+		}
+		cur = half
+	default:
+		for a := lead; a <= last; a++ {
+			axes = append(axes, a)
+		}
+	}
+	inverse := t == hlo.IFFT || t == hlo.IRFFT
+	scale := 1.0
+	for _, a := range axes {
+		n := full[a]
+		if n < 2 {
+			continue
+		}
+		scale /= float64(n)
+		logical := cur
+		if a == last {
+			logical = full[last]
+		}
+		for s := int64(1); s < n; s *= 2 {
+			p := fftPass{axis: a, n: n, s: s, srcLast: cur, last: logical, dstLast: logical, inverse: inverse}
+			if t == hlo.RFFT && a == last && 2*s == n {
+				p.dstLast = half
+			}
+			p.dims = fftLayout(full, logical)
+			spec.passes = append(spec.passes, p)
+			cur = p.dstLast
+		}
+	}
+	if len(spec.passes) == 0 {
+		spec.direct = true
+		return spec, nil
+	}
+	spec.passes[0].fromOperand = true
+	spec.passes[0].readReal = t == hlo.RFFT
+	end := &spec.passes[len(spec.passes)-1]
+	end.toOutputs = true
+	end.writeReal = t == hlo.IRFFT
+	if inverse {
+		end.scale = scale
+	}
+	spec.assignBuffers(full, root.Shape)
+	return spec, nil
+}
+
+// assignBuffers picks each pass's destination backwards from the output: a pass
+// must not write the buffer the next pass writes (which reads what it wrote). The
+// output takes an intermediate where it is a complex array large enough; scratch
+// buffers the others, each as large as its largest use.
+func (s *fftSpec) assignBuffers(full []int64, out hlo.Shape) {
+	outArg := Arg{Kind: ArgOutput, Index: 0}
+	outBytes := int64(-1)
+	if out.DType == hlo.C64 {
+		outBytes = out.ByteSize()
+	}
+	next := outArg
+	ps := s.passes
+	ps[len(ps)-1].dst = outArg
+	for i := len(ps) - 2; i >= 0; i-- {
+		bytes := product(fftLayout(full, ps[i].dstLast)) * 8
+		dst := outArg
+		if next == outArg || bytes > outBytes {
+			dst = s.scratchOtherThan(next, bytes)
+		}
+		ps[i].dst = dst
+		next = dst
+	}
+	ps[0].src = Arg{Kind: ArgInput, Index: 0}
+	for i := 1; i < len(ps); i++ {
+		ps[i].src = ps[i-1].dst
+	}
+}
+
+// scratchOtherThan is a scratch buffer other than avoid, grown to bytes.
+func (s *fftSpec) scratchOtherThan(avoid Arg, bytes int64) Arg {
+	for i := range 2 {
+		a := Arg{Kind: ArgScratch, Index: i}
+		if a == avoid {
+			continue
+		}
+		for len(s.scratch) <= i {
+			s.scratch = append(s.scratch, 0)
+		}
+		s.scratch[i] = max(s.scratch[i], bytes)
+		return a
+	}
+	panic("unreachable")
+}
+
+// passArgs are the arguments a pass binds after the program's inputs: its source
+// (unless the operand) and its destination.
+func (p fftPass) passArgs() []Arg {
+	if p.src.Kind == ArgInput {
+		return []Arg{p.dst}
+	}
+	return []Arg{p.src, p.dst}
+}
+
+// name is the pass's kernel name suffix.
+func (p fftPass) name() string {
+	return fmt.Sprintf("fft_d%d_s%d", p.axis, bits.TrailingZeros64(uint64(p.s)))
+}
+
+// fftFacts are the dispatches' facts (facts.go).
+func (l *lowering) fftFacts() error {
+	spec, err := planFFT(l.c.Root)
+	if err != nil {
+		return err
+	}
+	l.p.Scratch = append(l.p.Scratch, spec.scratch...)
+	switch {
+	case spec.fill:
+		l.dispatchFact("fft_zero", l.outputArgs())
+	case spec.direct:
+		l.dispatchFact("fft_copy", l.outputArgs())
+	}
+	for _, p := range spec.passes {
+		l.dispatchFact(p.name(), p.passArgs())
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package codegen
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+func init() {
+	opSamples[hlo.OpFft] = func(t *testing.T) *hlo.Computation {
+		return fftComputation(t, "RFFT", "f32[8]", "c64[5]", "{8}")
+	}
+	for name, c := range fftCases {
+		factCases["fft "+name] = fftModuleText(c.t, c.in, c.out, c.lengths)
+	}
+}
+
+type fftCase struct{ t, in, out, lengths string }
+
+// fftCases cover every fft_type in 1 to 3 dimensions, batched, with lengths 0, 1,
+// 2 and larger powers of two.
+var fftCases = map[string]fftCase{
+	"fft 1d":        {"FFT", "c64[8]", "c64[8]", "{8}"},
+	"fft batch":     {"FFT", "c64[3,16]", "c64[3,16]", "{16}"},
+	"ifft 2d":       {"IFFT", "c64[2,4,8]", "c64[2,4,8]", "{4,8}"},
+	"fft 3d":        {"FFT", "c64[4,2,8]", "c64[4,2,8]", "{4,2,8}"},
+	"rfft 1d":       {"RFFT", "f32[16]", "c64[9]", "{16}"},
+	"rfft 2d":       {"RFFT", "f32[3,8,4]", "c64[3,8,3]", "{8,4}"},
+	"rfft 3d":       {"RFFT", "f32[2,4,8]", "c64[2,4,5]", "{2,4,8}"},
+	"irfft 1d":      {"IRFFT", "c64[9]", "f32[16]", "{16}"},
+	"irfft 2d":      {"IRFFT", "c64[8,3]", "f32[8,4]", "{8,4}"},
+	"irfft 3d":      {"IRFFT", "c64[2,4,5]", "f32[2,4,8]", "{2,4,8}"},
+	"fft length 1":  {"FFT", "c64[5,1]", "c64[5,1]", "{1}"},
+	"rfft length 1": {"RFFT", "f32[3,1]", "c64[3,1]", "{1}"},
+	"rfft length 0": {"RFFT", "f32[3,0]", "c64[3,1]", "{0}"},
+	"irfft last 1":  {"IRFFT", "c64[4,1]", "f32[4,1]", "{4,1}"},
+	"fft length 2":  {"FFT", "c64[2]", "c64[2]", "{2}"},
+	"fft empty":     {"FFT", "c64[0,8]", "c64[0,8]", "{8}"},
+}
+
+func fftModuleText(t, in, out, lengths string) string {
+	return fmt.Sprintf("HloModule m\nENTRY e {\n  a = %s parameter(0)\n  ROOT f = %s fft(a), fft_type=%s, fft_length=%s\n}", in, out, t, lengths)
+}
+
+func fftComputation(tb testing.TB, t, in, out, lengths string) *hlo.Computation {
+	m, err := hlo.ParseModule(fftModuleText(t, in, out, lengths))
+	require.NoError(tb, err)
+	return m.Entry
+}
+
+// TestFFTKernelsValidate: every case lowers to kernels that validate, one
+// dispatch per radix-2 pass (log2 of each length), with the scratch buffers
+// assignBuffers sizes: none where the output holds every intermediate (a
+// single pass, or FFT with the output and one scratch alternating), one c64
+// array of the full last axis for RFFT's and IRFFT's complex intermediates.
+func TestFFTKernelsValidate(t *testing.T) {
+	want := map[string]struct {
+		dispatches int
+		scratch    []int64
+	}{
+		"fft 1d":        {3, []int64{64}},
+		"fft batch":     {4, []int64{3 * 16 * 8}},
+		"ifft 2d":       {5, []int64{2 * 4 * 8 * 8}},
+		"fft 3d":        {6, []int64{4 * 2 * 8 * 8}},
+		"rfft 1d":       {4, []int64{16 * 8, 16 * 8}},
+		"rfft 2d":       {5, []int64{3 * 8 * 3 * 8, 3 * 8 * 4 * 8}},
+		"rfft 3d":       {6, []int64{2 * 4 * 8 * 8, 2 * 4 * 8 * 8}},
+		"irfft 1d":      {4, []int64{16 * 8, 16 * 8}},
+		"irfft 2d":      {5, []int64{8 * 4 * 8, 8 * 3 * 8}},
+		"irfft 3d":      {6, []int64{2 * 4 * 8 * 8, 2 * 4 * 8 * 8}},
+		"fft length 1":  {1, nil},
+		"rfft length 1": {1, nil},
+		"rfft length 0": {1, nil},
+		"irfft last 1":  {2, []int64{4 * 8}},
+		"fft length 2":  {1, nil},
+		"fft empty":     {0, nil},
+	}
+	for name, c := range fftCases {
+		t.Run(name, func(t *testing.T) {
+			p := lowerOK(t, fftComputation(t, c.t, c.in, c.out, c.lengths))
+			w, ok := want[name]
+			require.True(t, ok, "no expectation for %s", name)
+			require.Len(t, p.Dispatches, w.dispatches)
+			require.Equal(t, w.scratch, p.Scratch)
+		})
+	}
+}
+
+// TestFFTRefusals: lengths that are not powers of two, and c128, are refused with
+// ErrUnsupported naming the instruction and the length.
+func TestFFTRefusals(t *testing.T) {
+	for _, c := range []struct {
+		fc   fftCase
+		want string
+	}{
+		{fftCase{"FFT", "c64[2,12]", "c64[2,12]", "{12}"}, "f (fft) has fft_length={12}"},
+		{fftCase{"RFFT", "f32[8,6]", "c64[8,4]", "{8,6}"}, "6 is not"},
+		{fftCase{"FFT", "c128[8]", "c128[8]", "{8}"}, "uses c128"},
+	} {
+		c0 := fftComputation(t, c.fc.t, c.fc.in, c.fc.out, c.fc.lengths)
+		_, err := Lower(c0, LavapipeTarget())
+		require.Error(t, err)
+		require.Contains(t, err.Error(), c.want)
+		if c.fc.in != "c128[8]" {
+			require.True(t, errors.Is(err, hlo.ErrUnsupported), "%v", err)
+		}
+		_, err = Facts(c0, LavapipeTarget())
+		require.Error(t, err)
+	}
+}
