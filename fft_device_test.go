@@ -154,3 +154,21 @@ func checkFFTBound(t *testing.T, got, want *hlo.Literal, batchDims, passes int) 
 	}
 	t.Logf("L=%d passes: worst ‖error‖/‖ref‖ = %.2f ε", passes, worst)
 }
+
+// TestFFTSpectralConv runs testdata/programs/spectral_conv.hlo (a JAX-style dump
+// of rfft2 → × a c64 kernel → irfft2 → + x) on the device against cpuref: 20
+// radix-2 passes and a product, within the bound of 21 passes per image. The
+// executable's peak is the planner's (TestFFTPlanPeak).
+func TestFFTSpectralConv(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModuleFile("testdata/programs/spectral_conv.hlo")
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(21, 3))
+	x := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
+	w := fftInput(rng, hlo.FFT, []int64{32, 17})
+	checkFFT(t, rt, m, 1, 21, x, w)
+	exe, err := rt.Compile(context.Background(), m)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	require.Equal(t, int64(16384+17408+2*32768), exe.MemoryStats().PeakBytes)
+}
