@@ -8,20 +8,23 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// fft (hlo/op_fft.go) on c64 runs as Stockham autosort radix-2 passes, one
-// dispatch per pass: pass s of a length-n axis reads every line of its source
-// buffer and writes every line of its destination, one invocation per butterfly
+// fft (hlo/op_fft.go) on c64 runs as Stockham autosort passes of radix 4 (and
+// one of radix 2 where log2 n is odd), one dispatch per pass: the pass of radix r
+// and stride s (the product of the radices before it) along a length-n axis reads
+// every line of its source buffer and writes every line of its destination, one
+// invocation per butterfly
 //
-//	a = x[q + s·p], b = x[q + s·(p + n/2)]
-//	y[q + 2s·p] = a + b, y[q + 2s·p + s] = (a − b)·w^{s·p}, w = e^{∓2πi/n}
+//	a_j = x[q + s·(p + j·n/(r·s))], j < r
+//	y[q + s·(r·p + k)] = w^{s·p·k} · Σ_j a_j·e^{∓2πi·jk/r}, w = e^{∓2πi/n}
 //
-// for p < n/(2s), q < s, with s = 1, 2, …, n/2: after log2 n passes the line is
-// its transform in natural order (no bit reversal). A multi-dimensional transform
-// is these passes along each transformed axis in turn (a strided axis is read at
-// its stride: consecutive invocations take consecutive inner elements). The first
-// pass reads the operand, the last writes the result; the passes between ping-pong
-// between the output (where it can hold a complex intermediate) and one or two
-// scratch buffers (fftPlan).
+// for p < n/(r·s), q < s: after the passes (s = 1, 4, 16, …) each line is its
+// transform in natural order (no bit reversal). A multi-dimensional transform is
+// these passes along each transformed axis in turn (a strided axis is read at its
+// stride: consecutive invocations take consecutive inner elements). The first
+// pass reads the operand, the last writes the result; the passes between
+// ping-pong between the output (where it can hold a complex intermediate) and one
+// or two scratch buffers (assignBuffers). Radix 4 moves the array half as often
+// as radix 2 and needs 3 twiddles per 4 points where radix 2 needs 4.
 //
 // The real transforms shrink or grow the last axis: RFFT transforms the last axis
 // first, from the real operand, and its last pass keeps the n/2+1 first entries
@@ -32,7 +35,7 @@ import (
 // The inverse transforms use the conjugate twiddles, and their last pass scales by
 // 1/∏n (a power of two: exact).
 //
-// Twiddles are computed in each butterfly, not read from a table: u = s·p/n is
+// Twiddles are computed in each butterfly, not read from a table: u = s·p·k/n is
 // exact in f32, reduced exactly by the symmetries of the circle to [0, 1/8], and
 // sin and cos of 2π·u ∈ [0, π/4] are Taylor polynomials accurate to below half an
 // ulp (fftTwiddle), so each twiddle is within about 1 ulp.
@@ -40,13 +43,13 @@ import (
 // Lengths that are not powers of two have no kernel yet (fftSupport refuses them
 // before planning).
 
-// fftPass is one radix-2 pass: the butterflies of stride s along axis of a line
+// fftPass is one pass: the radix-r butterflies of stride s along axis, of line
 // length n. Extents of the last axis: srcLast in the source buffer, last in the
 // pass's logical array, dstLast in the destination (srcLast < last: IRFFT's
 // completion; dstLast < last: RFFT's truncation).
 type fftPass struct {
 	axis                   int
-	n, s                   int64
+	n, s, radix            int64
 	dims                   []int64 // the logical (complex) array the pass transforms
 	srcLast, last, dstLast int64
 	src, dst               Arg
@@ -136,9 +139,10 @@ func planFFT(root *hlo.Instruction) (fftSpec, error) {
 		if a == last {
 			logical = full[last]
 		}
-		for s := int64(1); s < n; s *= 2 {
-			p := fftPass{axis: a, n: n, s: s, srcLast: cur, last: logical, dstLast: logical, inverse: inverse}
-			if t == hlo.RFFT && a == last && 2*s == n {
+		for s, r := int64(1), int64(0); s < n; s *= r {
+			r = min(4, n/s)
+			p := fftPass{axis: a, n: n, s: s, radix: r, srcLast: cur, last: logical, dstLast: logical, inverse: inverse}
+			if t == hlo.RFFT && a == last && r*s == n {
 				p.dstLast = half
 			}
 			p.dims = fftLayout(full, logical)
@@ -217,7 +221,7 @@ func (p fftPass) passArgs() []Arg {
 
 // name is the pass's kernel name suffix.
 func (p fftPass) name() string {
-	return fmt.Sprintf("fft_d%d_s%d", p.axis, bits.TrailingZeros64(uint64(p.s)))
+	return fmt.Sprintf("fft%d_d%d_s%d", p.radix, p.axis, bits.TrailingZeros64(uint64(p.s)))
 }
 
 // fftFacts are the dispatches' facts (facts.go).

@@ -59,9 +59,9 @@ func (l *lowering) fftDirect() error {
 	return l.add(k, groups)
 }
 
-// fftPassKernel emits one radix-2 Stockham pass: invocation t takes butterfly
-// b of line (o, i), t = (o·n/2 + b)·inner + i, so that consecutive invocations
-// read consecutive elements of a strided axis.
+// fftPassKernel emits one Stockham pass: invocation t takes butterfly b of line
+// (o, i), t = (o·n/r + b)·inner + i, so that consecutive invocations read
+// consecutive elements of a strided axis.
 func (l *lowering) fftPassKernel(p fftPass) error {
 	k := l.newKernel(p.name(), defaultLocal)
 	var src spirv.Buffer
@@ -76,28 +76,56 @@ func (l *lowering) fftPassKernel(p fftPass) error {
 	g := l.kernelGen(k)
 	f := k.f
 	inner := product(p.dims[p.axis+1:])
-	half := p.n / 2
-	groups := k.gridStride(product(p.dims)/2, func(t spirv.ID) {
+	span := p.n / p.radix // the distance between a butterfly's points
+	groups := k.gridStride(product(p.dims)/p.radix, func(t spirv.ID) {
 		g.scoped(func() {
 			r, i := k.divMod(t, inner)
-			o, b := k.divMod(r, half)
+			o, b := k.divMod(r, span)
 			_, q := k.divMod(b, p.s)
-			read := func(j spirv.ID) spirv.ID {
+			a := make([]spirv.ID, p.radix)
+			for j := range a {
+				at := f.IAdd(b, k.ic(int64(j)*span))
 				if p.fromOperand {
-					return l.fftReadOperand(g, p, o, j, i)
+					a[j] = l.fftReadOperand(g, p, o, at, i)
+				} else {
+					a[j] = k.fftRead(src, p, o, at, i)
 				}
-				return k.fftRead(src, p, o, j, i)
 			}
-			x0, x1 := read(b), read(f.IAdd(b, k.ic(half)))
-			w := k.fftTwiddle(f.ISub(b, q), p.n, p.inverse)
-			sum := k.exact(f.FAdd(x0, x1))
-			diff, _ := k.complexBinary(hlo.OpMultiply, hlo.C64, k.exact(f.FSub(x0, x1)), w)
-			k0 := f.ISub(f.IAdd(b, b), q) // q + 2s·p, with s·p = b − q
-			k.fftWrite(dst, p, o, k0, i, sum)
-			k.fftWrite(dst, p, o, f.IAdd(k0, k.ic(p.s)), i, diff)
+			y := k.fftButterfly(a, p.inverse)
+			base := f.ISub(b, q)                            // s·p
+			first := f.IAdd(q, f.IMul(base, k.ic(p.radix))) // q + s·r·p
+			for j, v := range y {
+				if j > 0 {
+					w := k.fftTwiddle(f.IMul(base, k.ic(int64(j))), p.n, p.inverse)
+					v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, w)
+				}
+				k.fftWrite(dst, p, o, f.IAdd(first, k.ic(int64(j)*p.s)), i, v)
+			}
 		})
 	})
 	return l.add(k, groups)
+}
+
+// fftButterfly is the DFT of 2 or 4 points (inverse: with e^{+2πi·jk/r}).
+func (k *kernel) fftButterfly(a []spirv.ID, inverse bool) []spirv.ID {
+	f := k.f
+	add := func(x, y spirv.ID) spirv.ID { return k.exact(f.FAdd(x, y)) }
+	sub := func(x, y spirv.ID) spirv.ID { return k.exact(f.FSub(x, y)) }
+	if len(a) == 2 {
+		return []spirv.ID{add(a[0], a[1]), sub(a[0], a[1])}
+	}
+	t0, t1 := add(a[0], a[2]), sub(a[0], a[2])
+	t2, t3 := add(a[1], a[3]), k.timesI(sub(a[1], a[3]), inverse) // ∓i·(a1 − a3)
+	return []spirv.ID{add(t0, t2), add(t1, t3), sub(t0, t2), sub(t1, t3)}
+}
+
+// timesI is i·z (or −i·z when !plus): exact, a swap of the parts and a negation.
+func (k *kernel) timesI(z spirv.ID, plus bool) spirv.ID {
+	re, im := k.parts(z)
+	if plus {
+		return k.makeComplex(k.f.FNegate(im), re)
+	}
+	return k.makeComplex(im, k.f.FNegate(re))
 }
 
 // divMod is x / d and x % d for a non-negative x: a shift and a mask when d is a
@@ -195,14 +223,17 @@ func (k *kernel) fftWrite(dst spirv.Buffer, p fftPass, o, j, i, v spirv.ID) {
 	f.If(f.Less(j, k.ic(p.dstLast)), func() { k.store(dst, at, v, dt) }, nil)
 }
 
-// fftTwiddle is e^{−2πi·tw/n} (inverse: e^{+2πi·tw/n}) for 0 ≤ tw < n/2. u = tw/n
+// fftTwiddle is e^{−2πi·tw/n} (inverse: e^{+2πi·tw/n}) for 0 ≤ tw < n. u = tw/n
 // is exact in f32 (n is a power of two) and is reduced exactly to [0, 1/8] by
-// cos(π − θ) = −cos θ and cos(π/2 − θ) = sin θ; sine and cosine of 2π·u ≤ π/4 are
+// sin(2π − θ) = −sin θ, cos(π − θ) = −cos θ and cos(π/2 − θ) = sin θ (each
+// reduced u is a difference of multiples of 1/n: exact); sine and cosine of 2π·u ≤ π/4 are
 // their Taylor polynomials to x⁹ and x¹⁰, whose truncation errors (2e-9, 1e-10)
 // lie below half an f32 ulp.
 func (k *kernel) fftTwiddle(tw spirv.ID, n int64, inverse bool) spirv.ID {
 	f, m := k.f, k.m
 	u := k.fmul(f.Convert(m.TypeF32(), tw), m.F32(float32(1/float64(n))))
+	lower := f.Greater(u, m.F32(0.5)) // θ > π
+	u = f.Select(lower, k.fsub(m.F32(1), u), u)
 	far := f.Greater(u, m.F32(0.25)) // θ > π/2
 	u = f.Select(far, k.fsub(m.F32(0.5), u), u)
 	swap := f.Greater(u, m.F32(0.125)) // θ > π/4
@@ -213,8 +244,10 @@ func (k *kernel) fftTwiddle(tw spirv.ID, n int64, inverse bool) spirv.ID {
 	cos := k.horner(x2, []float64{1, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800})
 	s, c := f.Select(swap, cos, sin), f.Select(swap, sin, cos)
 	c = f.Select(far, f.FNegate(c), c)
-	if !inverse {
-		s = f.FNegate(s)
+	if !inverse { // e^{−iθ}: the sine negated, unless the reduction negated it already
+		s = f.Select(lower, s, f.FNegate(s))
+	} else {
+		s = f.Select(lower, f.FNegate(s), s)
 	}
 	return k.makeComplex(c, s)
 }
