@@ -70,6 +70,14 @@ type fftSpec struct {
 	fill, direct bool
 }
 
+// fftMaxRadix is the largest radix of a pass: a 16-point DFT in registers.
+// 4096 points take 3 passes (radix 4: 6; radix 2: 12), each moving the array once.
+const fftMaxRadix = 16
+
+// fftRadix is the radix of the next pass when rest points remain to combine:
+// fftMaxRadix while they allow, else what is left (8, 4 or 2).
+func fftRadix(rest int64) int64 { return min(fftMaxRadix, rest) }
+
 // fftSupport says why the GPU has no kernel for an fft, or "".
 func fftSupport(in *hlo.Instruction) string {
 	for _, n := range in.Attrs.FftLength {
@@ -140,7 +148,7 @@ func planFFT(root *hlo.Instruction) (fftSpec, error) {
 			logical = full[last]
 		}
 		for s, r := int64(1), int64(0); s < n; s *= r {
-			r = min(4, n/s)
+			r = fftRadix(n / s)
 			p := fftPass{axis: a, n: n, s: s, radix: r, srcLast: cur, last: logical, dstLast: logical, inverse: inverse}
 			if t == hlo.RFFT && a == last && r*s == n {
 				p.dstLast = half

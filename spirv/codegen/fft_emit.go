@@ -106,17 +106,47 @@ func (l *lowering) fftPassKernel(p fftPass) error {
 	return l.add(k, groups)
 }
 
-// fftButterfly is the DFT of 2 or 4 points (inverse: with e^{+2πi·jk/r}).
+// fftButterfly is the DFT of len(a) points, a power of two up to fftMaxRadix
+// (inverse: with e^{+2πi·jk/r}): the DFTs of the even and the odd points joined
+// by the constant twiddles of r (radix-2 decimation in time, in registers).
 func (k *kernel) fftButterfly(a []spirv.ID, inverse bool) []spirv.ID {
-	f := k.f
-	add := func(x, y spirv.ID) spirv.ID { return k.exact(f.FAdd(x, y)) }
-	sub := func(x, y spirv.ID) spirv.ID { return k.exact(f.FSub(x, y)) }
-	if len(a) == 2 {
-		return []spirv.ID{add(a[0], a[1]), sub(a[0], a[1])}
+	r := len(a)
+	if r == 1 {
+		return a
 	}
-	t0, t1 := add(a[0], a[2]), sub(a[0], a[2])
-	t2, t3 := add(a[1], a[3]), k.timesI(sub(a[1], a[3]), inverse) // ∓i·(a1 − a3)
-	return []spirv.ID{add(t0, t2), add(t1, t3), sub(t0, t2), sub(t1, t3)}
+	even, odd := make([]spirv.ID, 0, r/2), make([]spirv.ID, 0, r/2)
+	for j, v := range a {
+		if j%2 == 0 {
+			even = append(even, v)
+		} else {
+			odd = append(odd, v)
+		}
+	}
+	e, o := k.fftButterfly(even, inverse), k.fftButterfly(odd, inverse)
+	y := make([]spirv.ID, r)
+	for j := range r / 2 {
+		t := k.rotate(o[j], j, r, inverse)
+		y[j], y[j+r/2] = k.exact(k.f.FAdd(e[j], t)), k.exact(k.f.FSub(e[j], t))
+	}
+	return y
+}
+
+// rotate is z·e^{∓2πi·j/r}: z itself for j = 0, a swap of the parts for a
+// quarter turn, else the product with the constant (rounded from f64).
+func (k *kernel) rotate(z spirv.ID, j, r int, inverse bool) spirv.ID {
+	switch {
+	case j == 0:
+		return z
+	case 4*j == r:
+		return k.timesI(z, inverse)
+	}
+	s, c := math.Sincos(2 * math.Pi * float64(j) / float64(r))
+	if !inverse {
+		s = -s
+	}
+	w := k.m.ConstComposite(k.complexType(), k.m.ConstFloat(k.m.TypeF32(), c), k.m.ConstFloat(k.m.TypeF32(), s))
+	v, _ := k.complexBinary(hlo.OpMultiply, hlo.C64, z, w)
+	return v
 }
 
 // timesI is i·z (or −i·z when !plus): exact, a swap of the parts and a negation.

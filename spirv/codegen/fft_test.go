@@ -39,6 +39,8 @@ var fftCases = map[string]fftCase{
 	"rfft length 0": {"RFFT", "f32[3,0]", "c64[3,1]", "{0}"},
 	"irfft last 1":  {"IRFFT", "c64[4,1]", "f32[4,1]", "{4,1}"},
 	"fft length 2":  {"FFT", "c64[2]", "c64[2]", "{2}"},
+	"fft length 32": {"FFT", "c64[32]", "c64[32]", "{32}"},
+	"irfft 64":      {"IRFFT", "c64[33]", "f32[64]", "{64}"},
 	"fft empty":     {"FFT", "c64[0,8]", "c64[0,8]", "{8}"},
 }
 
@@ -53,8 +55,8 @@ func fftComputation(tb testing.TB, t, in, out, lengths string) *hlo.Computation 
 }
 
 // TestFFTKernelsValidate: every case lowers to kernels that validate, one
-// dispatch per pass (radix 4, and one radix-2 pass for an odd log2 n: 1 pass for
-// 2 and 4, 2 for 8 and 16), with the scratch buffers assignBuffers sizes: none
+// dispatch per pass (radix 16 while 16 points or more remain, then 8, 4 or 2: 1
+// pass up to 16 points, 2 for 32 and 64), with the scratch buffers assignBuffers sizes: none
 // where the output takes the one intermediate; else, from the last pass
 // backwards, the output where it is a c64 array large enough, a scratch buffer
 // otherwise (RFFT's full-length last axis, IRFFT's intermediates, which its f32
@@ -64,21 +66,23 @@ func TestFFTKernelsValidate(t *testing.T) {
 		dispatches int
 		scratch    []int64
 	}{
-		"fft 1d":        {2, []int64{8 * 8}},
-		"fft batch":     {2, []int64{3 * 16 * 8}},
-		"ifft 2d":       {3, []int64{2 * 4 * 8 * 8}},
-		"fft 3d":        {4, []int64{4 * 2 * 8 * 8}},
-		"rfft 1d":       {2, []int64{16 * 8}},
-		"rfft 2d":       {3, []int64{3 * 8 * 3 * 8}},
-		"rfft 3d":       {4, []int64{2 * 4 * 8 * 8}},
-		"irfft 1d":      {2, []int64{16 * 8}},
-		"irfft 2d":      {3, []int64{8 * 3 * 8, 8 * 3 * 8}},
-		"irfft 3d":      {4, []int64{2 * 4 * 8 * 8, 2 * 4 * 5 * 8}},
+		"fft 1d":        {1, nil},
+		"fft batch":     {1, nil},
+		"ifft 2d":       {2, []int64{2 * 4 * 8 * 8}},
+		"fft 3d":        {3, []int64{4 * 2 * 8 * 8}},
+		"rfft 1d":       {1, nil},
+		"rfft 2d":       {2, []int64{3 * 8 * 3 * 8}},
+		"rfft 3d":       {3, []int64{2 * 4 * 5 * 8}},
+		"irfft 1d":      {1, nil},
+		"irfft 2d":      {2, []int64{8 * 3 * 8}},
+		"irfft 3d":      {3, []int64{2 * 4 * 5 * 8, 2 * 4 * 5 * 8}},
 		"fft length 1":  {1, nil},
 		"rfft length 1": {1, nil},
 		"rfft length 0": {1, nil},
 		"irfft last 1":  {1, nil},
 		"fft length 2":  {1, nil},
+		"fft length 32": {2, []int64{32 * 8}},
+		"irfft 64":      {2, []int64{64 * 8}},
 		"fft empty":     {0, nil},
 	}
 	for name, c := range fftCases {
