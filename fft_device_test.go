@@ -19,11 +19,13 @@ import (
 //
 // Tolerance: a radix-2 FFT computed in floating point with twiddles within μ of
 // the true ones has ‖ŷ − y‖₂ ≤ L·η/(1 − L·η)·‖y‖₂, η = μ + γ₄(√2 + μ), for L =
-// log2 n passes (Higham, Accuracy and Stability of Numerical Algorithms, §24.1).
-// With μ ≈ ε (fftTwiddle) that is about 6.7·L·ε; a multi-dimensional transform
-// adds its axes' passes. Each transform of the batch (each leading index) is
-// checked against fftBound: ‖gpu − cpuref‖₂ ≤ (7·L + 1)·ε·‖cpuref‖₂ (the 1 for
-// cpuref's own rounding to f32), ε = 2⁻²⁴.
+// log2 n levels (Higham, Accuracy and Stability of Numerical Algorithms, §24.1);
+// a radix-16 pass is four such levels. The twiddles are within μ ≈ 4ε
+// (fftTwiddles: up to three products of polynomial values within 1 ulp), so η ≈
+// 4ε + 5.7ε < 10ε per level; a multi-dimensional transform adds its axes' levels.
+// Each transform of the batch (each leading index) is checked against
+// ‖gpu − cpuref‖₂ ≤ (10·L + 1)·ε·‖cpuref‖₂ (the 1 for cpuref's own rounding to
+// f32), ε = 2⁻²⁴. Measured: at most 2.7ε (L = 12), logged by each case.
 
 func init() { opCases[hlo.OpFft] = fftOpCases }
 
@@ -148,13 +150,13 @@ func checkFFTBound(t *testing.T, got, want *hlo.Literal, batchDims, passes int) 
 			errSq += real(d)*real(d) + imag(d)*imag(d)
 			refSq += real(w)*real(w) + imag(w)*imag(w)
 		}
-		bound := (7*float64(passes) + 1) * eps * math.Sqrt(refSq)
+		bound := (10*float64(passes) + 1) * eps * math.Sqrt(refSq)
 		require.LessOrEqual(t, math.Sqrt(errSq), bound, "transform %d of %d: ‖error‖₂ %g > bound %g", l, lines, math.Sqrt(errSq), bound)
 		if refSq > 0 {
 			worst = max(worst, math.Sqrt(errSq/refSq)/eps)
 		}
 	}
-	t.Logf("L=%d passes: worst ‖error‖/‖ref‖ = %.2f ε", passes, worst)
+	t.Logf("L=%d radix-2 levels: worst ‖error‖/‖ref‖ = %.2f ε", passes, worst)
 }
 
 // TestFFTSpectralConv runs testdata/programs/spectral_conv.hlo (a JAX-style dump

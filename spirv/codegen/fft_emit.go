@@ -94,10 +94,10 @@ func (l *lowering) fftPassKernel(p fftPass) error {
 			y := k.fftButterfly(a, p.inverse)
 			base := f.ISub(b, q)                            // s·p
 			first := f.IAdd(q, f.IMul(base, k.ic(p.radix))) // q + s·r·p
+			w := k.fftTwiddles(base, p)
 			for j, v := range y {
 				if j > 0 {
-					w := k.fftTwiddle(f.IMul(base, k.ic(int64(j))), p.n, p.inverse)
-					v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, w)
+					v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, w[j])
 				}
 				k.fftWrite(dst, p, o, f.IAdd(first, k.ic(int64(j)*p.s)), i, v)
 			}
@@ -156,6 +156,23 @@ func (k *kernel) timesI(z spirv.ID, plus bool) spirv.ID {
 		return k.makeComplex(k.f.FNegate(im), re)
 	}
 	return k.makeComplex(im, k.f.FNegate(re))
+}
+
+// fftTwiddles are the pass's twiddles w^{base·j}, j < r: those of j a power of
+// two computed (fftTwiddle), each other one the product of those of its bits (j
+// = 7: w·w²·w⁴), so that a radix-16 pass computes 4 twiddles, not 15, and each is
+// within about 4 ulp (three rounded products of values within 1 ulp).
+func (k *kernel) fftTwiddles(base spirv.ID, p fftPass) []spirv.ID {
+	w := make([]spirv.ID, p.radix)
+	for j := int64(1); j < p.radix; j++ {
+		if j&(j-1) == 0 {
+			w[j] = k.fftTwiddle(k.f.IMul(base, k.ic(j)), p.n, p.inverse)
+			continue
+		}
+		low := j & -j
+		w[j], _ = k.complexBinary(hlo.OpMultiply, hlo.C64, w[j-low], w[low])
+	}
+	return w
 }
 
 // divMod is x / d and x % d for a non-negative x: a shift and a mask when d is a
