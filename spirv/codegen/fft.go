@@ -8,8 +8,9 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// fft (hlo/op_fft.go) on c64 runs as Stockham autosort passes of radix 4 (and
-// one of radix 2 where log2 n is odd), one dispatch per pass: the pass of radix r
+// fft (hlo/op_fft.go) on c64 runs as Stockham autosort passes of radix 16 (the
+// last of a line 8, 4 or 2 where log2 n is not a multiple of 4: fftRadix), one
+// dispatch per pass: the pass of radix r
 // and stride s (the product of the radices before it) along a length-n axis reads
 // every line of its source buffer and writes every line of its destination, one
 // invocation per butterfly
@@ -17,14 +18,15 @@ import (
 //	a_j = x[q + s·(p + j·n/(r·s))], j < r
 //	y[q + s·(r·p + k)] = w^{s·p·k} · Σ_j a_j·e^{∓2πi·jk/r}, w = e^{∓2πi/n}
 //
-// for p < n/(r·s), q < s: after the passes (s = 1, 4, 16, …) each line is its
+// for p < n/(r·s), q < s: after the passes (s = 1, 16, 256, …) each line is its
 // transform in natural order (no bit reversal). A multi-dimensional transform is
 // these passes along each transformed axis in turn (a strided axis is read at its
 // stride: consecutive invocations take consecutive inner elements). The first
 // pass reads the operand, the last writes the result; the passes between
 // ping-pong between the output (where it can hold a complex intermediate) and one
-// or two scratch buffers (assignBuffers). Radix 4 moves the array half as often
-// as radix 2 and needs 3 twiddles per 4 points where radix 2 needs 4.
+// or two scratch buffers (assignBuffers). The r-point DFT of a butterfly is
+// computed in registers (fftButterfly); a larger radix moves the array fewer
+// times (4096 points: 3 passes, where radix 2 takes 12).
 //
 // The real transforms shrink or grow the last axis: RFFT transforms the last axis
 // first, from the real operand, and its last pass keeps the n/2+1 first entries
@@ -35,10 +37,11 @@ import (
 // The inverse transforms use the conjugate twiddles, and their last pass scales by
 // 1/∏n (a power of two: exact).
 //
-// Twiddles are computed in each butterfly, not read from a table: u = s·p·k/n is
-// exact in f32, reduced exactly by the symmetries of the circle to [0, 1/8], and
-// sin and cos of 2π·u ∈ [0, π/4] are Taylor polynomials accurate to below half an
-// ulp (fftTwiddle), so each twiddle is within about 1 ulp.
+// Twiddles are computed in each butterfly, not read from a table: for k a power
+// of two, u = s·p·k/n is exact in f32, reduced exactly by the symmetries of the
+// circle to [0, 1/8], and sin and cos of 2π·u ∈ [0, π/4] are Taylor polynomials
+// accurate to below half an ulp (fftTwiddle), so that twiddle is within about 1
+// ulp; the others are products of those (fftTwiddles: within about 4 ulp).
 //
 // Lengths that are not powers of two have no kernel yet (fftSupport refuses them
 // before planning).
@@ -56,12 +59,11 @@ type fftPass struct {
 	readReal, writeReal    bool    // the source is the real operand; the destination is the real output
 	scale                  float64 // the last pass of an inverse transform: 1/∏n; else 0
 	inverse                bool
-	fromOperand, toOutputs bool
+	fromOperand            bool // the first pass: it reads the program's operand
 }
 
 // fftSpec is the sequence of dispatches of an fft and the scratch buffers' sizes.
 type fftSpec struct {
-	root    *hlo.Instruction
 	passes  []fftPass
 	scratch []int64
 	// fill: the operand is empty and the result is not (RFFT of length 0): the
@@ -71,7 +73,9 @@ type fftSpec struct {
 }
 
 // fftMaxRadix is the largest radix of a pass: a 16-point DFT in registers.
-// 4096 points take 3 passes (radix 4: 6; radix 2: 12), each moving the array once.
+// 4096 points take 3 passes (radix 4: 6; radix 2: 12), each moving the array
+// once; on lavapipe radix 16 ran 1.9× radix 4's speed, and radix 4 2× radix 2's
+// (docs/results.md, "GPU FFT (issue 21)").
 const fftMaxRadix = 16
 
 // fftRadix is the radix of the next pass when rest points remain to combine:
@@ -104,7 +108,7 @@ func planFFT(root *hlo.Instruction) (fftSpec, error) {
 	}
 	x := root.Operands[0].Shape
 	t, lengths := root.Attrs.FftType, root.Attrs.FftLength
-	spec := fftSpec{root: root}
+	spec := fftSpec{}
 	switch {
 	case root.Shape.NumElements() == 0:
 		return spec, nil
@@ -165,7 +169,6 @@ func planFFT(root *hlo.Instruction) (fftSpec, error) {
 	spec.passes[0].fromOperand = true
 	spec.passes[0].readReal = t == hlo.RFFT
 	end := &spec.passes[len(spec.passes)-1]
-	end.toOutputs = true
 	end.writeReal = t == hlo.IRFFT
 	if inverse {
 		end.scale = scale
