@@ -18,8 +18,8 @@ import (
 // array, 4·32·17·8 = 17408 B) before the last writes the output. So the peak is
 // while it runs: x (16384 B, read again by the residual add), its operand, the
 // product (17408 B), and both scratch buffers: 83968 B, the lower bound. The
-// RFFT's output takes its second pass's intermediate (its one scratch buffer, of
-// the full array, its first).
+// RFFT needs one scratch buffer (the full array its first pass writes): its
+// output, c64 of the halved array, holds its other intermediates.
 func TestFFTPlanPeak(t *testing.T) {
 	m, err := hlo.ParseModuleFile("../testdata/programs/spectral_conv.hlo")
 	require.NoError(t, err)
