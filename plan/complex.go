@@ -9,8 +9,7 @@ import (
 
 // rejectUnsupported refuses a module that uses an op GPU code generation lacks
 // (the op table's NoGPU) or a complex value it has no kernel for (c128, c64 in an
-// op outside codegen.ComplexOps: tanh, tan, power, …, or an fft of a length that
-// is not a power of two). It runs before any pass, as the passes must not meet what the
+// op outside codegen.ComplexOps: tanh, tan, power, …). It runs before any pass, as the passes must not meet what the
 // back end cannot lower (and the simplifier's rules were written for real numbers;
 // they leave complex values alone, but their users should not rely on it). The
 // error wraps ErrUnsupported and names the first such instruction; cpuref

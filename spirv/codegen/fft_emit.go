@@ -9,7 +9,7 @@ import (
 
 // lowerFFT emits the dispatches planFFT decides (fft.go).
 func (l *lowering) lowerFFT() error {
-	spec, err := planFFT(l.c.Root)
+	spec, err := planFFT(l.c.Root, l.t)
 	if err != nil {
 		return err
 	}
@@ -20,8 +20,12 @@ func (l *lowering) lowerFFT() error {
 	case spec.direct:
 		return l.fftDirect()
 	}
-	for _, p := range spec.passes {
-		if err := l.fftPassKernel(p); err != nil {
+	for _, p := range append(spec.pre, spec.passes...) {
+		emit := l.fftPassKernel
+		if p.gen {
+			emit = l.bluesteinKernelGen
+		}
+		if err := emit(p); err != nil {
 			return err
 		}
 	}
@@ -64,32 +68,30 @@ func (l *lowering) fftDirect() error {
 // consecutive elements of a strided axis.
 func (l *lowering) fftPassKernel(p fftPass) error {
 	k := l.newKernel(p.name(), defaultLocal)
-	var src spirv.Buffer
+	io := fftIO{p: p, inner: product(p.dims[p.axis+1:])}
 	if !p.fromOperand {
-		src = k.bind(p.src, hlo.C64, spirv.ReadOnly)
+		io.src = k.bind(p.src, hlo.C64, spirv.ReadOnly)
+	}
+	if p.hasKernel {
+		io.kernel = k.bind(p.kernel, hlo.C64, spirv.ReadOnly)
 	}
 	dstDT := hlo.C64
 	if p.writeReal {
 		dstDT = hlo.F32
 	}
-	dst := k.bind(p.dst, dstDT, 0)
-	g := l.kernelGen(k)
+	io.dst = k.bind(p.dst, dstDT, 0)
+	io.g = l.kernelGen(k)
+	io.x = l.c.Root.Operands[0]
 	f := k.f
-	inner := product(p.dims[p.axis+1:])
 	span := p.n / p.radix // the distance between a butterfly's points
 	groups := k.gridStride(product(p.dims)/p.radix, func(t spirv.ID) {
-		g.scoped(func() {
-			r, i := k.divMod(t, inner)
+		io.g.scoped(func() {
+			r, i := k.divMod(t, io.inner)
 			o, b := k.divMod(r, span)
 			_, q := k.divMod(b, p.s)
 			a := make([]spirv.ID, p.radix)
 			for j := range a {
-				at := f.IAdd(b, k.ic(int64(j)*span))
-				if p.fromOperand {
-					a[j] = l.fftReadOperand(g, p, o, at, i)
-				} else {
-					a[j] = k.fftRead(src, p, o, at, i)
-				}
+				a[j] = io.read(k, o, f.IAdd(b, k.ic(int64(j)*span)), i)
 			}
 			y := k.fftButterfly(a, p.inverse)
 			base := f.ISub(b, q)                            // s·p
@@ -99,9 +101,127 @@ func (l *lowering) fftPassKernel(p fftPass) error {
 				if j > 0 {
 					v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, w[j])
 				}
-				k.fftWrite(dst, p, o, f.IAdd(first, k.ic(int64(j)*p.s)), i, v)
+				io.write(k, o, f.IAdd(first, k.ic(int64(j)*p.s)), i, v)
 			}
 		})
+	})
+	return l.add(k, groups)
+}
+
+// fftIO is how a pass reads and writes its lines.
+type fftIO struct {
+	p                fftPass
+	inner            int64
+	src, kernel, dst spirv.Buffer
+	g                *gen
+	x                *hlo.Instruction // the program's operand
+}
+
+// load is stored entry pos of line (o, i) of the source, as c64.
+func (io fftIO) load(k *kernel, o, pos, i spirv.ID) spirv.ID {
+	at := k.fftIndex(o, pos, i, io.p.srcExt, io.inner)
+	if !io.p.fromOperand {
+		return k.load(io.src, at, hlo.C64)
+	}
+	v := io.g.emit(io.x, k.delinearize(at, io.x.Shape.Dims))
+	if io.p.readReal {
+		return k.makeComplex(v, k.m.F32(0))
+	}
+	return v
+}
+
+// read is logical entry j of line (o, i): where the source holds only the
+// trueN/2+1 first entries (IRFFT), entry j beyond is conj(entry trueN−j);
+// Bluestein's first pass takes x_j·chirp_j, 0 for j ≥ trueN; its first inverse
+// pass multiplies by K̂_j.
+func (io fftIO) read(k *kernel, o, j, i spirv.ID) spirv.ID {
+	f, p := k.f, io.p
+	at, stored := j, spirv.ID(0)
+	if p.complete {
+		stored = f.Less(j, k.ic(p.srcExt))
+		at = f.Select(stored, j, f.ISub(k.ic(p.trueN), j))
+	}
+	inRange := spirv.ID(0)
+	if p.chirpIn {
+		inRange = f.Less(j, k.ic(p.trueN))
+		at = f.Select(inRange, at, k.ic(0)) // a real entry, read and discarded
+	}
+	v := io.load(k, o, at, i)
+	if p.complete {
+		re, im := k.parts(v)
+		v = k.makeComplex(re, f.Select(stored, im, f.FNegate(im)))
+	}
+	if p.chirpIn {
+		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.chirp(f.Select(inRange, j, k.ic(0)), p.trueN, p.chirpInverse))
+		v = k.selectComplex(inRange, v, k.makeComplex(k.m.F32(0), k.m.F32(0)))
+	}
+	if p.hasKernel {
+		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.load(io.kernel, j, hlo.C64))
+	}
+	return v
+}
+
+// write writes logical entry j of line (o, i): only the dstExt first entries
+// where the destination holds fewer than the line (RFFT's n/2+1, Bluestein's N),
+// Bluestein's last pass times chirp_j, times the pass's scale, the real part to a
+// real destination.
+func (io fftIO) write(k *kernel, o, j, i, v spirv.ID) {
+	f, p := k.f, io.p
+	keep := p.dstExt < p.n
+	if p.chirpOut {
+		in := f.Less(j, k.ic(p.trueN))
+		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.chirp(f.Select(in, j, k.ic(0)), p.trueN, p.chirpInverse))
+	}
+	if p.scale != 0 && p.scale != 1 {
+		v = k.exact(f.FMul(v, f.Splat(k.m.F32(float32(p.scale)), 2)))
+	}
+	dt := hlo.C64
+	if p.writeReal {
+		v, dt = f.CompositeExtract(v, 0), hlo.F32
+	}
+	at := k.fftIndex(o, j, i, p.dstExt, io.inner)
+	if !keep {
+		k.store(io.dst, at, v, dt)
+		return
+	}
+	f.If(f.Less(j, k.ic(p.dstExt)), func() { k.store(io.dst, at, v, dt) }, nil)
+}
+
+// selectComplex is cond ? a : b for c64 values (part by part: SPIR-V 1.3 selects
+// a vector by a vector of conditions).
+func (k *kernel) selectComplex(cond, a, b spirv.ID) spirv.ID {
+	ar, ai := k.parts(a)
+	br, bi := k.parts(b)
+	return k.makeComplex(k.f.Select(cond, ar, br), k.f.Select(cond, ai, bi))
+}
+
+// chirp is e^{∓iπj²/n} (inverse: +) for 0 ≤ j < n: the angle 2π·t/(2n) with t =
+// j² mod 2n, formed in 64-bit integers where j² may not fit 32 bits.
+func (k *kernel) chirp(j spirv.ID, n int64, inverse bool) spirv.ID {
+	f := k.f
+	if n > fftMaxChirp32 && k.m.Width(k.idxT) == 32 {
+		i64 := k.m.TypeInt(64, true)
+		j64 := f.Convert(i64, j)
+		t := f.SRem(f.IMul(j64, j64), k.m.ConstInt(i64, 2*n))
+		return k.fftRoot(f.Convert(k.idxT, t), 2*n, inverse)
+	}
+	return k.fftRoot(f.SRem(f.IMul(j, j), k.ic(2*n)), 2*n, inverse)
+}
+
+// bluesteinKernelGen writes Bluestein's convolution kernel for length trueN into
+// a line of length n = m: conj(chirp_j) at j < N and at m − j for 0 < j < N, 0
+// between. The forward passes after it make it K̂.
+func (l *lowering) bluesteinKernelGen(p fftPass) error {
+	k := l.newKernel(p.name(), defaultLocal)
+	dst := k.bind(p.dst, hlo.C64, 0)
+	f := k.f
+	n, m := p.trueN, p.n
+	groups := k.gridStride(m, func(j spirv.ID) {
+		front := f.Less(j, k.ic(n))
+		back := f.Greater(j, k.ic(m-n))
+		e := f.Select(front, j, f.Select(back, f.ISub(k.ic(m), j), k.ic(0)))
+		v := k.chirp(e, n, !p.chirpInverse) // the conjugate chirp
+		k.store(dst, j, k.selectComplex(f.LogicalOr(front, back), v, k.makeComplex(k.m.F32(0), k.m.F32(0))), hlo.C64)
 	})
 	return l.add(k, groups)
 }
@@ -166,7 +286,7 @@ func (k *kernel) fftTwiddles(base spirv.ID, p fftPass) []spirv.ID {
 	w := make([]spirv.ID, p.radix)
 	for j := int64(1); j < p.radix; j++ {
 		if j&(j-1) == 0 {
-			w[j] = k.fftTwiddle(k.f.IMul(base, k.ic(j)), p.n, p.inverse)
+			w[j] = k.fftRoot(k.f.IMul(base, k.ic(j)), p.n, p.inverse)
 			continue
 		}
 		low := j & -j
@@ -203,98 +323,33 @@ func (k *kernel) fftIndex(o, j, i spirv.ID, ext, inner int64) spirv.ID {
 	return f.IAdd(f.IMul(lin, k.ic(inner)), i)
 }
 
-// fftRead reads entry j of line (o, i) from a c64 buffer; where the buffer holds
-// only the n/2+1 first entries of the last axis (IRFFT), entry j ≥ n/2+1 is the
-// conjugate of entry n−j.
-func (k *kernel) fftRead(src spirv.Buffer, p fftPass, o, j, i spirv.ID) spirv.ID {
-	inner := product(p.dims[p.axis+1:])
-	if p.srcLast == p.last || p.axis != len(p.dims)-1 {
-		return k.load(src, k.fftIndex(o, j, i, p.dims[p.axis], inner), hlo.C64)
-	}
-	f := k.f
-	stored := f.Less(j, k.ic(p.srcLast))
-	at := f.Select(stored, j, f.ISub(k.ic(p.n), j))
-	v := k.load(src, k.fftIndex(o, at, i, p.srcLast, inner), hlo.C64)
-	re, im := k.parts(v)
-	return k.makeComplex(re, f.Select(stored, im, f.FNegate(im)))
-}
-
-// fftReadOperand is fftRead from the program's operand through the elemental
-// emitter (a real operand gets imaginary parts of 0).
-func (l *lowering) fftReadOperand(g *gen, p fftPass, o, j, i spirv.ID) spirv.ID {
-	k := g.k
-	x := l.c.Root.Operands[0]
-	inner := product(p.dims[p.axis+1:])
-	f := k.f
-	at, stored := j, spirv.ID(0)
-	if p.srcLast != p.last && p.axis == len(p.dims)-1 {
-		stored = f.Less(j, k.ic(p.srcLast))
-		at = f.Select(stored, j, f.ISub(k.ic(p.n), j))
-	}
-	ext := p.dims[p.axis]
-	if p.axis == len(p.dims)-1 {
-		ext = p.srcLast
-	}
-	v := g.emit(x, k.delinearize(k.fftIndex(o, at, i, ext, inner), x.Shape.Dims))
-	if p.readReal {
-		return k.makeComplex(v, k.m.F32(0))
-	}
-	if stored != 0 {
-		re, im := k.parts(v)
-		v = k.makeComplex(re, f.Select(stored, im, f.FNegate(im)))
-	}
-	return v
-}
-
-// fftWrite writes entry j of line (o, i): only the n/2+1 first entries of the
-// last axis where the destination holds those (RFFT), the real part to a real
-// destination (IRFFT), scaled by 1/∏n after an inverse transform's last pass.
-func (k *kernel) fftWrite(dst spirv.Buffer, p fftPass, o, j, i, v spirv.ID) {
-	f := k.f
-	if p.scale != 0 && p.scale != 1 {
-		v = k.exact(f.FMul(v, f.Splat(k.m.F32(float32(p.scale)), 2)))
-	}
-	dt := hlo.C64
-	if p.writeReal {
-		v, dt = f.CompositeExtract(v, 0), hlo.F32
-	}
-	ext := p.dims[p.axis]
-	if p.axis == len(p.dims)-1 {
-		ext = p.dstLast
-	}
-	at := k.fftIndex(o, j, i, ext, product(p.dims[p.axis+1:]))
-	if p.dstLast == p.last || p.axis != len(p.dims)-1 {
-		k.store(dst, at, v, dt)
-		return
-	}
-	f.If(f.Less(j, k.ic(p.dstLast)), func() { k.store(dst, at, v, dt) }, nil)
-}
-
-// fftTwiddle is e^{−2πi·tw/n} (inverse: e^{+2πi·tw/n}) for 0 ≤ tw < n. u = tw/n
-// is exact in f32 (n is a power of two) and is reduced exactly to [0, 1/8] by
-// sin(2π − θ) = −sin θ, cos(π − θ) = −cos θ and cos(π/2 − θ) = sin θ (each
-// reduced u is a difference of multiples of 1/n: exact); sine and cosine of 2π·u ≤ π/4 are
-// their Taylor polynomials to x⁹ and x¹⁰, whose truncation errors (2e-9, 1e-10)
-// lie below half an f32 ulp.
-func (k *kernel) fftTwiddle(tw spirv.ID, n int64, inverse bool) spirv.ID {
+// fftRoot is e^{−2πi·t/d} (plus: e^{+2πi·t/d}) for 0 ≤ t < d. With T = 4t of
+// D = 4d the angle is reduced exactly, in integers, by sin(2π − θ) = −sin θ,
+// cos(π − θ) = −cos θ and cos(π/2 − θ) = sin θ (D/2, D/4 and D/8's multiples
+// are integers or halves), so that u = T/D ∈ [0, 1/8] is one rounded product
+// (exact for d a power of two); sine and cosine of 2π·u ≤ π/4 are their Taylor
+// polynomials to x⁹ and x¹⁰, whose truncation errors (2e-9, 1e-10) lie below
+// half an f32 ulp.
+func (k *kernel) fftRoot(t spirv.ID, d int64, plus bool) spirv.ID {
 	f, m := k.f, k.m
-	u := k.fmul(f.Convert(m.TypeF32(), tw), m.F32(float32(1/float64(n))))
-	lower := f.Greater(u, m.F32(0.5)) // θ > π
-	u = f.Select(lower, k.fsub(m.F32(1), u), u)
-	far := f.Greater(u, m.F32(0.25)) // θ > π/2
-	u = f.Select(far, k.fsub(m.F32(0.5), u), u)
-	swap := f.Greater(u, m.F32(0.125)) // θ > π/4
-	u = f.Select(swap, k.fsub(m.F32(0.25), u), u)
+	big := f.IMul(t, k.ic(4))
+	lower := f.Greater(big, k.ic(2*d)) // θ > π
+	big = f.Select(lower, f.ISub(k.ic(4*d), big), big)
+	far := f.Greater(big, k.ic(d)) // θ > π/2
+	big = f.Select(far, f.ISub(k.ic(2*d), big), big)
+	swap := f.Greater(f.IMul(big, k.ic(2)), k.ic(d)) // θ > π/4
+	big = f.Select(swap, f.ISub(k.ic(d), big), big)
+	u := k.fmul(f.Convert(m.TypeF32(), big), m.F32(float32(1/float64(4*d))))
 	x := k.fmul(u, m.F32(float32(2*math.Pi)))
 	x2 := k.fmul(x, x)
 	sin := k.fmul(x, k.horner(x2, []float64{1, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880}))
 	cos := k.horner(x2, []float64{1, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800})
 	s, c := f.Select(swap, cos, sin), f.Select(swap, sin, cos)
 	c = f.Select(far, f.FNegate(c), c)
-	if !inverse { // e^{−iθ}: the sine negated, unless the reduction negated it already
-		s = f.Select(lower, s, f.FNegate(s))
-	} else {
+	if plus { // e^{+iθ}: the sine, negated where the reduction turned θ into 2π − θ
 		s = f.Select(lower, f.FNegate(s), s)
+	} else {
+		s = f.Select(lower, s, f.FNegate(s))
 	}
 	return k.makeComplex(c, s)
 }

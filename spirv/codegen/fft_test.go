@@ -42,6 +42,8 @@ var fftCases = map[string]fftCase{
 	"fft length 32": {"FFT", "c64[32]", "c64[32]", "{32}"},
 	"irfft 64":      {"IRFFT", "c64[33]", "f32[64]", "{64}"},
 	"fft empty":     {"FFT", "c64[0,8]", "c64[0,8]", "{8}"},
+	"fft 12":        {"FFT", "c64[12]", "c64[12]", "{12}"},
+	"rfft 6x10":     {"RFFT", "f32[6,10]", "c64[6,6]", "{6,10}"},
 }
 
 func fftModuleText(t, in, out, lengths string) string {
@@ -84,6 +86,13 @@ func TestFFTKernelsValidate(t *testing.T) {
 		"fft length 32": {2, []int64{32 * 8}},
 		"irfft 64":      {2, []int64{64 * 8}},
 		"fft empty":     {0, nil},
+		// Bluestein: 12 convolves at m = 32 (2 forward, 2 inverse passes),
+		// after K̂'s 3 dispatches (its line written, 2 passes) into scratch 2.
+		"fft 12": {3 + 4, []int64{32 * 8, 32 * 8, 32 * 8}},
+		// The last axis (10: m = 32, 4 passes, K̂ 3 dispatches), then axis 0
+		// (6: m = 16, 2 passes, K̂ 2 dispatches); the output (6·6 c64) takes
+		// the last axis' last pass.
+		"rfft 6x10": {3 + 2 + 4 + 2, []int64{6 * 32 * 8, 6 * 32 * 8, 32 * 8, 16 * 8}},
 	}
 	for name, c := range fftCases {
 		t.Run(name, func(t *testing.T) {
@@ -96,25 +105,27 @@ func TestFFTKernelsValidate(t *testing.T) {
 	}
 }
 
-// TestFFTRefusals: lengths that are not powers of two, and c128, are refused with
-// ErrUnsupported naming the instruction and the length.
+// TestFFTRefusals: c128 is refused; so is, on a target without Int64, a length
+// that is not a power of two above 46340 (Bluestein's k² needs 64 bits), naming
+// the instruction and the length, with ErrUnsupported; with Int64 it lowers.
 func TestFFTRefusals(t *testing.T) {
+	noInt64 := LavapipeTarget()
+	noInt64.Int64, noInt64.BufferDeviceAddress = false, false
+	long := fftComputation(t, "FFT", "c64[50000]", "c64[50000]", "{50000}")
 	for _, c := range []struct {
-		fc   fftCase
-		want string
+		c      *hlo.Computation
+		target Target
+		want   string
 	}{
-		{fftCase{"FFT", "c64[2,12]", "c64[2,12]", "{12}"}, "f (fft) has fft_length={12}"},
-		{fftCase{"RFFT", "f32[8,6]", "c64[8,4]", "{8,6}"}, "6 is not"},
-		{fftCase{"FFT", "c128[8]", "c128[8]", "{8}"}, "uses c128"},
+		{fftComputation(t, "FFT", "c128[8]", "c128[8]", "{8}"), LavapipeTarget(), "uses c128"},
+		{long, noInt64, "f (fft) has fft_length={50000}; Bluestein's chirp of length 50000 needs 64-bit integers"},
 	} {
-		c0 := fftComputation(t, c.fc.t, c.fc.in, c.fc.out, c.fc.lengths)
-		_, err := Lower(c0, LavapipeTarget())
+		_, err := Lower(c.c, c.target)
 		require.Error(t, err)
 		require.Contains(t, err.Error(), c.want)
-		if c.fc.in != "c128[8]" {
-			require.True(t, errors.Is(err, hlo.ErrUnsupported), "%v", err)
-		}
-		_, err = Facts(c0, LavapipeTarget())
+		require.True(t, errors.Is(err, hlo.ErrUnsupported), "%v", err)
+		_, err = Facts(c.c, c.target)
 		require.Error(t, err)
 	}
+	lowerOK(t, long)
 }
