@@ -115,3 +115,26 @@ func checkSameTransform(b *testing.B, rt *vkxla.Runtime, fftMod, dft *hlo.Module
 	}
 	require.Less(b, math.Sqrt(errSq/refSq), 1e-4, "the FFT and the DFT as a dot disagree")
 }
+
+// BenchmarkFFTBluestein measures 32 transforms of 4095 c64 points (not a power
+// of two: Bluestein's chirp-z, three transforms of 8192 points of which K̂'s is
+// computed once per run) against 32 of 4096 in the same process: x-pow2 is the
+// 4096-point time over the 4095-point one. GFLOP/s counts 5·n·log2(n) per
+// transform, as for powers of two.
+//
+//	VKXLA_VALIDATION=0 go test -run '^$' -bench FFTBluestein -benchtime 5x .
+func BenchmarkFFTBluestein(b *testing.B) {
+	rt := newRuntime(b)
+	module := func(n int64) (*hlo.Module, *hlo.Literal) {
+		x := randomC64With(&gen{rng: rnd(83)}, nil, fftBenchBatch, n)
+		fb := hlo.NewBuilder("fft_bench")
+		return mustBuild(b, fb, fb.Fft(fb.Parameter(x.Shape(), "x"), hlo.FFT, n)), x
+	}
+	odd, oddIn := module(fftBenchN - 1)
+	pow2, pow2In := module(fftBenchN)
+	times := bestInterleavedN(b, rt, []timedRun{{m: odd, in: []*hlo.Literal{oddIn}}, {m: pow2, in: []*hlo.Literal{pow2In}}})
+	n := float64(fftBenchN - 1)
+	b.ReportMetric(5*n*math.Log2(n)*fftBenchBatch/times[0].Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(times[0].Seconds()*1e6/fftBenchBatch, "µs/transform")
+	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-pow2")
+}
