@@ -447,8 +447,8 @@ var opTable = [numOpcodes]OpInfo{
 	OpRngGetAndUpdateState: sideEffecting(expanded("rng-get-and-update-state", 0, RngStateExpander)),
 
 	// complex(re, im) makes complex numbers of two real arrays; fft is XLA's
-	// Fourier transform over the last 1–3 dimensions (on the GPU: c64 with
-	// power-of-two lengths, spirv/codegen/fft.go).
+	// Fourier transform over the last 1–3 dimensions (on the GPU: c64,
+	// spirv/codegen/fft.go).
 	OpComplex: elementwise("complex", 2),
 	OpFft:     op("fft", KindTransform, 1),
 }

@@ -38,10 +38,11 @@ import (
 // 1/∏n (a power of two: exact).
 //
 // Twiddles are computed in each butterfly, not read from a table: for k a power
-// of two, u = s·p·k/n is exact in f32, reduced exactly by the symmetries of the
-// circle to [0, 1/8], and sin and cos of 2π·u ∈ [0, π/4] are Taylor polynomials
-// accurate to below half an ulp (fftTwiddle), so that twiddle is within about 1
-// ulp; the others are products of those (fftTwiddles: within about 4 ulp).
+// of two, the angle 2π·s·p·k/n is reduced exactly, in integers, by the
+// symmetries of the circle to [0, π/4], where sine and cosine are Taylor
+// polynomials accurate to below half an ulp (fftRoot), so that twiddle is within
+// about 1 ulp; the others are products of those (fftTwiddles: within about 4
+// ulp).
 //
 // A length N that is not a power of two runs as Bluestein's chirp-z transform,
 // as cpuref does: with chirp_k = e^{∓iπk²/N}, X_k = chirp_k·Σ_j (x_j·chirp_j)·

@@ -279,7 +279,7 @@ func (k *kernel) timesI(z spirv.ID, plus bool) spirv.ID {
 }
 
 // fftTwiddles are the pass's twiddles w^{base·j}, j < r: those of j a power of
-// two computed (fftTwiddle), each other one the product of those of its bits (j
+// two computed (fftRoot), each other one the product of those of its bits (j
 // = 7: w·w²·w⁴), so that a radix-16 pass computes 4 twiddles, not 15, and each is
 // within about 4 ulp (three rounded products of values within 1 ulp).
 func (k *kernel) fftTwiddles(base spirv.ID, p fftPass) []spirv.ID {
