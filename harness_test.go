@@ -34,8 +34,9 @@ type domain struct{ lo, hi float64 }
 
 var unitDomain = domain{-1, 1}
 
-// randomLiteral fills a literal: floats uniform in d, integers across a range that
-// exercises wrap-around for narrow types, preds at random.
+// randomLiteral fills a literal: floats (and both parts of complex numbers)
+// uniform in d, integers across a range that exercises wrap-around for narrow
+// types, preds at random.
 func randomLiteral(rng *rand.Rand, s hlo.Shape, d domain) *hlo.Literal {
 	if s.IsTuple() {
 		elems := make([]*hlo.Literal, len(s.Elems))
@@ -51,6 +52,8 @@ func randomLiteral(rng *rand.Rand, s hlo.Shape, d domain) *hlo.Literal {
 			lit.SetBool(i, rng.IntN(2) == 1)
 		case dt.IsFloat():
 			lit.SetFloat64(i, d.lo+(d.hi-d.lo)*rng.Float64())
+		case dt.IsComplex(): // each part in d
+			lit.SetComplex128(i, complex(d.lo+(d.hi-d.lo)*rng.Float64(), d.lo+(d.hi-d.lo)*rng.Float64()))
 		case dt.IsUnsigned():
 			lit.SetUint64(i, randomInt(rng, dt, d))
 		default:

@@ -191,7 +191,7 @@ func opTolerance(op hlo.Opcode) ErrorSpec {
 		return ErrorSpec{ULP: 4}
 	case hlo.OpTan: // sine over cosine: 3 ulp measured
 		return ErrorSpec{ULP: 4}
-	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter,
+	case hlo.OpReduce, hlo.OpReduceWindow, hlo.OpDot, hlo.OpConvolution, hlo.OpSelectAndScatter, hlo.OpScatter, hlo.OpFft,
 		hlo.OpBatchNormTraining, hlo.OpBatchNormInference, hlo.OpBatchNormGrad,
 		hlo.OpTriangularSolve, hlo.OpCholesky: // substitution and factorisation sum like a dot
 		return ErrorSpec{Abs: 1e-4, Rel: 1e-4}

@@ -447,9 +447,10 @@ var opTable = [numOpcodes]OpInfo{
 	OpRngGetAndUpdateState: sideEffecting(expanded("rng-get-and-update-state", 0, RngStateExpander)),
 
 	// complex(re, im) makes complex numbers of two real arrays; fft is XLA's
-	// Fourier transform over the last 1–3 dimensions.
+	// Fourier transform over the last 1–3 dimensions (on the GPU: c64,
+	// spirv/codegen/fft.go).
 	OpComplex: elementwise("complex", 2),
-	OpFft:     cpuOnly(op("fft", KindTransform, 1), "GPU code generation has no FFT kernel yet (cpuref computes it)"),
+	OpFft:     op("fft", KindTransform, 1),
 }
 
 // cpuOnly sets an op row's NoGPU reason.

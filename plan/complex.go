@@ -8,9 +8,8 @@ import (
 )
 
 // rejectUnsupported refuses a module that uses an op GPU code generation lacks
-// (the op table's NoGPU: fft) or a complex value it has no kernel for (c128, or
-// c64 in an op outside codegen.ComplexOps: the transcendentals, divide, abs,
-// reductions, …). It runs before any pass, as the passes must not meet what the
+// (the op table's NoGPU) or a complex value it has no kernel for (c128, c64 in an
+// op outside codegen.ComplexOps: tanh, tan, power, …). It runs before any pass, as the passes must not meet what the
 // back end cannot lower (and the simplifier's rules were written for real numbers;
 // they leave complex values alone, but their users should not rely on it). The
 // error wraps ErrUnsupported and names the first such instruction; cpuref

@@ -12,7 +12,8 @@ import (
 )
 
 // TestComplexPlanning: GPU planning takes c64 in the ops codegen has kernels for,
-// and refuses c128, a c64 op without a kernel and fft with an ErrUnsupported
+// and refuses c128 (an fft of c128 too) and a c64 op without a kernel with an
+// ErrUnsupported
 // naming the instruction, before any pass runs; code generation called directly
 // refuses them too.
 func TestComplexPlanning(t *testing.T) {
@@ -34,7 +35,7 @@ func TestComplexPlanning(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}", "%x (parameter): uses c128"},
 		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh"},
-		{"HloModule m\nENTRY e {\n  x = f32[8] parameter(0)\n  f = c64[5] fft(x), fft_type=RFFT, fft_length={8}\n  ROOT r = f32[5] real(f)\n}", "%f (fft): GPU code generation has no FFT kernel"},
+		{"HloModule m\nENTRY e {\n  x = c128[12] parameter(0)\n  ROOT f = c128[12] fft(x), fft_type=FFT, fft_length={12}\n}", "%x (parameter): uses c128"},
 	} {
 		m := parse(tc.text)
 		_, err = plan.Build(m, d.Plan(), plan.Options{})

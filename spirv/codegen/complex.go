@@ -32,6 +32,9 @@ var ComplexOps = map[hlo.Opcode]bool{
 	// elemental loop, the workgroup tree and the two-pass reduction hold the
 	// accumulators as vec2 (no subgroup path: subgroupReducer takes real types).
 	hlo.OpReduce: true,
+	// fft of c64, every length (fft.go; fftSupport: a target without Int64
+	// refuses Bluestein lengths above 46340).
+	hlo.OpFft: true,
 }
 
 // complexType is c64's register and storage type.

@@ -77,6 +77,9 @@ func TestComplexKernelsValidate(t *testing.T) {
 		hlo.OpDynamicUpdateSlice: func(b *cb) *hlo.Instruction {
 			return b.simple(hlo.OpDynamicUpdateSlice, b.param(c64(8)), b.param(c64(3)), b.param(s(hlo.S32)))
 		},
+		hlo.OpFft: func(b *cb) *hlo.Instruction { // every fft_type: TestFFTKernelsValidate
+			return b.op(hlo.OpFft, hlo.Attributes{FftType: hlo.FFT, FftLength: []int64{8}}, nil, b.param(c64(3, 8)))
+		},
 	}
 	for op := range ComplexOps {
 		if runtimeOps[op] {

@@ -38,6 +38,8 @@ func (l *lowering) facts() error {
 		return l.scatterFacts()
 	case bySort:
 		return l.sortFacts()
+	case byFFT:
+		return l.fftFacts()
 	case byDynamicUpdateSlice:
 		l.p.InPlace = operandInPlace(l.c, 1)
 		l.copyFacts()

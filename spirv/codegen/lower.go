@@ -107,7 +107,7 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 	seen[c] = true
 	for _, in := range c.Instructions {
 		if why := ComplexSupport(in); why != "" {
-			return fmt.Errorf("%s (%v) %s", in.Name, in.Op, why)
+			return fmt.Errorf("%w: %s (%v) %s", hlo.ErrUnsupported, in.Name, in.Op, why)
 		}
 		for _, s := range append([]hlo.Shape{in.Shape}, in.Shape.Elems...) {
 			if !s.IsArray() {
@@ -229,6 +229,7 @@ const (
 	bySplitConv  // a long convolution in two passes (partial sums, then their sum)
 	byUserKernel // a custom-call of a kernel target: the user's SPIR-V (user_kernel.go)
 	byRows       // whole rows per invocation: row reductions once, then the row's outputs
+	byFFT        // Stockham radix-2 passes, one dispatch each (fft.go)
 )
 
 // strategy picks the root's strategy; Lower and Facts both follow it.
@@ -242,6 +243,8 @@ func (l *lowering) strategy() strategy {
 		return byScatter
 	case root.Op == hlo.OpSort:
 		return bySort
+	case root.Op == hlo.OpFft:
+		return byFFT
 	case root.Op == hlo.OpDynamicUpdateSlice && operandInPlace(l.c, 1) != nil:
 		return byDynamicUpdateSlice
 	case useTreeReduce(root, l.t):
@@ -270,6 +273,8 @@ func (l *lowering) lower() error {
 		return l.lowerScatter()
 	case bySort:
 		return l.lowerSort()
+	case byFFT:
+		return l.lowerFFT()
 	case byDynamicUpdateSlice:
 		return l.lowerDynamicUpdateSlice()
 	case byTreeReduce:
