@@ -132,7 +132,9 @@ func (m *WorldMember) Finish(ctx context.Context, runErr error) error {
 // (with every process's message) when all are at this collective, in matching
 // groups with operands of matching sizes, or all finished well.
 func (m *WorldMember) round(ctx context.Context, h header, payload []byte) ([][]byte, error) {
-	msgs, err := m.w.AllGather(ctx, append(h.encode(), payload...))
+	// Once a process has begun a round it holds it: a cancelled context has been
+	// seen before (Exchange), and Finish tells the others.
+	msgs, err := m.w.AllGather(context.WithoutCancel(ctx), append(h.encode(), payload...))
 	if err != nil {
 		m.over, m.ended = fmt.Errorf("exchanging with the other processes: %w", err), true
 		return nil, m.over
