@@ -179,7 +179,7 @@ func (e *Executable) runOn(ctx context.Context, dev *collective.Device, inputs [
 		return fmt.Errorf("vkxla: Run %s: %w: nil context", name, ErrInvalidArgument)
 	}
 	if c.devices > 1 && dev == nil {
-		return fmt.Errorf("vkxla: Run %s: %w: compiled for %d devices: run it with Replicated.Run", name, ErrInvalidArgument, c.devices)
+		return fmt.Errorf("vkxla: Run %s: %w: compiled for %d devices: run it with Replicated.Run or Distributed.Run", name, ErrInvalidArgument, c.devices)
 	}
 	if err := c.checkInputs(inputs); err != nil {
 		return fmt.Errorf("vkxla: Run %s: %w", name, err)

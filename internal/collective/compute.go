@@ -13,13 +13,22 @@ type BinaryFunc func(a, b uint64) (uint64, error)
 // Reducer compiles a to_apply computation into a BinaryFunc.
 type Reducer func(c *hlo.Computation) (BinaryFunc, error)
 
+// Exchanger is how a device meets its group at a collective: it gives its values at
+// the site's next execution and receives every member's, by position in the group.
+// The in-process Rendezvous's Member is one; WorldMember, which exchanges bytes with
+// other processes (MPI), is another. Both leave the results to Device.Eval, so
+// every transport computes the same bits.
+type Exchanger interface {
+	Exchange(ctx context.Context, site any, label string, group []int, v []*hlo.Literal) ([][]*hlo.Literal, error)
+}
+
 // Device is what a collective needs of the device that evaluates it: its place in
-// the topology, its handle on the run's rendezvous (nil on a one-device run) and
+// the topology, its handle on the run's exchange (nil on a one-device run) and
 // how to apply reduction computations.
 type Device struct {
 	Topology Topology
 	ID       int
-	Member   *Member
+	Member   Exchanger
 	Reduce   Reducer
 	// Site keys a collective's meetings; nil: the instruction itself (the
 	// devices share one module). Devices with their own copies of a module key
@@ -63,11 +72,24 @@ func (dev Device) Eval(ctx context.Context, in *hlo.Instruction, ops []*hlo.Lite
 	if !ok {
 		return nil, fmt.Errorf("%w: %v %%%s: %s is in no group", ErrInvalidGroups, in.Op, in.Name, dev.Topology.Name(dev.ID))
 	}
-	vals, err := dev.Member.Exchange(ctx, dev.site(in), fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
+	vals, err := dev.exchange(ctx, in, group, ops)
 	if err != nil {
 		return nil, err
 	}
 	return dev.combine(in, vals, pos)
+}
+
+// exchange meets the group at in; without an Exchanger (a one-device run) only a
+// group of one meets.
+func (dev Device) exchange(ctx context.Context, in *hlo.Instruction, group []int, ops []*hlo.Literal) ([][]*hlo.Literal, error) {
+	label := fmt.Sprintf("%v %%%s", in.Op, in.Name)
+	if dev.Member == nil {
+		if len(group) == 1 {
+			return [][]*hlo.Literal{ops}, nil
+		}
+		return nil, fmt.Errorf("%s: a group of %d devices on a one-device run", label, len(group))
+	}
+	return dev.Member.Exchange(ctx, dev.site(in), label, group, ops)
 }
 
 func u32(v int) *hlo.Literal { return hlo.ScalarLiteral(uint32(v)) }
@@ -277,7 +299,7 @@ func (dev Device) permute(ctx context.Context, in *hlo.Instruction, ops []*hlo.L
 		return nil, err
 	}
 	group, pos, _ := GroupOf(groups, dev.ID)
-	vals, err := dev.Member.Exchange(ctx, dev.site(in), fmt.Sprintf("%v %%%s", in.Op, in.Name), group, ops)
+	vals, err := dev.exchange(ctx, in, group, ops)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math/rand/v2"
 
 	"github.com/vkxla/vkxla/hlo"
@@ -79,4 +80,17 @@ func Uniform(seed uint64, s hlo.Shape) *hlo.Literal {
 		lit.SetFloat64(i, 2*r.Float64()-1)
 	}
 	return lit
+}
+
+// Shard is the i-th of n equal slices of x along its first (batch) dimension: a
+// device's part of a batch for BuildDataParallel's step.
+func Shard(x *hlo.Literal, n, i int) (*hlo.Literal, error) {
+	s := x.Shape()
+	if !s.IsArray() || s.Rank() == 0 || n < 1 || i < 0 || i >= n || s.Dims[0]%int64(n) != 0 {
+		return nil, fmt.Errorf("train: shard %d of %d of %v: want an array whose first dimension splits into %d", i, n, s, n)
+	}
+	part := s.Clone()
+	part.Dims[0] /= int64(n)
+	size := int(part.ByteSize())
+	return hlo.LiteralFromBytes(part, append([]byte(nil), x.Bytes()[i*size:(i+1)*size]...))
 }

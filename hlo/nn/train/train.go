@@ -88,7 +88,24 @@ type Step struct {
 }
 
 // Build assembles one training step of model under opt as one module.
-func Build(model Model, opt Optimizer) (*Step, error) {
+func Build(model Model, opt Optimizer) (*Step, error) { return build(model, opt, 1) }
+
+// BuildDataParallel is the step of one of replicas devices training together on
+// a batch split between them: model's batch tensors are one device's shard. The
+// step all-reduces the loss and the gradients (one all-reduce of all of them,
+// replica_groups over every replica) and divides them by replicas before the
+// update, so that with a loss that is a mean over its batch (every Model here)
+// each device takes the step one device takes on the whole batch, and every
+// device's parameters stay equal. Run it with vkxla.CompileReplicated or
+// vkxla.CompileDistributed on replicas devices.
+func BuildDataParallel(model Model, opt Optimizer, replicas int) (*Step, error) {
+	if replicas < 1 {
+		return nil, fmt.Errorf("train: model %q: %d replicas: %w", model.Name, replicas, ErrInvalidModel)
+	}
+	return build(model, opt, replicas)
+}
+
+func build(model Model, opt Optimizer, replicas int) (*Step, error) {
 	lossMod, err := model.LossModule()
 	if err != nil {
 		return nil, err
@@ -117,11 +134,18 @@ func Build(model Model, opt Optimizer) (*Step, error) {
 	// The value-and-grad entry is inlined: the passes see one flat graph (no call
 	// to optimise across).
 	out := b.Inline(vg.Entry, append(append([]nn.X{}, params...), batch...))
-	outs := []nn.X{b.GetTupleElement(out, 0)}
+	vals := make([]nn.X, 1+np) // the loss and the gradients
+	for i := range vals {
+		vals[i] = b.GetTupleElement(out, int64(i))
+	}
+	if replicas > 1 {
+		vals = meanOverReplicas(b, vals, replicas)
+	}
+	outs := []nn.X{vals[0]}
 	var newState []nn.X
 	slots := len(opt.Slots())
 	for i, p := range params {
-		np, ns := opt.Update(b, p, b.GetTupleElement(out, int64(1+i)), state[i*slots:(i+1)*slots], t)
+		np, ns := opt.Update(b, p, vals[1+i], state[i*slots:(i+1)*slots], t)
 		outs = append(outs, np)
 		newState = append(newState, ns...)
 	}
@@ -145,4 +169,25 @@ func (s *Step) Donating() *hlo.Module {
 		m.InputOutputAlias[k] = hlo.InputOutputAlias{Output: []int64{int64(k + 1)}, Param: int64(k), Kind: hlo.MustAlias}
 	}
 	return m
+}
+
+// meanOverReplicas is each value's mean over the replicas: one all-reduce (sum) of
+// all of them, each then divided by the count.
+func meanOverReplicas(b *hlo.Builder, vals []nn.X, replicas int) []nn.X {
+	dt := vals[0].Shape.DType
+	group := make([]int64, replicas)
+	for i := range group {
+		group[i] = int64(i)
+	}
+	sum := b.Collective(hlo.OpAllReduce, vals, [][]int64{group}, nil, b.Reducer(hlo.OpAdd, dt))
+	out := make([]nn.X, len(vals))
+	for i, v := range vals {
+		s := sum
+		if len(vals) > 1 {
+			s = b.GetTupleElement(sum, int64(i))
+		}
+		inv := b.BroadcastScalar(b.ScalarConstant(dt, 1/float64(replicas)), v.Shape.Dims...)
+		out[i] = b.Mul(s, inv)
+	}
+	return out
 }
