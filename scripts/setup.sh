@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(mesa-vulkan-drivers libvulkan-dev vulkan-validationlayers spirv-tools
-  spirv-headers glslc g++ vulkan-tools)
+  spirv-headers glslc g++ vulkan-tools libopenmpi-dev openmpi-bin pkg-config)
 
 missing=()
 for p in "${packages[@]}"; do
