@@ -105,7 +105,9 @@ func isQuantType(dt hlo.DType) bool {
 // multiply outside the kernel: a weight) by something else (its scale).
 func isScaleMultiply(in *hlo.Instruction) bool {
 	return in.Op == hlo.OpMultiply && in.Shape.DType.IsFloat() &&
-		slices.ContainsFunc(in.Operands, func(x *hlo.Instruction) bool { return isDequantConvert(x) && x.Operands[0].Shape.DType != hlo.F16 && x.Operands[0].Shape.DType != hlo.BF16 })
+		slices.ContainsFunc(in.Operands, func(x *hlo.Instruction) bool {
+			return isDequantConvert(x) && x.Operands[0].Shape.DType != hlo.F16 && x.Operands[0].Shape.DType != hlo.BF16
+		})
 }
 
 // isScaleOperand: what a scale passes through on its way to the multiply: a
