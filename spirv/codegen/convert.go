@@ -116,6 +116,13 @@ func (k *kernel) convert(v spirv.ID, from, to hlo.DType) spirv.ID {
 		return f.Select(v, m.ConstOf(rt, 1), m.ConstOf(rt, 0))
 	case from == hlo.F64 && isF8(to): // one rounding, as cpuref (f8.go)
 		return k.round(k.f64ToF32Odd(v), to)
+	case exactInF16(from) && (to == hlo.F16 || to == hlo.F32):
+		// Every value of from is an f16 (and an f32): the f32 register value needs
+		// no rounding (a dequantised weight: s4 → f16 costs a shift, not a round).
+		if from.IsFloat() {
+			return v
+		}
+		return f.Convert(rt, v)
 	case from.IsFloat() && to.IsFloat():
 		return k.round(f.Convert(rt, v), to)
 	case from.IsFloat():
@@ -185,4 +192,18 @@ func emitBitcastConvert(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
 		}
 	}
 	return k.fromBits(acc, to)
+}
+
+// exactInF16: the types whose every value (NaN aside, which stays a NaN) f16
+// holds exactly, and whose register form is an f32 or an integer: the integers of
+// at most 8 bits, the 8-bit floats but f8e8m0fnu (f32's exponent range), and the
+// 6- and 4-bit floats.
+func exactInF16(dt hlo.DType) bool {
+	switch {
+	case dt.IsInteger():
+		return dt.Bits() <= 8
+	case dt == hlo.F8E8M0FNU:
+		return false
+	}
+	return dt.IsFloat() && dt.Bits() <= 8
 }

@@ -329,10 +329,28 @@ func (a *gemmAcc) multiply(bv, av []spirv.ID) {
 // sumK adds the products of k = 0 … kLen−1 read by ld, in k order: a loop over
 // quads of k (sumQuad), then the last kLen%4 one by one (sumTail).
 func (a *gemmAcc) sumK(g *gen, ld gemmLoad, kLen int64) {
+	if ld.group > 0 && kLen%ld.group == 0 {
+		a.sumGroups(g, ld, kLen)
+		return
+	}
 	if k4 := kLen / 4; k4 > 0 {
 		a.k.loop(k4, func(kk spirv.ID) { a.sumQuad(g, ld, kk) })
 	}
 	a.sumTail(g, ld, kLen)
+}
+
+// sumGroups is sumK over whole scale groups of a quantised B: per group, its
+// scales, then its quads in order.
+func (a *gemmAcc) sumGroups(g *gen, ld gemmLoad, kLen int64) {
+	k, f := a.k, a.k.f
+	quads := ld.group / 4
+	k.loop(kLen/ld.group, func(gi spirv.ID) {
+		g.scoped(func() {
+			ld.beginGroup(f.IMul(gi, k.ic(ld.group)))
+			k.loop(quads, func(q spirv.ID) { a.sumQuad(g, ld, f.IAdd(f.IMul(gi, k.ic(quads)), q)) })
+			ld.endGroup()
+		})
+	})
 }
 
 // sumQuad adds the products of k = 4kk … 4kk+3: ld.aQuad, and ld.bQuad or
@@ -555,6 +573,13 @@ type gemmLoad struct {
 	aCol  func(kv spirv.ID) []spirv.ID    // per block row, A[row, kv]
 	bRow  func(kv spirv.ID) []spirv.ID    // per column quad, B[kv, col0+4q..] as vec4
 	bQuad func(kk spirv.ID) [4][]spirv.ID // when set: bRow(4kk+u) for u = 0..3 at once
+	// group, when set, is the k per scale group of a quantised B (gemm_quant.go):
+	// the k loop then runs over groups, calling beginGroup with each group's first
+	// k before its quads (so that B's scales are read once per group) and
+	// endGroup after them.
+	group      int64
+	beginGroup func(k0 spirv.ID)
+	endGroup   func()
 }
 
 func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col0 spirv.ID, rn int64) gemmLoad {
@@ -601,6 +626,9 @@ func (l *lowering) gemmLoaders(g *gen, gs gemmShape, batch, rows []spirv.ID, col
 	ld.bRow = rowFromElems(k, col0, rn, gs.n, func(kv, col spirv.ID) spirv.ID {
 		return g.emit(gs.rhs, operandIndex(k, gs.rhs, gs.rhsGroups, gs.rhsIndex(batch, kv, col)))
 	})
+	if q, ok := quantView(gs); ok {
+		l.quantLoaders(g, gs, q, &ld, col0, rn)
+	}
 	return ld
 }
 

@@ -218,9 +218,17 @@ func (l *lowering) gemvBlocks(name string, gv gemvShape, parts int64, dest gemmD
 			start := f.IMul(part, k.ic(perPart))
 			end := f.IAdd(start, k.ic(perPart))
 			end = f.Select(f.Less(end, k.ic(quads)), end, k.ic(quads))
+			// A part inside one scale group reads its scales once, before its quads.
+			inGroup := ld.group > 0 && gs.k%ld.group == 0 && (ld.group/4)%perPart == 0
+			if inGroup {
+				ld.beginGroup(f.IMul(start, k.ic(4)))
+			}
 			k.countLoop(perPart, func() {
 				f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
 			})
+			if inGroup {
+				ld.endGroup()
+			}
 			if gs.k%4 != 0 {
 				f.If(f.Equal(part, k.ic(parts-1)), func() { acc.sumTail(t.g, ld, gs.k) }, nil)
 			}

@@ -1,0 +1,234 @@
+package codegen
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/spirv"
+)
+
+// Quantised weights. A dot whose B is a dequantised weight (fusion's operand
+// chain, passes/fusion_operand_convert.go: convert(w) of an s4, u4, s8, u8,
+// 8-bit float or f4e2m1fn input, optionally times a scale, optionally widened
+// f16 → f32) reads w through a u32 view of its binding: one 32-bit load holds 8
+// s4 (4 s8) elements of a row of B (w stored K×N, x·W) or of a column (N×K,
+// x·Wᵀ), unpacked by shift, mask and sign extension in registers. The unpacked
+// elements are handed to the elemental emitter as the parameter's values at
+// their indices (gen.define), so the convert, the multiply and their rounding are
+// the emitter's own, exactly as in the element-by-element path. A scale that is
+// the same for a group of g consecutive k (per output channel: g = K; per group:
+// a broadcast over a [K/g, g] split of K, reshaped back) is read once per group
+// (gemmLoad.group), not per element: the k loop runs over groups, then quads.
+
+// quantB is a GEMM view's B read as a quantised weight.
+type quantB struct {
+	w     *hlo.Instruction // the stored weight: a kernel parameter
+	param int
+	bits  int64            // per element
+	scale *hlo.Instruction // the multiply's other operand, or nil
+	group int64            // k per scale group (0: the scale is read per element)
+}
+
+// quantView says whether B (gs.rhs, of rank 2, no batch) is a dequantised
+// weight: rhs = [convert f16→f32] ∘ [multiply by a scale] ∘ convert(w).
+func quantView(gs gemmShape) (quantB, bool) {
+	x := gs.rhs
+	if x.Shape.Rank() != 2 || len(gs.batch) != 0 {
+		return quantB{}, false
+	}
+	if x.Op == hlo.OpConvert && isNarrowFloat(x.Operands[0].Shape.DType) {
+		x = x.Operands[0]
+	}
+	var q quantB
+	if x.Op == hlo.OpMultiply {
+		i := slices.IndexFunc(x.Operands, isQuantConvert)
+		if i < 0 {
+			return quantB{}, false
+		}
+		q.scale = x.Operands[1-i]
+		x = x.Operands[i]
+	}
+	if !isQuantConvert(x) {
+		return quantB{}, false
+	}
+	q.w = x.Operands[0]
+	q.param, q.bits = int(q.w.Attrs.ParameterNumber), int64(q.w.Shape.DType.StorageBits())
+	if q.scale != nil {
+		q.group = scaleGroup(q.scale, gs.d.RhsContracting[0])
+	}
+	return q, true
+}
+
+// isQuantConvert: a convert of a kernel input of a quantised type (stored in 4
+// or 8 bits) to f32 or f16.
+func isQuantConvert(x *hlo.Instruction) bool {
+	if x.Op != hlo.OpConvert || (x.Shape.DType != hlo.F32 && x.Shape.DType != hlo.F16) || x.Operands[0].Op != hlo.OpParameter {
+		return false
+	}
+	dt := x.Operands[0].Shape.DType
+	switch {
+	case dt == hlo.S4, dt == hlo.U4, dt == hlo.F4E2M1FN, dt == hlo.S8, dt == hlo.U8:
+		return true
+	}
+	return isF8(dt)
+}
+
+// scaleGroup is how many consecutive k (along dim kDim of s) share one value of
+// s, when that is a multiple of 4 that the structure shows (a broadcast that
+// does not map kDim: all of it; a reshape that merges [K/g, g] into kDim of a
+// broadcast that does not map the g dim: g), else 0.
+func scaleGroup(s *hlo.Instruction, kDim int64) int64 {
+	if s.Op == hlo.OpConvert && isNarrowFloat(s.Operands[0].Shape.DType) {
+		s = s.Operands[0]
+	}
+	g := int64(0)
+	switch s.Op {
+	case hlo.OpBroadcast:
+		if !slices.Contains(s.Attrs.Dimensions, kDim) {
+			g = s.Shape.Dims[kDim]
+		}
+	case hlo.OpReshape:
+		b, in, out := s.Operands[0], s.Operands[0].Shape.Dims, s.Shape.Dims
+		split := len(in) == len(out)+1 && in[kDim]*in[kDim+1] == out[kDim] &&
+			slices.Equal(in[:kDim], out[:kDim]) && slices.Equal(in[kDim+2:], out[kDim+1:])
+		if split && b.Op == hlo.OpBroadcast && !slices.Contains(b.Attrs.Dimensions, kDim+1) {
+			g = in[kDim+1]
+		}
+	}
+	if g%4 != 0 {
+		return 0
+	}
+	return g
+}
+
+// quantWords is the u32 view of input n's binding, declared once per kernel.
+func (k *kernel) quantWords(n int) spirv.Buffer {
+	key := -1 - n // beside the vec4 aliases, by input
+	if buf, ok := k.vec4s[key]; ok {
+		return buf
+	}
+	buf := k.view(n, fmt.Sprintf("in%d_u32", n), k.m.TypeU32())
+	k.vec4s[key] = buf
+	return buf
+}
+
+// quantElems reads count elements of the weight from element e on (a linear
+// index, its bit offset e·bits a multiple of 32 or the elements inside one
+// word): one u32 load per 32 bits, each element's register value (as the
+// parameter's load would give it) cut out of its word.
+func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
+	f := k.f
+	words := k.quantWords(q.param)
+	bitAt := f.IMul(e, k.ic(q.bits))
+	w0 := f.SDiv(bitAt, k.ic(32))
+	shift0 := k.u32(0)
+	if count*q.bits < 32 {
+		shift0 = f.Bitcast(k.m.TypeU32(), f.SRem(bitAt, k.ic(32)))
+	}
+	loaded := map[int64]spirv.ID{}
+	out := make([]spirv.ID, count)
+	for j := range count {
+		bit := j * q.bits
+		wi := bit / 32
+		if loaded[wi] == 0 {
+			loaded[wi] = f.LoadElem(words, f.IAdd(w0, k.ic(wi)))
+		}
+		sh := f.IAdd(shift0, k.u32(uint32(bit%32)))
+		v := f.And(f.ShrL(loaded[wi], sh), k.u32(uint32(1)<<q.bits-1))
+		out[j] = k.quantReg(v, q.w.Shape.DType)
+	}
+	return out
+}
+
+// quantReg is an element's register value from its bits (a u32).
+func (k *kernel) quantReg(v spirv.ID, dt hlo.DType) spirv.ID {
+	switch dt {
+	case hlo.U8:
+		return k.f.Convert(k.m.TypeInt(8, false), v)
+	case hlo.S8:
+		return k.f.Bitcast(k.m.TypeInt(8, true), k.f.Convert(k.m.TypeInt(8, false), v))
+	}
+	return k.fromNibble(v, dt)
+}
+
+// quantRowOK: B stored K×N (N minor) reads a block's rn columns at one k in
+// whole words (or within one): rows start on a word, and the block never
+// passes N.
+func quantRowOK(gs gemmShape, q quantB, rn int64) bool {
+	bits := rn * q.bits
+	return gs.rFree == 1 && (gs.n*q.bits)%32 == 0 && gs.n%rn == 0 && (bits%32 == 0 || 32%bits == 0)
+}
+
+// quantColumnOK: B stored N×K (K minor) reads 4 k of a column inside one word.
+func quantColumnOK(gs gemmShape, q quantB) bool {
+	return gs.d.RhsContracting[0] == 1 && (gs.k*q.bits)%32 == 0 && 32%(4*q.bits) == 0
+}
+
+// quantLoaders sets ld's B loaders (and its scale groups) for a quantised B.
+func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, col0 spirv.ID, rn int64) {
+	k, f := g.k, g.k.f
+	cols := make([]spirv.ID, rn)
+	for j := range cols {
+		cols[j] = k.clampHigh(f.IAdd(col0, k.ic(int64(j))), gs.n-1)
+	}
+	var scales []spirv.ID // per column, the current group's scale (while set)
+	// value is B at (kv, column j), w's element there being wv.
+	value := func(kv spirv.ID, j int, wv spirv.ID) spirv.ID {
+		idx := gs.rhsIndex(nil, kv, cols[j])
+		g.define(q.w, idx, []spirv.ID{wv})
+		if scales != nil {
+			g.define(q.scale, idx, []spirv.ID{scales[j]})
+		}
+		return g.emit(gs.rhs, idx)
+	}
+	quad := func(vals []spirv.ID) spirv.ID {
+		return f.CompositeConstruct(k.m.TypeVector(k.m.TypeF32(), 4), vals...)
+	}
+	switch {
+	case quantRowOK(gs, q, rn):
+		ld.bQuad = nil
+		ld.bRow = func(kv spirv.ID) []spirv.ID {
+			ws := k.quantElems(q, f.IAdd(f.IMul(kv, k.ic(gs.n)), col0), rn)
+			out := make([]spirv.ID, rn/4)
+			for c := range out {
+				vals := make([]spirv.ID, 4)
+				for j := range vals {
+					vals[j] = value(kv, 4*c+j, ws[4*c+j])
+				}
+				out[c] = quad(vals)
+			}
+			return out
+		}
+	case quantColumnOK(gs, q):
+		ld.bQuad = func(kk spirv.ID) [4][]spirv.ID {
+			k0 := f.IMul(kk, k.ic(4))
+			vals := make([][]spirv.ID, rn) // per column, its 4 k
+			for j := range cols {
+				ws := k.quantElems(q, f.IAdd(f.IMul(cols[j], k.ic(gs.k)), k0), 4)
+				for u := range ws {
+					vals[j] = append(vals[j], value(f.IAdd(k0, k.ic(int64(u))), j, ws[u]))
+				}
+			}
+			var out [4][]spirv.ID
+			for u := range out {
+				for c := int64(0); c < rn/4; c++ {
+					out[u] = append(out[u], quad([]spirv.ID{vals[4*c][u], vals[4*c+1][u], vals[4*c+2][u], vals[4*c+3][u]}))
+				}
+			}
+			return out
+		}
+	default:
+		return
+	}
+	if q.group > 0 && gs.k%q.group == 0 {
+		ld.group = q.group
+		ld.beginGroup = func(k0 spirv.ID) {
+			scales = make([]spirv.ID, rn)
+			for j := range scales {
+				scales[j] = g.emit(q.scale, gs.rhsIndex(nil, k0, cols[j]))
+			}
+		}
+		ld.endGroup = func() { scales = nil }
+	}
+}
