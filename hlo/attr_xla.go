@@ -61,6 +61,9 @@ type xlaAttr struct {
 	refusedValues map[string]string
 	// read reads an ignored attribute's value (the lexer stands after '=').
 	read func(p *parser, a *xlaAttr) error
+	// keep reads an honoured attribute that is no opcode's own (opAttrs) into
+	// the instruction.
+	keep func(p *parser, in *Instruction) error
 	// sample is a value as XLA prints it, for the table test (enums try every
 	// name instead, written into the sample where it has %s).
 	sample string
@@ -135,8 +138,8 @@ var xlaAttrs = []*xlaAttr{
 		reason: "debug information (framework op, source file and line)"},
 	{name: "frontend_attributes", treatment: attrIgnored, read: readBraced, sample: `{_xla_compute_type="host",_xla_stream_annotation="1"}`,
 		reason: "framework hints to XLA's passes (offload, scheduling, composite names); they do not define values"},
-	{name: "sharding", treatment: attrIgnored, read: readSharding, sample: "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
-		reason: "SPMD partitioning hint: " + oneDevice + ", where every sharding of a value holds the same values"},
+	{name: "sharding", treatment: attrHonoured, keep: keepSharding, sample: "{devices=[2,1,2]<=[4] last_tile_dim_replicate}",
+		reason: "kept on the instruction (Instruction.Sharding: replicated, maximal, tiled in the list and iota forms, last_tile_dim_replicate, tuples) and printed back; spmd.Partition partitions by it (docs/spmd.md); on one device every sharding of a value holds the same values. Read and dropped: manual, unknown, unreduced, last_tile_dims, shard_as/shard_like, metadata, and the named mesh and maximal_mesh forms"},
 	{name: "statistics", treatment: attrIgnored, read: readBraced, sample: "{visualizing_index=1,stat-0=60.5}",
 		reason: "statistics for XLA's graph renderer"},
 	{name: "parameter_replication", treatment: attrIgnored, read: readBoolList, sample: "{false,true}",
@@ -424,12 +427,19 @@ var (
 	shardingTypes    = []string{"replicated", "maximal", "manual", "unreduced"}
 )
 
+// keepSharding reads a sharding into in.Sharding (nil for a form vkxla drops).
+func keepSharding(p *parser, in *Instruction) error {
+	s, err := readSharding(p)
+	in.Sharding = s
+	return err
+}
+
 // readSharding reads XLA's sharding grammar: a single sharding {…}, or a tuple
 // sharding {{…}, {…}} (empty: {}). Named shardings over a mesh ({mesh[…], …}) are
-// read as a balanced group.
-func readSharding(p *parser, a *xlaAttr) error {
+// read as a balanced group and dropped, as is a tuple with a dropped element.
+func readSharding(p *parser) (*Sharding, error) {
 	if t := p.peek(); t.text != "{" {
-		return p.errorAt(t.pos, "expected '{' to open the value of %s, found %s", a.name, t.describe())
+		return nil, p.errorAt(t.pos, "expected '{' to open the value of sharding, found %s", t.describe())
 	}
 	start := p.pos
 	p.next()
@@ -437,34 +447,62 @@ func readSharding(p *parser, a *xlaAttr) error {
 	p.pos = start
 	switch {
 	case first.text == "{" || first.text == "}":
-		_, err := parseBracedList(p, "tuple shardings", func() (struct{}, error) { return struct{}{}, p.readSingleSharding() })
-		return err
+		elems, err := parseBracedList(p, "tuple shardings", p.readSingleSharding)
+		if err != nil || slices.Contains(elems, nil) {
+			return nil, err
+		}
+		return TupleSharding(elems...), nil
 	case first.kind == tokName && (first.text == "mesh" || first.text == "maximal_mesh"):
-		return p.skipValue(a.name)
+		return nil, p.skipValue("sharding")
 	}
 	return p.readSingleSharding()
 }
 
 // readSingleSharding reads {keyword… device=n devices=[dims]ids metadata={…}
 // last_tile_dims={types} shard_as n shard_like n}, the ids a list or the iota form
-// <=[dims]T(perm).
-func (p *parser) readSingleSharding() error {
+// <=[dims]T(perm). It returns nil for the forms vkxla drops.
+func (p *parser) readSingleSharding() (*Sharding, error) {
 	if err := p.expect("{", "to open a sharding"); err != nil {
-		return err
+		return nil, err
 	}
+	var sh shardingText
 	for !p.accept("}") {
 		t := p.next()
 		if t.kind != tokName {
-			return p.errorAt(t.pos, "expected a sharding keyword, device=, devices=, metadata= or last_tile_dims=, found %s", t.describe())
+			return nil, p.errorAt(t.pos, "expected a sharding keyword, device=, devices=, metadata= or last_tile_dims=, found %s", t.describe())
 		}
-		if err := p.readShardingPart(t); err != nil {
-			return err
+		if err := p.readShardingPart(t, &sh); err != nil {
+			return nil, err
 		}
+	}
+	return sh.sharding(), nil
+}
+
+// shardingText collects the parts of one sharding as read.
+type shardingText struct {
+	keywords []string
+	device   int64
+	tiled    *Sharding
+	dropped  bool // last_tile_dims, shard_as, shard_like
+}
+
+func (sh *shardingText) sharding() *Sharding {
+	has := func(k string) bool { return slices.Contains(sh.keywords, k) }
+	switch {
+	case sh.dropped || has("manual") || has("unknown") || has("unreduced"):
+		return nil
+	case has("replicated"):
+		return Replicated()
+	case has("maximal"):
+		return Maximal(sh.device)
+	case sh.tiled != nil:
+		sh.tiled.ReplicateLast = has("last_tile_dim_replicate")
+		return sh.tiled
 	}
 	return nil
 }
 
-func (p *parser) readShardingPart(t token) error {
+func (p *parser) readShardingPart(t token, sh *shardingText) error {
 	switch t.text {
 	case "device", "devices", "metadata", "last_tile_dims":
 		if err := p.expect("=", "after "+t.text+" in a sharding"); err != nil {
@@ -473,13 +511,17 @@ func (p *parser) readShardingPart(t token) error {
 	}
 	var err error
 	switch t.text {
-	case "device", "shard_as", "shard_like":
+	case "device":
+		sh.device, err = p.parseInt()
+	case "shard_as", "shard_like":
+		sh.dropped = true
 		_, err = p.parseInt()
 	case "devices":
-		err = p.readTileAssignment()
+		sh.tiled, err = p.readTileAssignment()
 	case "metadata":
 		err = readBraced(p, &xlaAttr{name: "metadata"})
 	case "last_tile_dims":
+		sh.dropped = true
 		_, err = parseBracedList(p, "sharding types", func() (struct{}, error) {
 			return struct{}{}, readEnum(p, &xlaAttr{name: "last_tile_dims", values: shardingTypes})
 		})
@@ -488,29 +530,54 @@ func (p *parser) readShardingPart(t token) error {
 			err = p.errorAt(t.pos, "unknown sharding keyword %q (want %s, device=, devices=, metadata=, last_tile_dims=, shard_as or shard_like)",
 				t.text, strings.Join(shardingKeywords, ", "))
 		}
+		sh.keywords = append(sh.keywords, t.text)
 	}
 	return err
 }
 
 // readTileAssignment reads [dims] then the device ids: n,n,… or <=[dims]T(perm).
-func (p *parser) readTileAssignment() error {
-	if _, err := p.parseBracketInts(); err != nil {
-		return err
+func (p *parser) readTileAssignment() (*Sharding, error) {
+	start := p.peek().pos
+	tiles, err := p.parseBracketInts()
+	if err != nil {
+		return nil, err
 	}
+	n := int64(1)
+	for _, d := range tiles {
+		if d < 1 || n*d > maxIotaReplicas {
+			return nil, p.errorAt(start, "tile assignment dims %v are not positive or exceed %d devices", tiles, maxIotaReplicas)
+		}
+		n *= d
+	}
+	s := &Sharding{Kind: ShardTiled, TileDims: tiles}
 	if t := p.peek(); t.text == "<" {
 		p.next()
 		if err := p.expect("=", "in '<=' of an iota tile assignment"); err != nil {
-			return err
+			return nil, err
 		}
-		_, _, err := p.parseIotaDevices()
-		return err
+		dims, perm, err := p.parseIotaDevices()
+		if err != nil {
+			return nil, err
+		}
+		groups, err := iotaGroups([]int64{1, n}, dims, perm)
+		if err != nil {
+			return nil, p.errorAt(start, "iota tile assignment: %v", err)
+		}
+		s.Devices, s.IotaDims, s.IotaPerm = groups[0], dims, perm
+		return s, nil
 	}
 	for {
-		if _, err := p.parseInt(); err != nil {
-			return err
+		id, err := p.parseInt()
+		if err != nil {
+			return nil, err
 		}
+		s.Devices = append(s.Devices, id)
 		if !p.accept(",") {
-			return nil
+			break
 		}
 	}
+	if int64(len(s.Devices)) != n {
+		return nil, p.errorAt(start, "tile assignment [%s] lists %d devices, not %d", joinInts(tiles, ","), len(s.Devices), n)
+	}
+	return s, nil
 }

@@ -102,6 +102,10 @@ func checkInstructionRow(t *testing.T, a *xlaAttr, op Opcode) {
 	require.True(t, ok)
 	switch a.treatment {
 	case attrHonoured:
+		if a.keep != nil {
+			checkKeptRow(t, a, sample, op)
+			return
+		}
 		assert.True(t, slices.ContainsFunc(opAttrs[op], func(u attrUse) bool { return u.name == a.name }),
 			"the table honours %s on %v but opAttrs has no such attribute", a.name, op)
 		for _, v := range enumSpellings(a) {
@@ -337,36 +341,100 @@ func xlaAttrMarkdown() string {
 	return sb.String()
 }
 
+// checkKeptRow checks an honoured row that is kept outside Attributes: its
+// sample is printed back as written and round-trips.
+func checkKeptRow(t *testing.T, a *xlaAttr, sample string, op Opcode) {
+	text, inst := withAttr(t, sample, op, a.name, a.sample)
+	m, err := ParseModuleUnverified(text)
+	require.NoError(t, err, "%s=%s on %v", a.name, a.sample, op)
+	printed := Print(m)
+	line := regexp.MustCompile(`(?m)^.*%` + regexp.QuoteMeta(inst) + ` = .*$`).FindString(printed)
+	assert.Contains(t, line, ", "+a.name+"="+a.sample, "%s is printed back", a.name)
+	again, err := ParseModuleUnverified(printed)
+	require.NoError(t, err, printed)
+	assert.Equal(t, printed, Print(again))
+}
+
 // Every form of XLA's sharding grammar (ParseSingleSharding and tuple shardings)
-// is accepted and dropped.
+// is accepted; the forms vkxla keeps print back in XLA's syntax (the list and
+// iota forms as written, metadata dropped), the others are dropped.
 func TestShardingForms(t *testing.T) {
-	for _, sharding := range []string{
-		"{replicated}",
-		"{maximal device=1}",
-		"{manual}",
-		"{unknown}",
-		"{unreduced}",
-		"{devices=[2,2]0,1,2,3}",
-		"{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}",
-		"{devices=[2,1,2,2]<=[8] last_tile_dims={manual, replicated}}",
-		"{devices=[4,1]<=[4]}",
-		"{devices=[2,2]<=[2,2]T(1,0)}",
-		"{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate metadata={op_name=\"a\"}}",
-		"{devices=[2,1]0,1 metadata={{op_name=\"a\"}, {op_name=\"b\" source_line=3}}}",
-		"{replicated shard_as 1}",
-		"{devices=[2,1]<=[2] shard_like 0}",
-		"{{replicated}, {maximal device=0}}",
-		"{{devices=[2,1]<=[2]}, {replicated}, {manual}}",
-		"{}",
-		"{mesh[x=2,y=2], [{x}, {}], replicated={y}}",
-		"{maximal_mesh[device_id=0]}",
+	for _, c := range []struct{ sharding, printed string }{
+		{"{replicated}", "{replicated}"},
+		{"{maximal device=1}", "{maximal device=1}"},
+		{"{manual}", ""},
+		{"{unknown}", ""},
+		{"{unreduced}", ""},
+		{"{devices=[2,2]0,1,2,3}", "{devices=[2,2]0,1,2,3}"},
+		{"{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}", "{devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}"},
+		{"{devices=[2,1,2,2]<=[8] last_tile_dims={manual, replicated}}", ""},
+		{"{devices=[4,1]<=[4]}", "{devices=[4,1]<=[4]}"},
+		{"{devices=[2,2]<=[2,2]T(1,0)}", "{devices=[2,2]<=[2,2]T(1,0)}"},
+		{"{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate metadata={op_name=\"a\"}}", "{devices=[2,1,2]<=[2,2]T(1,0) last_tile_dim_replicate}"},
+		{"{devices=[2,1]0,1 metadata={{op_name=\"a\"}, {op_name=\"b\" source_line=3}}}", "{devices=[2,1]0,1}"},
+		{"{replicated shard_as 1}", ""},
+		{"{devices=[2,1]<=[2] shard_like 0}", ""},
+		{"{mesh[x=2,y=2], [{x}, {}], replicated={y}}", ""},
+		{"{maximal_mesh[device_id=0]}", ""},
 	} {
-		text := "HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0), sharding=" + sharding +
-			"\n  ROOT n = f32[4,2] negate(x), sharding=" + sharding + "\n}"
+		text := "HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0), sharding=" + c.sharding +
+			"\n  ROOT n = f32[4,2] negate(x), sharding=" + c.sharding + "\n}"
 		m, err := ParseModule(text)
-		require.NoError(t, err, sharding)
-		assert.NotContains(t, Print(m), "sharding")
+		require.NoError(t, err, c.sharding)
+		printed := Print(m)
+		if c.printed == "" {
+			assert.NotContains(t, printed, "sharding", c.sharding)
+			continue
+		}
+		assert.Contains(t, printed, "parameter(0), sharding="+c.printed+"\n", c.sharding)
+		assert.Contains(t, printed, "%x), sharding="+c.printed+"\n", c.sharding)
+		again, err := ParseModule(printed)
+		require.NoError(t, err, printed)
+		assert.Equal(t, printed, Print(again))
+		assert.True(t, m.Entry.Root.Sharding.Equal(again.Entry.Root.Sharding))
 	}
+	// Tuple shardings on tuples; a tuple with a dropped element is dropped.
+	for _, c := range []struct{ sharding, printed string }{
+		{"{{replicated}, {maximal device=0}}", "{{replicated}, {maximal device=0}}"},
+		{"{{devices=[2,1]<=[2]}, {replicated}}", "{{devices=[2,1]<=[2]}, {replicated}}"},
+		{"{{devices=[2,1]<=[2]}, {manual}}", ""},
+	} {
+		text := "HloModule m\nENTRY e {\n  x = f32[4,2] parameter(0)\n  ROOT t = (f32[4,2], f32[4,2]) tuple(x, x), sharding=" + c.sharding + "\n}"
+		m, err := ParseModule(text)
+		require.NoError(t, err, c.sharding)
+		if c.printed == "" {
+			assert.Nil(t, m.Entry.Root.Sharding, c.sharding)
+			continue
+		}
+		assert.Contains(t, Print(m), "sharding="+c.printed+"\n", c.sharding)
+	}
+	// The empty tuple sharding annotates an empty tuple.
+	m, err := ParseModule("HloModule m\nENTRY e {\n  ROOT t = () tuple(), sharding={}\n}")
+	require.NoError(t, err)
+	assert.Equal(t, ShardTuple, m.Entry.Root.Sharding.Kind)
+}
+
+// The iota form expands to the device order XLA's IotaTileAssignment gives, and
+// SetSharding annotates from Go.
+func TestShardingIotaAndBuilder(t *testing.T) {
+	m, err := ParseModule("HloModule m\nENTRY e {\n  ROOT x = f32[4,2] parameter(0), sharding={devices=[2,2]<=[2,2]T(1,0)}\n}")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 2, 1, 3}, m.Entry.Root.Sharding.Devices)
+
+	b := NewBuilder("e")
+	x := b.SetSharding(b.Parameter(MakeShape(F32, 4, 2), "x"), Tiled([]int64{2, 1}, nil))
+	y := b.SetSharding(b.Negate(x), PartiallyTiled([]int64{2, 1, 2}, []int64{0, 2, 1, 3}))
+	mod, err := b.Build(y)
+	require.NoError(t, err)
+	printed := Print(mod)
+	assert.Contains(t, printed, "parameter(0), sharding={devices=[2,1]<=[2]}")
+	assert.Contains(t, printed, "sharding={devices=[2,1,2]0,2,1,3 last_tile_dim_replicate}")
+	assert.True(t, mod.Clone().Entry.Root.Sharding.Equal(y.Sharding))
+
+	b = NewBuilder("e")
+	b.SetSharding(b.Parameter(MakeShape(F32, 4, 2), "x"), Tiled([]int64{2}, nil))
+	require.Error(t, b.Err())
+	assert.Contains(t, b.Err().Error(), "tiles 1 dimensions of the rank-2")
 }
 
 // Text that is not XLA's sharding grammar is refused, naming the attribute.
@@ -379,6 +447,8 @@ func TestShardingErrors(t *testing.T) {
 		{"{devices=[2,1,2]<=[4] last_tile_dims={bogus}}", `unknown last_tile_dims "bogus"`},
 		{"{{replicated}, replicated}", `expected '{' to open a sharding`},
 		{"{devices=[2,2]<=[2,2]T(1,0}", `expected ',' or ')' in a list of integers`},
+		{"{devices=[2,2]0,1,2}", "lists 3 devices, not 4"},
+		{"{devices=[2,2]<=[3]}", "iota tile assignment"},
 	} {
 		text := "HloModule m\nENTRY e {\n  ROOT x = f32[4,2] parameter(0), sharding=" + c.sharding + "\n}"
 		_, err := ParseModule(text)

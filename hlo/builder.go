@@ -256,7 +256,7 @@ func cloneComputation(c *Computation, compMap map[*Computation]*Computation) *Co
 	instMap := make(map[*Instruction]*Instruction, len(c.Instructions))
 	nc := &Computation{Name: c.Name}
 	for _, in := range c.Instructions {
-		ni := &Instruction{Name: in.Name, Op: in.Op, Shape: in.Shape.Clone(), Attrs: cloneAttributes(in.Attrs), ID: in.ID}
+		ni := &Instruction{Name: in.Name, Op: in.Op, Shape: in.Shape.Clone(), Attrs: cloneAttributes(in.Attrs), ID: in.ID, Sharding: in.Sharding.Clone()}
 		for _, x := range in.Operands {
 			ni.Operands = append(ni.Operands, instMap[x])
 		}

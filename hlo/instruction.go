@@ -12,6 +12,9 @@ type Instruction struct {
 	// Called holds the called computations in the roles opTable[Op].Called names;
 	// for conditional, the branch computations in order.
 	Called []*Computation
+	// Sharding is the value's SPMD sharding annotation (sharding=…), nil where
+	// none is written; only the spmd partitioner reads it.
+	Sharding *Sharding
 	// ID is the instruction's index in its computation's Instructions (kept by
 	// Computation.Renumber), for dense per-instruction tables in passes.
 	ID int

@@ -540,6 +540,9 @@ func (p *parser) readAttribute(in *Instruction, name token) error {
 	}
 	op := in.Op.String()
 	if a, ok := lookupXLAAttr(name.text, onInstruction, op); ok {
+		if a.keep != nil {
+			return a.keep(p, in)
+		}
 		return p.readXLAAttr(a, name, op)
 	}
 	if ops := xlaAttrOps(name.text); ops != nil {

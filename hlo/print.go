@@ -104,6 +104,13 @@ func writeComputation(sb *strings.Builder, c *Computation, entry bool) {
 }
 
 func writeInstruction(sb *strings.Builder, in *Instruction) {
+	writeOpAndAttrs(sb, in)
+	if in.Sharding != nil {
+		sb.WriteString(", sharding=" + in.Sharding.String())
+	}
+}
+
+func writeOpAndAttrs(sb *strings.Builder, in *Instruction) {
 	if in.Op == OpBitcast && in.Attrs.Layouts != nil { // the layouts are its meaning
 		l := in.Attrs.Layouts
 		sb.WriteString("%" + in.Name + " = " + shapeWithLayout(in.Shape, l.Result) + " bitcast(")
