@@ -121,10 +121,11 @@ func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
 	f := k.f
 	words := k.quantWords(q.param)
 	bitAt := f.IMul(e, k.ic(q.bits))
-	w0 := f.SDiv(bitAt, k.ic(32))
+	// Indices are non-negative: shifts and masks, not signed division.
+	w0 := f.ShrA(bitAt, k.ic(5))
 	shift0 := k.u32(0)
 	if count*q.bits < 32 {
-		shift0 = f.Bitcast(k.m.TypeU32(), f.SRem(bitAt, k.ic(32)))
+		shift0 = f.Bitcast(k.m.TypeU32(), f.And(bitAt, k.ic(31)))
 	}
 	loaded := map[int64]spirv.ID{}
 	out := make([]spirv.ID, count)
