@@ -184,3 +184,22 @@ func TestQuantisedDotOnDevice(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantisedLinearDump: the dump-style two-layer module is two kernels (each
+// dot with its weight's convert and scale, the first with its bias and ReLU as
+// the epilogue), and matches cpuref.
+func TestQuantisedLinearDump(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModuleFile("testdata/programs/quant_linear.hlo")
+	require.NoError(t, err)
+	exe, err := rt.Compile(t.Context(), m)
+	require.NoError(t, err)
+	require.Equal(t, 2, kernelCount(exe.OptimizedModule()), "%s", hlo.Print(exe.OptimizedModule()))
+	require.NoError(t, exe.Close())
+	rng := rnd(31)
+	ps := m.Entry.Params
+	in := []*hlo.Literal{lit(rng, hlo.F32, unitDomain, ps[0].Shape.Dims...), quantWeights(rng, ps[1].Shape),
+		lit(rng, hlo.F16, domain{1.0 / 64, 1.0 / 8}, ps[2].Shape.Dims...), lit(rng, hlo.F32, unitDomain, ps[3].Shape.Dims...),
+		quantWeights(rng, ps[4].Shape), lit(rng, hlo.F32, domain{1.0 / 512, 1.0 / 64}, ps[5].Shape.Dims...)}
+	checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), in...)
+}
