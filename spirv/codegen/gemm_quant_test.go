@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -10,8 +11,8 @@ import (
 )
 
 // TestQuantisedB: a dot whose B is a dequantised s4/s8/f8 weight (times a
-// per-channel or per-group scale) reads the weight through a u32 view (packed
-// words, unpacked in registers) in both layouts, the GEMV's and the GEMM's, and
+// per-channel or per-group scale) reads the weight as packed u32 words (a texel
+// buffer, or a u32 view of its binding; unpacked in registers) in both layouts, the GEMV's and the GEMM's, and
 // finds the scale's group; a layout whose rows do not start on a word (odd N of
 // s4, x·W) or whose columns do not (K·bits not a multiple of 32, x·Wᵀ) reads
 // element by element. Every kernel validates (lowerOK); the numerics are
@@ -66,7 +67,9 @@ func TestQuantisedB(t *testing.T) {
 			require.True(t, ok)
 			require.Equal(t, tc.group, q.group, "the scale's group of k")
 			p := lowerOK(t, b.build(root))
-			require.Equal(t, tc.words, strings.Contains(disassembly(t, p), "in1_u32"), "the weight read as packed words")
+			d := disassembly(t, p)
+			words := strings.Contains(d, "in1_u32") || strings.Contains(d, fmt.Sprintf("in1_%s", TexelR32U))
+			require.Equal(t, tc.words, words, "the weight read as packed words (a u32 view or an R32 texel buffer)")
 		})
 	}
 }
