@@ -62,27 +62,29 @@ func (q quantDot) text() string {
 	body := fmt.Sprintf("  x = %v parameter(0)\n  w = %v parameter(1)\n  wc = %v convert(w)\n",
 		hlo.MakeShape(q.cdt, q.m, q.k), hlo.MakeShape(q.wdt, wd[0], wd[1]), w)
 	operand := "wc"
+	sw := hlo.MakeShape(q.sdt, wd[0], wd[1]) // the scale broadcast to W's shape
 	switch q.scale {
 	case channelScale:
 		dim := 1
 		if q.transposed {
 			dim = 0
 		}
-		body += fmt.Sprintf("  s = %v parameter(2)\n  sb = %v broadcast(s), dimensions={%d}\n  ws = %v multiply(wc, sb)\n",
-			hlo.MakeShape(q.sdt, q.n), w, dim, w)
-		operand = "ws"
+		body += fmt.Sprintf("  s = %v parameter(2)\n  sb = %v broadcast(s), dimensions={%d}\n", hlo.MakeShape(q.sdt, q.n), sw, dim)
 	case groupScale:
 		groups := q.k / q.group
 		s, g3, dims := hlo.MakeShape(q.sdt, groups, q.n), hlo.MakeShape(q.sdt, groups, q.group, q.n), "0,2"
 		if q.transposed {
 			s, g3, dims = hlo.MakeShape(q.sdt, q.n, groups), hlo.MakeShape(q.sdt, q.n, groups, q.group), "0,1"
 		}
-		body += fmt.Sprintf("  s = %v parameter(2)\n  sg = %v broadcast(s), dimensions={%s}\n  sb = %v reshape(sg)\n  ws = %v multiply(wc, sb)\n",
-			s, g3, dims, hlo.MakeShape(q.sdt, wd[0], wd[1]), w)
+		body += fmt.Sprintf("  s = %v parameter(2)\n  sg = %v broadcast(s), dimensions={%s}\n  sb = %v reshape(sg)\n", s, g3, dims, sw)
+	}
+	if q.scale != noScale {
+		scale := "sb"
 		if q.sdt != q.cdt {
-			body = fmt.Sprintf("%s  sc = %v convert(sb)\n", body[:len(body)-len(fmt.Sprintf("  ws = %v multiply(wc, sb)\n", w))], w) +
-				fmt.Sprintf("  ws = %v multiply(wc, sc)\n", w)
+			body += fmt.Sprintf("  sc = %v convert(sb)\n", w)
+			scale = "sc"
 		}
+		body += fmt.Sprintf("  ws = %v multiply(wc, %s)\n", w, scale)
 		operand = "ws"
 	}
 	return fmt.Sprintf("HloModule quant_linear\nENTRY main {\n%s  ROOT y = %v dot(x, %s), lhs_contracting_dims={1}, rhs_contracting_dims={%d}\n}\n",
@@ -156,6 +158,13 @@ func TestQuantisedDotOnDevice(t *testing.T) {
 			}
 		}
 	}
+	// The sliced one-row GEMV (N·K ≥ 2^18: K in slices of 128 k, partial sums),
+	// each slice inside one scale group.
+	for _, wdt := range []hlo.DType{hlo.S4, hlo.U8, hlo.F8E5M2} {
+		for _, s := range []quantScale{noScale, channelScale, groupScale} {
+			cases = append(cases, quantDot{wdt: wdt, cdt: hlo.F32, sdt: hlo.F16, m: 1, k: 1024, n: 256, scale: s, group: 128})
+		}
+	}
 	// f16 layers: the weight dequantised to f16, f16 scales (converted to f32 for
 	// an f32 dot, or an f16 dot throughout).
 	cases = append(cases,
@@ -174,4 +183,23 @@ func TestQuantisedDotOnDevice(t *testing.T) {
 			checkAgainstCPU(t, rt, m, vkxla.Tolerance(hlo.OpDot, q.cdt), q.inputs(m, uint64(100+i))...)
 		})
 	}
+}
+
+// TestQuantisedLinearDump: the dump-style two-layer module is two kernels (each
+// dot with its weight's convert and scale, the first with its bias and ReLU as
+// the epilogue), and matches cpuref.
+func TestQuantisedLinearDump(t *testing.T) {
+	rt := newRuntime(t)
+	m, err := hlo.ParseModuleFile("testdata/programs/quant_linear.hlo")
+	require.NoError(t, err)
+	exe, err := rt.Compile(t.Context(), m)
+	require.NoError(t, err)
+	require.Equal(t, 2, kernelCount(exe.OptimizedModule()), "%s", hlo.Print(exe.OptimizedModule()))
+	require.NoError(t, exe.Close())
+	rng := rnd(31)
+	ps := m.Entry.Params
+	in := []*hlo.Literal{lit(rng, hlo.F32, unitDomain, ps[0].Shape.Dims...), quantWeights(rng, ps[1].Shape),
+		lit(rng, hlo.F16, domain{1.0 / 64, 1.0 / 8}, ps[2].Shape.Dims...), lit(rng, hlo.F32, unitDomain, ps[3].Shape.Dims...),
+		quantWeights(rng, ps[4].Shape), lit(rng, hlo.F32, domain{1.0 / 512, 1.0 / 64}, ps[5].Shape.Dims...)}
+	checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), in...)
 }

@@ -28,6 +28,10 @@ type quantB struct {
 	bits  int64            // per element
 	scale *hlo.Instruction // the multiply's other operand, or nil
 	group int64            // k per scale group (0: the scale is read per element)
+	// word loads u32 word i of the weight: a texel fetch where the target allows
+	// one (a fraction of a storage-buffer load's cost on llvmpipe, docs/codegen.md
+	// "Texel reads"), else a load from the u32 view of its binding.
+	word func(i spirv.ID) spirv.ID
 }
 
 // quantView says whether B (gs.rhs, of rank 2, no batch) is a dequantised
@@ -119,12 +123,12 @@ func (k *kernel) quantWords(n int) spirv.Buffer {
 // parameter's load would give it) cut out of its word.
 func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
 	f := k.f
-	words := k.quantWords(q.param)
 	bitAt := f.IMul(e, k.ic(q.bits))
-	w0 := f.SDiv(bitAt, k.ic(32))
+	// Indices are non-negative: shifts and masks, not signed division.
+	w0 := f.ShrA(bitAt, k.ic(5))
 	shift0 := k.u32(0)
 	if count*q.bits < 32 {
-		shift0 = f.Bitcast(k.m.TypeU32(), f.SRem(bitAt, k.ic(32)))
+		shift0 = f.Bitcast(k.m.TypeU32(), f.And(bitAt, k.ic(31)))
 	}
 	loaded := map[int64]spirv.ID{}
 	out := make([]spirv.ID, count)
@@ -132,7 +136,7 @@ func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
 		bit := j * q.bits
 		wi := bit / 32
 		if loaded[wi] == 0 {
-			loaded[wi] = f.LoadElem(words, f.IAdd(w0, k.ic(wi)))
+			loaded[wi] = q.word(f.IAdd(w0, k.ic(wi)))
 		}
 		sh := f.IAdd(shift0, k.u32(uint32(bit%32)))
 		v := f.And(f.ShrL(loaded[wi], sh), k.u32(uint32(1)<<q.bits-1))
@@ -220,6 +224,13 @@ func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, co
 		}
 	default:
 		return
+	}
+	// The loaders above read words through q.word, set here (before they run).
+	q.word = func(i spirv.ID) spirv.ID { return f.LoadElem(k.quantWords(q.param), i) }
+	if !l.writtenInPlace(q.param) {
+		if t, ok := k.texelViewOf(q.param, hlo.U32, TexelR32U); ok {
+			q.word = func(i spirv.ID) spirv.ID { return f.CompositeExtract(k.fetch(t, i), 0) }
+		}
 	}
 	if q.group > 0 && gs.k%q.group == 0 {
 		ld.group = q.group

@@ -30,12 +30,13 @@ import (
 // sum (within the dot's tolerance, as XLA's split-K).
 
 const (
-	gemvMaxRows     = 4       // M up to which a dot is a GEMV
-	gemvMinWork     = 1 << 12 // N·K from which the GEMV is used
-	gemvSplitBlocks = 128     // blocks below which K is split, for parallel work (as convSplitBlocks)
-	gemvMinQuads    = 32      // quads of k per part at least, when split for that
-	gemvSliceWork   = 1 << 18 // N·K from which a one-row GEMV with N minor slices K
-	gemvSliceQuads  = 4       // quads of k per slice
+	gemvMaxRows         = 4       // M up to which a dot is a GEMV
+	gemvMinWork         = 1 << 12 // N·K from which the GEMV is used
+	gemvSplitBlocks     = 128     // blocks below which K is split, for parallel work (as convSplitBlocks)
+	gemvMinQuads        = 32      // quads of k per part at least, when split for that
+	gemvSliceWork       = 1 << 18 // N·K from which a one-row GEMV with N minor slices K
+	gemvSliceQuads      = 4       // quads of k per slice
+	gemvQuantSliceQuads = 32      // quads of k per slice of a quantised B (gemm_quant.go)
 )
 
 // gemvCols is the columns of C per invocation: with B's k minor (each column's
@@ -48,6 +49,8 @@ func gemvCols(gs gemmShape, t Target) int64 {
 	switch {
 	case kMinor(gs):
 		return 8
+	case gemvSliced(gs, t) && isQuantB(gs):
+		return 16 // two u32 of s4 per k (BenchmarkGEMVInt4: 16 > 8 > 4)
 	case gemvSliced(gs, t):
 		return 4
 	}
@@ -74,7 +77,7 @@ func gemvSliced(gs gemmShape, t Target) bool {
 	if gs.m != 1 || kMinor(gs) || gs.n*gs.k < gemvSliceWork {
 		return false
 	}
-	return t.MaxLoopIterations <= 0 || ceilDiv(gs.k/4, gemvSliceQuads) <= t.MaxLoopIterations/4
+	return t.MaxLoopIterations <= 0 || ceilDiv(gs.k/4, sliceQuads(gs)) <= t.MaxLoopIterations/4
 }
 
 // gemvView is the dot's GEMV view: its GEMM view when it has at most
@@ -152,7 +155,7 @@ func gemvParts(gs gemmShape, t Target) int64 {
 		parts = ceilDiv(quads+4, lim/4)
 	}
 	if gemvSliced(gs, t) {
-		parts = max(parts, ceilDiv(quads, gemvSliceQuads))
+		parts = max(parts, ceilDiv(quads, sliceQuads(gs)))
 	}
 	blocks := product(gs.batch) * ceilDiv(gs.n, gemvCols(gs, t))
 	if blocks < gemvSplitBlocks {
@@ -290,4 +293,18 @@ func (l *lowering) splitSum(name string, prod *hlo.Instruction, scratch int, par
 		})
 	})
 	return l.add(k, groups)
+}
+
+// isQuantB: B is a dequantised weight read packed (gemm_quant.go).
+func isQuantB(gs gemmShape) bool { _, ok := quantView(gs); return ok }
+
+// sliceQuads is the quads of k per slice of a sliced GEMV: longer for a
+// quantised B, whose f32 partial sums would otherwise cost half of its bytes
+// again (at 4 quads per slice, 1/2 of an s4 W's bytes; at 32, 1/16), and whose
+// slices then lie inside one scale group of 128 k (read once per slice).
+func sliceQuads(gs gemmShape) int64 {
+	if isQuantB(gs) {
+		return gemvQuantSliceQuads
+	}
+	return gemvSliceQuads
 }
