@@ -37,6 +37,14 @@ type Options struct {
 	// loop. If the condition still holds then, the loop's floating-point results are
 	// NaN (never a silently truncated value).
 	MaxTripCount int64
+	// LoopCheckpoint, when set, differentiates each while loop with a known trip
+	// count n in segments (every-k checkpointing, loop_segments.go): the forward
+	// loop keeps every k-th state, and the backward pass recomputes one segment's
+	// k states at a time. Memory holds n/k + k states instead of n.
+	LoopCheckpoint *LoopCheckpoint
+
+	// segments are the loop bodies segmentation built (not segmented again).
+	segments map[*hlo.Computation]bool
 }
 
 func (o *Options) maxTripCount() int64 {
@@ -84,7 +92,7 @@ func transform(m *hlo.Module, wrt []int, opts *Options, md mode, residuals *resi
 		return nil, err
 	}
 	entry := m.Entry
-	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts)
+	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts.withSegments())
 	e.residuals = residuals
 	params := make([]*hlo.Instruction, len(entry.Params))
 	for i, p := range entry.Params {
