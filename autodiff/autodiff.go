@@ -91,6 +91,10 @@ func transform(m *hlo.Module, wrt []int, opts *Options, md mode, residuals *resi
 	if err := checkArgs(m, wrt, md); err != nil {
 		return nil, err
 	}
+	if opts != nil && opts.LoopCheckpoint != nil && opts.LoopCheckpoint.Every < 0 {
+		return nil, fmt.Errorf("autodiff: LoopCheckpoint.Every is %d; want a segment length, or 0 for the square root of each loop's trip count: %w",
+			opts.LoopCheckpoint.Every, ErrInvalidArgument)
+	}
 	entry := m.Entry
 	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts.withSegments())
 	e.residuals = residuals

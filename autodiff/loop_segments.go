@@ -63,6 +63,10 @@ func (o *Options) segmentOf(w *hlo.Instruction, n int64) int64 {
 // segmentedWhile differentiates loop in (n steps) as q segments of k steps and a
 // trailing loop of the rest, by replaying the nested form built for it.
 func (e *engine) segmentedWhile(in, init *hlo.Instruction, n, k int64) (*hlo.Instruction, error) {
+	if bad := impureIn(in.Called[1]); bad != nil {
+		return nil, fmt.Errorf("autodiff: while %s: LoopCheckpoint: the body's %s draws random numbers or has side effects, so a recomputed segment would differ from the forward pass; differentiate this loop without LoopCheckpoint: %w",
+			in.Name, bad.Name, hlo.ErrUnsupported)
+	}
 	nested, err := nestLoop(in, n, k, e.opts.segments)
 	if err != nil {
 		return nil, fmt.Errorf("autodiff: while %s: segments of %d steps: %w", in.Name, k, err)
@@ -198,4 +202,21 @@ func advance(b *hlo.Builder, p *hlo.Instruction, variant []bool, next []*hlo.Ins
 		}
 	}
 	return append(out, b.Add(b.GetTupleElement(p, counter), b.ScalarConstant(hlo.S32, 1)))
+}
+
+// impureIn is the first instruction in c (or what it calls) that draws random
+// numbers or has side effects, or nil: a segment replayed in the backward pass
+// must give the forward pass's values.
+func impureIn(c *hlo.Computation) *hlo.Instruction {
+	for _, in := range c.Instructions {
+		if drawsRandom(in) || !in.SideEffectFree() {
+			return in
+		}
+		for _, cc := range in.Called {
+			if bad := impureIn(cc); bad != nil {
+				return bad
+			}
+		}
+	}
+	return nil
 }

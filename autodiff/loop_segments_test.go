@@ -86,3 +86,32 @@ func TestLoopCheckpointSecondOrder(t *testing.T) {
 	}
 	assert.InDeltaSlice(t, second(nil), second(&Options{LoopCheckpoint: &LoopCheckpoint{Every: 3}}), 1e-10)
 }
+
+// TestLoopCheckpointRefusesDraws: a body that draws random numbers would draw
+// other numbers when a segment is recomputed, so segmenting it is refused,
+// naming the loop and the draw.
+func TestLoopCheckpointRefusesDraws(t *testing.T) {
+	state := hlo.MakeTuple(s32s(), f64s(3))
+	cb := hlo.NewBuilder("cond")
+	c := cb.Parameter(state, "s")
+	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(c, 0), cb.ScalarConstant(hlo.S32, 16), hlo.CmpLT))
+	require.NoError(t, err)
+	bb := hlo.NewBuilder("body")
+	q := bb.Parameter(state, "s")
+	u := bb.SetName(bb.Rng(bb.ScalarConstant(hlo.F64, 0), bb.ScalarConstant(hlo.F64, 1), hlo.RngUniform, f64s(3)), "noise")
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(bb.GetTupleElement(q, 0), bb.ScalarConstant(hlo.S32, 1)), bb.Mul(bb.Sin(bb.GetTupleElement(q, 1)), u)))
+	require.NoError(t, err)
+	m := build(t, []hlo.Shape{f64s(3)}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+		x := b.GetTupleElement(b.SetName(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), ps[0])), "scan"), 1)
+		return b.Reduce([]*hlo.Instruction{x}, []*hlo.Instruction{b.ScalarConstant(hlo.F64, 0)}, b.Reducer(hlo.OpAdd, hlo.F64), []int64{0})
+	})
+	_, err = Grad(m, []int{0}, &Options{LoopCheckpoint: &LoopCheckpoint{}})
+	require.ErrorIs(t, err, hlo.ErrUnsupported)
+	assert.ErrorContains(t, err, "while scan")
+	assert.ErrorContains(t, err, "noise")
+	_, err = Grad(m, []int{0}, nil)
+	require.NoError(t, err, "differentiated whole, the loop stacks its draws")
+	_, err = Grad(m, []int{0}, &Options{LoopCheckpoint: &LoopCheckpoint{Every: -2}})
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	assert.ErrorContains(t, err, "LoopCheckpoint.Every is -2")
+}
