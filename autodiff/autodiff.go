@@ -37,6 +37,14 @@ type Options struct {
 	// loop. If the condition still holds then, the loop's floating-point results are
 	// NaN (never a silently truncated value).
 	MaxTripCount int64
+	// LoopCheckpoint, when set, differentiates each while loop with a known trip
+	// count n in segments (every-k checkpointing, loop_segments.go): the forward
+	// loop keeps every k-th state, and the backward pass recomputes one segment's
+	// k states at a time. Memory holds n/k + k states instead of n.
+	LoopCheckpoint *LoopCheckpoint
+
+	// segments are the loop bodies segmentation built (not segmented again).
+	segments map[*hlo.Computation]bool
 }
 
 func (o *Options) maxTripCount() int64 {
@@ -83,8 +91,12 @@ func transform(m *hlo.Module, wrt []int, opts *Options, md mode, residuals *resi
 	if err := checkArgs(m, wrt, md); err != nil {
 		return nil, err
 	}
+	if opts != nil && opts.LoopCheckpoint != nil && opts.LoopCheckpoint.Every < 0 {
+		return nil, fmt.Errorf("autodiff: LoopCheckpoint.Every is %d; want a segment length, or 0 for the square root of each loop's trip count: %w",
+			opts.LoopCheckpoint.Every, ErrInvalidArgument)
+	}
 	entry := m.Entry
-	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts)
+	e := newEngine(hlo.NewBuilder(m.Name+".vjp"), opts.withSegments())
 	e.residuals = residuals
 	params := make([]*hlo.Instruction, len(entry.Params))
 	for i, p := range entry.Params {

@@ -21,6 +21,9 @@ func expandWhile(e *engine, in *hlo.Instruction, ops []*hlo.Instruction) (*hlo.I
 		if n == 0 {
 			return ops[0], nil
 		}
+		if k := e.opts.segmentOf(in, n); k > 0 {
+			return e.segmentedWhile(in, ops[0], n, k)
+		}
 		return e.loopWhile(in, ops[0], n, false)
 	}
 	limit := e.opts.maxTripCount()

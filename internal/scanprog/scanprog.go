@@ -28,6 +28,10 @@ type Program struct {
 	Steps, Rows, Cols int64
 	Scans             int
 	Variant           Variant
+	// Segmented differentiates each scan with every-k checkpointing
+	// (autodiff.LoopCheckpoint): Every steps a segment, 0 for ⌈√Steps⌉.
+	Segmented bool
+	Every     int64
 }
 
 // State is one scan's state shape.
@@ -74,7 +78,11 @@ func (p Program) Module() (*hlo.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	return autodiff.ValueAndGrad(m, []int{0}, nil)
+	var o *autodiff.Options
+	if p.Segmented {
+		o = &autodiff.Options{LoopCheckpoint: &autodiff.LoopCheckpoint{Every: p.Every}}
+	}
+	return autodiff.ValueAndGrad(m, []int{0}, o)
 }
 
 // loop builds scan k: a while over (i, x) counting i up to Steps.
