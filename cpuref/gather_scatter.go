@@ -14,7 +14,7 @@ type indexReader struct {
 	indices   *hlo.Literal
 	strides   []int64
 	vectorDim int64
-	full      []int64 // scratch: a full index into indices
+	rank      int // of indices
 }
 
 func newIndexReader(indices *hlo.Literal, vectorDim int64) (*indexReader, error) {
@@ -25,7 +25,7 @@ func newIndexReader(indices *hlo.Literal, vectorDim int64) (*indexReader, error)
 		return nil, fmt.Errorf("index_vector_dim %d out of range for indices %v", vectorDim, indices.Shape())
 	}
 	return &indexReader{indices: indices, strides: indices.Shape().Strides(), vectorDim: vectorDim,
-		full: make([]int64, indices.Shape().Rank())}, nil
+		rank: indices.Shape().Rank()}, nil
 }
 
 // batchDims are the index array's dimensions without index_vector_dim, in order.
@@ -41,18 +41,22 @@ func (r *indexReader) vectorLen() int64 {
 	return r.indices.Shape().Dims[r.vectorDim]
 }
 
-// component reads component k of the index vector at batch position batch.
+// component reads component k of the index vector at batch position batch. It
+// is called from several goroutines at once (gatherInto fills ranges of a
+// gather's result on every core), so its index is its own, not the reader's: a
+// shared scratch index here made the gather read other rows now and then.
 func (r *indexReader) component(batch []int64, k int64) int64 {
+	full := make([]int64, r.rank)
 	j := 0
-	for d := range r.full {
+	for d := range full {
 		if int64(d) == r.vectorDim {
-			r.full[d] = k
+			full[d] = k
 			continue
 		}
-		r.full[d] = batch[j]
+		full[d] = batch[j]
 		j++
 	}
-	return indexValue(r.indices, linearIndex(r.strides, r.full))
+	return indexValue(r.indices, linearIndex(r.strides, full))
 }
 
 // batchPosition is where index-array dimension d sits among the batch dimensions.
