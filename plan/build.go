@@ -9,6 +9,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,6 +46,8 @@ const (
 var (
 	ErrUnsupported = heapsim.ErrUnsupported
 	ErrOverBudget  = heapsim.ErrOverBudget
+	// ErrInvalidArgument: a bad argument to a planner function (BuildSegmented).
+	ErrInvalidArgument = errors.New("plan: invalid argument")
 )
 
 // Target is what planning needs to know about the device, as plain data: the code

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/internal/scanprog"
 	"github.com/vkxla/vkxla/plan"
 )
@@ -74,4 +75,39 @@ func BenchmarkScanSegmentedPlans(b *testing.B) {
 		timed("segmented-budget25%", seg, plan.Options{MemoryBudget: plain / 4})
 		timed("segmented-budget1%", seg, plan.Options{MemoryBudget: plain / 100})
 	}
+}
+
+// TestScanBuildSegmented: the budget path. BuildSegmented plans the whole-loop
+// derivative first and then 2, 4, … segments, taking the fewest segments whose
+// plan meets the budget: 25 % of the plain peak is met by whole loops (remat
+// recomputes them), half a stack needs 4 segments of 250 steps, and 1 % needs 16
+// segments (k = 63); a budget of eight states is refused naming the lowest floor
+// found (84 states, at 32 segments).
+func TestScanBuildSegmented(t *testing.T) {
+	p := scanFull
+	m, err := p.Module()
+	require.NoError(t, err)
+	pl, err := plan.Build(m, testTarget(t), plan.Options{})
+	require.NoError(t, err)
+	plain := pl.Stats.PeakBytes
+	derive := func(every int64) (*hlo.Module, error) {
+		q := p
+		q.Segmented, q.Every = true, every
+		return q.Module()
+	}
+	for _, c := range []struct {
+		budget, every int64
+	}{{plain / 4, 1000}, {p.StackBytes() / 2, 250}, {plain / 100, 63}} {
+		pl, k, err := plan.BuildSegmented(derive, p.Steps, testTarget(t), plan.Options{MemoryBudget: c.budget})
+		require.NoError(t, err, "budget %d", c.budget)
+		assert.Equal(t, c.every, k, "budget %d: segment length", c.budget)
+		assert.LessOrEqual(t, pl.Stats.PeakBytes, c.budget)
+		t.Logf("budget %d B: k = %d, peak %d B (%.3f stacks)", c.budget, k, pl.Stats.PeakBytes, p.Stacks(pl.Stats.PeakBytes))
+	}
+	_, _, err = plan.BuildSegmented(derive, p.Steps, testTarget(t), plan.Options{MemoryBudget: 8 * p.StateBytes()})
+	var over *plan.OverBudgetError
+	require.True(t, errors.As(err, &over), "%v", err)
+	assert.Equal(t, int64(1008001536), over.Floor, "the lowest floor found")
+	_, _, err = plan.BuildSegmented(derive, 0, testTarget(t), plan.Options{})
+	require.ErrorIs(t, err, plan.ErrInvalidArgument)
 }
