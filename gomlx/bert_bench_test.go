@@ -10,7 +10,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/vkxla/vkxla"
-	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -21,19 +20,7 @@ import (
 func TestBERTLayerAgreesWithModelSuite(t *testing.T) {
 	s := bertSmall
 	ps := bertParams(s)
-	values := inputValues(ps, 3)
-	outs, err := graph.MustNewExec(openVK(t), bertGoMLX(s.heads)).Exec(gomlxTensors(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := bertModule(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := cpuref.Eval(m, literals(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs, want := bothPrograms(t, ps, 3, bertGoMLX(s.heads), func() (*hlo.Module, error) { return bertModule(s) })
 	if err := agree(tensors.MustCopyFlatData[float32](outs[0]), want, 1e-4); err != nil {
 		t.Fatal(err)
 	}
@@ -49,19 +36,7 @@ func TestBERTLayerAgreesWithModelSuite(t *testing.T) {
 func TestBERTLayerGradientsAgreeWithModelSuite(t *testing.T) {
 	s := bertSmall
 	ps := bertGradParams(s)
-	values := inputValues(ps, 3)
-	outs, err := graph.MustNewExec(openVK(t), bertGradGoMLX(s.heads)).Exec(gomlxTensors(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := bertVJPModule(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := cpuref.Eval(m, literals(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs, want := bothPrograms(t, ps, 3, bertGradGoMLX(s.heads), func() (*hlo.Module, error) { return bertVJPModule(s) })
 	if len(outs) != len(want.Elems()) {
 		t.Fatalf("%d outputs, want %d", len(outs), len(want.Elems()))
 	}

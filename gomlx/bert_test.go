@@ -4,11 +4,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"testing"
 
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
 	"github.com/vkxla/vkxla/autodiff"
+	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 )
@@ -112,6 +114,27 @@ func gomlxTensors(ps []param, values [][]float32) []any {
 		out = append(out, tensors.FromFlatDataAndDimensions(values[i], p.dims...))
 	}
 	return out
+}
+
+// bothPrograms runs the model written in GoMLX (fn, as graph.Exec takes it) on
+// the vkxla backend and the model suite's program of it (module) on cpuref, on
+// the same inputs (ps drawn with seed): the GoMLX outputs and cpuref's result.
+func bothPrograms(t *testing.T, ps []param, seed uint64, fn any, module func() (*hlo.Module, error)) ([]*tensors.Tensor, *hlo.Literal) {
+	t.Helper()
+	values := inputValues(ps, seed)
+	outs, err := graph.MustNewExecAny(openVK(t), fn).Exec(gomlxTensors(ps, values)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := module()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := cpuref.Eval(m, literals(ps, values)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return outs, want
 }
 
 // literals are the inputs as vkxla literals.

@@ -10,7 +10,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/shapes"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 )
@@ -131,19 +130,7 @@ func gptModule(s gptSizes) (*hlo.Module, error) {
 func TestGPTDecodeAgreesWithModelSuite(t *testing.T) {
 	s := gptSmall
 	ps := gptParams(s)
-	values := inputValues(ps, 4)
-	outs, err := graph.MustNewExec(openVK(t), gptGoMLX).Exec(gomlxTensors(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := gptModule(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := cpuref.Eval(m, literals(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs, want := bothPrograms(t, ps, 4, gptGoMLX, func() (*hlo.Module, error) { return gptModule(s) })
 	if len(outs) != len(want.Elems()) {
 		t.Fatalf("%d outputs, want %d", len(outs), len(want.Elems()))
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 )
@@ -82,19 +81,7 @@ func resnetModule(s resnetSizes) (*hlo.Module, error) {
 func TestResNetBlockAgreesWithModelSuite(t *testing.T) {
 	s := resnetSmall
 	ps := resnetParams(s)
-	values := inputValues(ps, 2)
-	outs, err := graph.MustNewExec(openVK(t), resnetGoMLX).Exec(gomlxTensors(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := resnetModule(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := cpuref.Eval(m, literals(ps, values)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	outs, want := bothPrograms(t, ps, 2, resnetGoMLX, func() (*hlo.Module, error) { return resnetModule(s) })
 	if err := agree(tensors.MustCopyFlatData[float32](outs[0]), want, 1e-4); err != nil {
 		t.Fatal(err)
 	}

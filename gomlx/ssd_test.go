@@ -8,7 +8,6 @@ import (
 	"github.com/gomlx/gomlx/pkg/core/graph"
 	"github.com/gomlx/gomlx/pkg/core/tensors"
 
-	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn"
 )
@@ -169,19 +168,7 @@ func TestMobileNetSSDAgreesWithModelSuite(t *testing.T) {
 	for _, c := range []nn.SSDConfig{ssdSmall, {Size: 32, Classes: 3, Width: 1.0 / 16}} {
 		t.Run(fmt.Sprintf("size%d", c.Size), func(t *testing.T) {
 			ps := ssdParams(c)
-			values := inputValues(ps, 4)
-			outs, err := graph.MustNewExec(openVK(t), ssdGoMLX(c)).Exec(gomlxTensors(ps, values)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m, err := ssdModule(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := cpuref.Eval(m, literals(ps, values)...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			outs, want := bothPrograms(t, ps, 4, ssdGoMLX(c), func() (*hlo.Module, error) { return ssdModule(c) })
 			for i, name := range []string{"boxes", "classes"} {
 				w := want.Elems()[i]
 				if got := outs[i].Shape().Dimensions; !slices.Equal(toInt64(got), w.Shape().Dims) {
