@@ -14,7 +14,6 @@ type indexReader struct {
 	indices   *hlo.Literal
 	strides   []int64
 	vectorDim int64
-	rank      int // of indices
 }
 
 func newIndexReader(indices *hlo.Literal, vectorDim int64) (*indexReader, error) {
@@ -24,8 +23,7 @@ func newIndexReader(indices *hlo.Literal, vectorDim int64) (*indexReader, error)
 	if vectorDim < 0 || int(vectorDim) > indices.Shape().Rank() {
 		return nil, fmt.Errorf("index_vector_dim %d out of range for indices %v", vectorDim, indices.Shape())
 	}
-	return &indexReader{indices: indices, strides: indices.Shape().Strides(), vectorDim: vectorDim,
-		rank: indices.Shape().Rank()}, nil
+	return &indexReader{indices: indices, strides: indices.Shape().Strides(), vectorDim: vectorDim}, nil
 }
 
 // batchDims are the index array's dimensions without index_vector_dim, in order.
@@ -43,20 +41,21 @@ func (r *indexReader) vectorLen() int64 {
 
 // component reads component k of the index vector at batch position batch. It
 // is called from several goroutines at once (gatherInto fills ranges of a
-// gather's result on every core), so its index is its own, not the reader's: a
-// shared scratch index here made the gather read other rows now and then.
+// gather's result on every core), so it keeps no scratch index of its own: it
+// sums the position directly. (A scratch index shared by the reader made the
+// gather read other rows now and then.)
 func (r *indexReader) component(batch []int64, k int64) int64 {
-	full := make([]int64, r.rank)
+	var pos int64
 	j := 0
-	for d := range full {
+	for d, stride := range r.strides {
 		if int64(d) == r.vectorDim {
-			full[d] = k
+			pos += k * stride
 			continue
 		}
-		full[d] = batch[j]
+		pos += batch[j] * stride
 		j++
 	}
-	return indexValue(r.indices, linearIndex(r.strides, full))
+	return indexValue(r.indices, pos)
 }
 
 // batchPosition is where index-array dimension d sits among the batch dimensions.
