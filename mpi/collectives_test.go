@@ -224,38 +224,63 @@ func testCollectives(t *testing.T, rt *vkxla.Runtime) {
 // one-device step on the whole batch does, within the program tolerance; both
 // processes hold the same bits.
 func testMLPStep(t *testing.T, rt *vkxla.Runtime) {
+	const batch = 16
+	testDataParallelStep(t, rt, batch, func(b int64) train.Model { return train.MLP("mlp", hlo.F32, b, 4, 16, 3) },
+		func() []*hlo.Literal {
+			x, labels := train.Blobs(1, hlo.F32, batch, 4, 3, 0.5)
+			return []*hlo.Literal{x, labels}
+		})
+}
+
+// The transformer LM step (2 blocks, causal attention, GELU MLP) likewise, on
+// a batch of 4 sequences split in two.
+func testTransformerStep(t *testing.T, rt *vkxla.Runtime) {
+	c := train.LMConfig{Blocks: 2, Seq: 8, Dim: 16, Heads: 2, Hidden: 32, Vocab: 11, Batch: 4}
+	testDataParallelStep(t, rt, c.Batch, func(b int64) train.Model { bc := c; bc.Batch = b; return train.TransformerLM("lm", hlo.F32, bc) },
+		func() []*hlo.Literal {
+			tokens, targets := train.OneHotSequences(3, hlo.F32, c.Batch, c.Seq, c.Vocab)
+			return []*hlo.Literal{tokens, targets}
+		})
+}
+
+// testDataParallelStep: the step of model (SGD with momentum) over a batch split
+// between the ranks (train.BuildDataParallel, each rank its train.Shard of every
+// batch input) gives the one-device step on the whole batch, within the program
+// tolerance, and the same bits on every rank.
+func testDataParallelStep(t *testing.T, rt *vkxla.Runtime, batch int64, model func(batch int64) train.Model, batchInputs func() []*hlo.Literal) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	const batch = 16
 	opt := train.SGD{LR: 0.1, Momentum: 0.9}
-	whole, err := train.Build(train.MLP("mlp", hlo.F32, batch, 4, 16, 3), opt)
+	whole, err := train.Build(model(batch), opt)
 	require.NoError(t, err)
-	step, err := train.BuildDataParallel(train.MLP("mlp", hlo.F32, batch/ranks, 4, 16, 3), opt, ranks)
+	step, err := train.BuildDataParallel(model(batch/ranks), opt, ranks)
 	require.NoError(t, err)
 	state := whole.Init(7)
-	x, labels := train.Blobs(1, hlo.F32, batch, 4, 3, 0.5)
+	data := batchInputs()
 
 	exe, err := rt.Compile(ctx, whole.Module)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, exe.Close()) }()
-	want, err := exe.Run(ctx, append(append([]*hlo.Literal{}, state...), x, labels)...)
+	want, err := exe.Run(ctx, append(append([]*hlo.Literal{}, state...), data...)...)
 	require.NoError(t, err)
 
 	d, err := vkxla.CompileDistributed(ctx, step.Module, rt, world)
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, d.Close()) }()
-	xs, err := train.Shard(x, ranks, world.Rank())
-	require.NoError(t, err)
-	ys, err := train.Shard(labels, ranks, world.Rank())
-	require.NoError(t, err)
-	got, err := d.Run(ctx, append(append([]*hlo.Literal{}, state...), xs, ys)...)
+	in := append([]*hlo.Literal{}, state...)
+	for _, x := range data {
+		shard, err := train.Shard(x, ranks, world.Rank())
+		require.NoError(t, err)
+		in = append(in, shard)
+	}
+	got, err := d.Run(ctx, in...)
 	require.NoError(t, err)
 	require.Len(t, got, len(want))
 	spec := vkxla.ProgramTolerance(step.Module, hlo.F32)
 	for k := range want {
 		assert.NoError(t, spec.Check(got[k], want[k]), "output %d", k)
 	}
-	assert.Error(t, vkxla.ErrorSpec{}.Check(got[1], state[0]), "the step moved w0")
+	assert.Error(t, vkxla.ErrorSpec{}.Check(got[1], state[0]), "the step moved the first parameter")
 	// Both processes' updated weights, bit for bit.
 	var mine []byte
 	for _, g := range got[:step.Updated+1] {

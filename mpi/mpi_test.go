@@ -112,6 +112,7 @@ func TestMPI(t *testing.T) {
 	t.Run("world", testWorld)
 	t.Run("collectives", func(t *testing.T) { testCollectives(t, rt) })
 	t.Run("mlp-step", func(t *testing.T) { testMLPStep(t, rt) })
+	t.Run("transformer-step", func(t *testing.T) { testTransformerStep(t, rt) })
 	t.Run("mismatch", func(t *testing.T) { testMismatch(t, rt) })
 	if !t.Failed() {
 		fmt.Printf("vkxla-mpi: rank %d of %d: every check passed\n", world.Rank(), world.Size())

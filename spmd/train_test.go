@@ -31,7 +31,12 @@ func dataParallel(step *train.Step, n int) *hlo.Module {
 	params := m.Entry.Params
 	for i, p := range params {
 		if i >= len(params)-len(step.Model.Batch) {
-			p.Sharding = hlo.Tiled([]int64{int64(n), 1}, nil)
+			tiles := make([]int64, p.Shape.Rank())
+			for d := range tiles {
+				tiles[d] = 1
+			}
+			tiles[0] = int64(n)
+			p.Sharding = hlo.Tiled(tiles, nil)
 		} else {
 			p.Sharding = hlo.Replicated()
 		}
