@@ -344,6 +344,15 @@ func (c *compiled) deviceRange(b *binding, i int) (*arena.Arena, arena.Range) {
 	if b != nil && c.slotOf[i] >= 0 {
 		return c.rt.pool, b.ranges[c.slotOf[i]]
 	}
+	return c.ownRange(i)
+}
+
+// ownRange is where plan range i lives in the executable's own memory: its host
+// buffers (a host-resident input or output, an offloaded value) or its arena.
+func (c *compiled) ownRange(i int) (*arena.Arena, arena.Range) {
+	if c.host != nil && c.rec.onHost(i) {
+		return c.host, c.host.PlanRange(i)
+	}
 	return c.arena, c.arena.PlanRange(i)
 }
 

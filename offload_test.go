@@ -51,3 +51,63 @@ func TestOffloadRunsOnDevice(t *testing.T) {
 	require.Equal(t, 1, st.HostBuffers)
 	require.Equal(t, int64(65536*4), fresh.MemoryStats().HostBytes)
 }
+
+// entryOffloadText keeps y (read before and after the peak at c) and o (an
+// output made first) live across the peak, 256 KiB each beside b and c.
+const entryOffloadText = `HloModule entry_offload
+ENTRY e {
+  x = f32[65536] parameter(0)
+  y = f32[65536] parameter(1)
+  o = f32[65536] exponential(x)
+  a = f32[65536] multiply(x, y)
+  b = f32[131072] concatenate(a, a), dimensions={0}
+  c = f32[131072] reverse(b), dimensions={0}
+  d = f32[65536] slice(c), slice={[0:65536]}
+  e = f32[65536] add(d, y)
+  ROOT s = (f32[65536], f32[65536]) tuple(e, o)
+}`
+
+// TestHostResidentEntryValuesOnDevice: under a budget that moving temporaries
+// cannot meet, the parameter y stays in host memory (staged there by Run, read
+// through copies on each side of the peak) and the output o is returned from
+// host memory; the results are cpuref's whether the inputs are literals or
+// device tensors and the outputs literals or device tensors. Unfused, so that the
+// peak is the one planned here.
+func TestHostResidentEntryValuesOnDevice(t *testing.T) {
+	const kib = 1024
+	rt := newRuntime(t)
+	m, err := hlo.ParseModule(entryOffloadText)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := randomLiteral(rng, m.Entry.Params[0].Shape, unitDomain)
+	y := randomLiteral(rng, m.Entry.Params[1].Shape, unitDomain)
+	opts := []vkxla.CompileOption{vkxla.WithoutPasses("fusion", "sibling-fusion"), vkxla.WithMemoryBudget(1024 * kib)}
+	spec := vkxla.ErrorSpec{ULP: 4}
+	checkCompiledAgainstCPU(t, rt, m, opts, spec, x, y)
+
+	ctx := context.Background()
+	exe, err := rt.Compile(ctx, m, opts...)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	st := exe.MemoryStats()
+	require.Equal(t, int64(1024*kib), st.PeakBytes, "b and c alone at the peak\n%v", st)
+	require.Equal(t, int64(512*kib), st.HostBytes, "y and o on the host\n%v", st)
+	require.Equal(t, int64(256*kib), st.ParameterBytes, "x alone staged on the device\n%v", st)
+
+	want, err := exe.Run(ctx, x, y)
+	require.NoError(t, err)
+	xt, err := rt.Upload(ctx, x)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, xt.Close()) }()
+	yt, err := rt.Upload(ctx, y)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, yt.Close()) }()
+	outs, err := exe.RunOnDevice(ctx, xt, yt)
+	require.NoError(t, err)
+	for i, out := range outs {
+		got, err := out.ToHost(ctx)
+		require.NoError(t, err)
+		require.NoError(t, out.Close())
+		require.Equal(t, want[i].Bytes(), got.Bytes(), "output %d from device tensors", i)
+	}
+}

@@ -211,8 +211,9 @@ func inputShape(in any) (hlo.Shape, error) {
 	return hlo.Shape{}, fmt.Errorf("an input must be *hlo.Literal or *vkxla.DeviceTensor, not %T", in)
 }
 
-// stageInputs writes every input of a parameter in the arena into its ranges:
-// literals by upload, device tensors by a device copy. Parameters in the caller's
+// stageInputs writes every input of a parameter in the executable's memory (its
+// arena, or its host buffers for a host-resident parameter) into its ranges:
+// literals by upload, device tensors by a copy. Parameters in the caller's
 // memory (slots) were bound already.
 func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 	var copies []poolCopy
@@ -226,7 +227,8 @@ func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 				return fmt.Errorf("input %d: %w", i, err)
 			}
 		case *DeviceTensor:
-			copies = append(copies, poolCopy{src: x.alloc.Range, dst: c.arena.PlanRange(c.params[i].Leaves[0]), size: x.shape.ByteSize()})
+			_, dst := c.ownRange(c.params[i].Leaves[0])
+			copies = append(copies, poolCopy{src: x.alloc.Range, dst: dst, size: x.shape.ByteSize()})
 		}
 	}
 	return c.rt.copyPool(ctx, copies)
@@ -236,7 +238,8 @@ func (c *compiled) stageInputs(ctx context.Context, inputs []any) error {
 func (c *compiled) uploadLiteral(ctx context.Context, v plan.Value, lit *hlo.Literal) error {
 	leaves := lit.Leaves()
 	for j, leaf := range leaves {
-		if err := c.arena.Upload(ctx, c.arena.PlanRange(v.Leaves[j]), leaf.Bytes()); err != nil {
+		a, r := c.ownRange(v.Leaves[j])
+		if err := a.Upload(ctx, r, leaf.Bytes()); err != nil {
 			return err
 		}
 	}

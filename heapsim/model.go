@@ -105,6 +105,7 @@ func Simulate(m *hlo.Module, cfg Config) (*Model, error) {
 	if err := l.markExternal(params, cfg.Donate, cfg.Borrow, aliases); err != nil {
 		return nil, err
 	}
+	l.hostParams(m.Entry, params)
 	main, root, err := l.lowerComputation(m.Entry, params)
 	if err != nil {
 		return nil, err
@@ -192,8 +193,9 @@ func (m *Model) PeakStep(entry func(name string) bool) string {
 
 // ownOutputs makes sure no output leaf is a parameter or constant range (an entry
 // that returns its parameter, say), so outputs never alias inputs the caller
-// writes on the next Run, nor a host buffer (outputs are read from the arena);
-// such leaves are copied into output ranges. Aliased
+// writes on the next Run; such leaves are copied into output ranges. An output
+// in host memory (the root reads a MoveToHost) stays there: Run reads it from the
+// host buffers, and it holds no device memory. Aliased
 // leaves are aliasOutputs' to place.
 func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int]bool) Value {
 	out := Value{Shape: root.Shape}
@@ -202,7 +204,7 @@ func (l *lowering) ownOutputs(b *Block, name string, root Value, aliased map[int
 			out.Leaves = append(out.Leaves, r)
 			continue
 		}
-		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant || l.onHost(r)) && !l.isToken(r) {
+		if (l.kinds[r] == rangeParam || l.kinds[r] == rangeConstant) && !l.isToken(r) {
 			dst := l.newRange(name+".out", l.plan.Ranges[r].Size, rangeOutput)
 			b.Steps = append(b.Steps, Step{Kind: StepCopy, Name: name, Src: r, Dst: dst})
 			r = dst

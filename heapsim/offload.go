@@ -33,6 +33,34 @@ func (l *lowering) lowerPlacement(b *Block, in *hlo.Instruction, x Value, toHost
 	return out, nil
 }
 
+// hostParams puts in host memory every entry parameter staged by the run (not
+// the caller's memory) that only MoveToDevice copies read: JAX's arguments of
+// memory kind pinned_host, and what the host-offload budget pass makes of a
+// parameter it moves. Run writes such an input into the host buffers, and the
+// device holds it only from each MoveToDevice to that copy's last reader.
+func (l *lowering) hostParams(c *hlo.Computation, params []Value) {
+	readers := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		for _, op := range in.Operands {
+			readers[op] = append(readers[op], in)
+		}
+	}
+	for i, p := range c.Params {
+		if !p.Shape.IsArray() || l.ext[params[i].Leaves[0]] != extNone || p == c.Root || len(readers[p]) == 0 {
+			continue
+		}
+		onlyMoves := true
+		for _, r := range readers[p] {
+			if toHost, ok := hlo.Placement(r); !ok || toHost {
+				onlyMoves = false
+			}
+		}
+		if onlyMoves {
+			l.host[params[i].Leaves[0]] = true
+		}
+	}
+}
+
 // onHost reports whether range r's memory is host memory.
 func (l *lowering) onHost(r int) bool { return l.host[l.owner(r)] }
 

@@ -69,10 +69,10 @@ func TestOffloadHoldsNoDeviceMemory(t *testing.T) {
 	}
 }
 
-// TestOffloadedRootIsCopiedBack: a result in host memory is copied into a device
-// output buffer (outputs are read from the arena), and a move to where the value
-// already is is no copy at all.
-func TestOffloadedRootIsCopiedBack(t *testing.T) {
+// TestOffloadedRootStaysOnHost: a result in host memory is returned from there
+// (Run reads it from the host buffers; it holds no device memory), and a move to
+// where the value already is is no copy at all.
+func TestOffloadedRootStaysOnHost(t *testing.T) {
 	model := simulate(t, `HloModule m
 ENTRY e {
   x = f32[16] parameter(0)
@@ -82,8 +82,8 @@ ENTRY e {
   ROOT t = (f32[16], f32[16]) tuple(h2, a)
 }`)
 	root := model.Root.Leaves
-	if model.OnHost(root[0]) || model.OnHost(root[1]) {
-		t.Fatalf("an output is in host memory:\n%v", model)
+	if !model.OnHost(root[0]) || model.OnHost(root[1]) {
+		t.Fatalf("want output 0 on the host and output 1 on the device:\n%v", model)
 	}
 	copies := 0
 	for _, st := range model.Main.Steps {
@@ -91,7 +91,47 @@ ENTRY e {
 			copies++
 		}
 	}
-	if copies != 2 || model.Stats.HostBuffers != 1 {
-		t.Fatalf("%d copies and %d host buffers, want 2 (to the host, back into the output) and 1:\n%v", copies, model.Stats.HostBuffers, model)
+	if copies != 1 || model.Stats.HostBuffers != 1 || model.Stats.OutputBytes != 64 {
+		t.Fatalf("%d copies, %d host buffers, outputs %d B; want 1 (to the host), 1 and 64 B (a):\n%v",
+			copies, model.Stats.HostBuffers, model.Stats.OutputBytes, model)
+	}
+}
+
+// hostParam reads y only through MoveToDevice copies, x directly.
+const hostParam = `HloModule m
+ENTRY e {
+  x = f32[1024] parameter(0)
+  y = f32[1024] parameter(1)
+  d = f32[1024] custom-call(y), custom_call_target="MoveToDevice"
+  a = f32[1024] add(x, d)
+  b = f32[1024] exponential(a)
+  d2 = f32[1024] custom-call(y), custom_call_target="MoveToDevice"
+  ROOT c = f32[1024] multiply(b, d2)
+}`
+
+// TestHostResidentParameter: a parameter only MoveToDevice copies read is in host
+// memory (JAX's pinned_host argument): not in the device peak, each copy live
+// from its move to its reader. Borrowed, it is the caller's device memory and
+// the copies read it there.
+func TestHostResidentParameter(t *testing.T) {
+	const kib4 = 4096
+	model := simulate(t, hostParam)
+	if !model.OnHost(model.Params[1].Leaves[0]) || model.OnHost(model.Params[0].Leaves[0]) {
+		t.Fatalf("want y on the host, x on the device:\n%v", model)
+	}
+	st := model.Stats
+	if st.HostBytes != kib4 || st.ParameterBytes != kib4 || st.PeakBytes != 3*kib4 {
+		t.Fatalf("%v; want host 4096 B (y), parameters 4096 B (x), peak 12288 B (x, d, a at a; b, d2, c at c)", st)
+	}
+	m, err := hlo.ParseModule(hostParam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	borrowed, err := heapsim.Simulate(m, heapsim.Config{Borrow: []int{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if borrowed.OnHost(borrowed.Params[1].Leaves[0]) || borrowed.Stats.HostBytes != 0 {
+		t.Fatalf("a borrowed parameter is on the host:\n%v", borrowed)
 	}
 }

@@ -19,8 +19,14 @@ import (
 // the first whose move lowers the model's plan is applied; the pass stops when the plan is within the budget
 // or the moves stop lowering it (up to plateauMoves in a row may leave it level,
 // where several steps share the peak; the module goes back to where the peak was
-// lowest). Parameters and constants stay (the caller's memory and
-// the executable's resident uploads), as do values already on the host. Disable
+// lowest). Where moving those cannot meet the budget, entry parameters and
+// outputs move too (JAX's arguments and results of memory kind pinned_host,
+// optimizer state kept on the host between steps): a parameter the run stages
+// stays in host memory, read through a MoveToDevice on each side of the peak,
+// and an output made before the peak is returned from host memory. Constants
+// (the executable's resident uploads), values already on the host, and
+// parameters and outputs in the caller's memory (donated, borrowed, aliased)
+// stay. Disable
 // it by name ("host-offload") to keep every value on the device: a budget remat
 // cannot meet then fails with ErrOverBudget as before.
 func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
@@ -46,11 +52,11 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 		if peak <= cfg.MemoryBudget || at < 0 {
 			break
 		}
-		b, next := bestOffload(m, cfg.Memory, at, peak)
-		if b < 0 {
+		move := bestOffload(m, cfg.Memory, at, peak)
+		if move == nil {
 			break
 		}
-		offload(m, b, next)
+		move(m)
 		changed = true
 	}
 	if best != nil && flat > 0 {
@@ -67,53 +73,182 @@ const plateauMoves = 8
 // maxOffloads bounds the values one module moves to the host.
 const maxOffloads = 256
 
-// bestOffload is the position of the first value, largest first, whose move to
-// the host does not raise the plan (it frees the value's bytes at the peak step;
-// the plan falls once every step at the peak level has lost some), and of its
-// next reader after the peak; -1 when none of the offloadTried largest does. (Taking the first that helps, not the best
-// of several, keeps a budget's compile to about two simulations per move: the
-// floor searches of docs/results.md compile dozens of budgets.)
-func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) (int, int) {
+// bestOffload is the first move, largest value first, that does not raise the
+// plan (it frees the value's bytes at the peak step; the plan falls once every
+// step at the peak level has lost some); nil when none of the offloadTried
+// largest does. (Taking the first that helps, not the best of several, keeps a
+// budget's compile to about two simulations per move: the floor searches of
+// docs/results.md compile dozens of budgets.)
+func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) func(*hlo.Module) {
 	c := m.Entry
 	mm := newMemoryModel(c)
 	live := liveOrdered(mm.liveAt(c.Instructions, at), mm)
 	slices.SortStableFunc(live, func(a, b *hlo.Instruction) int { return cmp.Compare(mm.size[b], mm.size[a]) })
-	tried := 0
-	for _, b := range live {
-		next := offloadNext(mm, c.Instructions, at, b)
-		if next < 0 {
-			continue
-		}
-		if tried++; tried > offloadTried {
-			break
-		}
-		t := m.Clone()
-		offload(t, mm.index[b], next)
-		if trial, ok := modelPeak(t, mc); ok && trial <= peak {
-			return mm.index[b], next
+	// Values a kernel made first: a parameter or an output moves only where
+	// moving them cannot meet the budget (each costs the same two copies, but
+	// entry values on the host are the caller's to notice).
+	entry := func(b *hlo.Instruction) bool { return b.Op == hlo.OpParameter || mm.pinned[b] }
+	caller := callerMemory(m, mc)
+	for _, entryValues := range []bool{false, true} {
+		tried := 0
+		for _, b := range live {
+			if entry(b) != entryValues {
+				continue
+			}
+			move := offloadMove(mm, c.Instructions, at, b, caller)
+			if move == nil {
+				continue
+			}
+			if tried++; tried > offloadTried {
+				break
+			}
+			t := m.Clone()
+			move(t)
+			if trial, ok := modelPeak(t, mc); ok && trial <= peak {
+				return move
+			}
 		}
 	}
-	return -1, -1
+	return nil
 }
 
-// offloadTried bounds the moves simulated for one step.
+// offloadTried bounds the moves of each kind simulated for one step.
 const offloadTried = 4
 
-// offloadNext is the position of b's next reader after the peak at, or -1 when b
-// cannot move: not an array a kernel made, the root's, read at the peak, or on
-// the host already.
-func offloadNext(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction) int {
-	if !b.Shape.IsArray() || mm.pinned[b] || b == order[at] || slices.Contains(mm.readers[order[at]], b) {
-		return -1
-	}
-	switch b.Op {
-	case hlo.OpParameter, hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier:
-		return -1
+// offloadMove is how b, live across the peak at, moves to the host (a rewrite of
+// a clone of the module it was found in, by positions), or nil when it cannot:
+// a value a kernel made goes out after it is made and back before its next
+// reader (offload); an entry parameter the run stages stays in host memory and
+// each side of the peak reads a copy (offloadParam); an output made before the
+// peak is returned from host memory (offloadOutput). Constants, tuples, values
+// read at the peak, parameters in the caller's memory and outputs written over a
+// parameter stay.
+func offloadMove(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction, caller map[*hlo.Instruction]bool) func(*hlo.Module) {
+	if !b.Shape.IsArray() || mm.size[b] == 0 || b == order[at] || slices.Contains(mm.readers[order[at]], b) {
+		return nil
 	}
 	if _, moves := hlo.Placement(b); moves {
-		return -1
+		return nil
 	}
-	return nextReader(mm, order, at, b)
+	pos := mm.index[b]
+	switch {
+	case b.Op == hlo.OpParameter:
+		if caller[b] || mm.pinned[b] {
+			return nil
+		}
+		return func(t *hlo.Module) { offloadParam(t, pos, at) }
+	case mm.pinned[b]:
+		if caller[b] || pos > at || !slices.Contains(mm.c.Root.Operands, b) || !onlyRootAfter(mm, order, at, b) {
+			return nil
+		}
+		return func(t *hlo.Module) { offloadOutput(t, pos) }
+	}
+	switch b.Op {
+	case hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier:
+		return nil
+	}
+	next := nextReader(mm, order, at, b)
+	if next < 0 {
+		return nil
+	}
+	return func(t *hlo.Module) { offload(t, pos, next) }
+}
+
+// callerMemory are the parameters whose memory the caller provides (donated or
+// borrowed, or named by input_output_alias) and the root's operands written over
+// a parameter: they stay where the caller's tensors are.
+func callerMemory(m *hlo.Module, mc heapsim.Config) map[*hlo.Instruction]bool {
+	c := m.Entry
+	out := map[*hlo.Instruction]bool{}
+	for _, p := range slices.Concat(mc.Donate, mc.Borrow) {
+		if p >= 0 && p < len(c.Params) {
+			out[c.Params[p]] = true
+		}
+	}
+	for _, a := range m.InputOutputAlias {
+		if a.Param >= 0 && a.Param < int64(len(c.Params)) {
+			out[c.Params[a.Param]] = true
+		}
+	}
+	if len(mc.Donate) > 0 || len(m.InputOutputAlias) > 0 {
+		for _, op := range c.Root.Operands { // may alias a donated parameter
+			out[op] = true
+		}
+	}
+	return out
+}
+
+// onlyRootAfter reports that nothing but the root reads b after position at.
+func onlyRootAfter(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction) bool {
+	next := nextReader(mm, order, at, b)
+	return next < 0 || order[next] == mm.c.Root && nextReader(mm, order, next, b) < 0
+}
+
+// offloadParam keeps the entry parameter at position p in host memory: a
+// MoveToDevice before its first reader serves the readers up to the peak at, and
+// another before its first reader after the peak serves the rest, so that no
+// device copy is live across the peak (heapsim places a parameter only
+// MoveToDevice reads in host memory; Run stages the input there).
+func offloadParam(m *hlo.Module, p, at int) {
+	c := m.Entry
+	x := c.Instructions[p]
+	names := moduleNames(m)
+	type cut struct{ pos, end int } // readers in [pos, end) read one copy
+	var cuts []cut
+	first, after := -1, -1
+	for i := p + 1; i < len(c.Instructions); i++ {
+		if !slices.Contains(c.Instructions[i].Operands, x) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if i > at && after < 0 {
+			after = i
+		}
+	}
+	switch {
+	case first < 0:
+		return
+	case after < 0 || after == first:
+		cuts = []cut{{first, len(c.Instructions)}}
+	default:
+		cuts = []cut{{first, after}, {after, len(c.Instructions)}}
+	}
+	for k := len(cuts) - 1; k >= 0; k-- { // the later cut first: positions stay valid
+		dev := &hlo.Instruction{Name: names.fresh(x.Name + ".device"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
+			Operands: []*hlo.Instruction{x}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToDeviceTarget}}}
+		for _, in := range c.Instructions[cuts[k].pos:cuts[k].end] {
+			for j, op := range in.Operands {
+				if op == x {
+					in.Operands[j] = dev
+				}
+			}
+		}
+		c.Instructions = slices.Insert(c.Instructions, cuts[k].pos, dev)
+	}
+	c.Renumber()
+}
+
+// offloadOutput returns the value at position b, which only the root reads after
+// the peak, from host memory: a MoveToHost right after it, which the root reads.
+func offloadOutput(m *hlo.Module, b int) {
+	c := m.Entry
+	x := c.Instructions[b]
+	host := &hlo.Instruction{Name: moduleNames(m).fresh(x.Name + ".host"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
+		Operands: []*hlo.Instruction{x}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}}
+	for j, op := range c.Root.Operands {
+		if op == x {
+			c.Root.Operands[j] = host
+		}
+	}
+	if c.Root == x {
+		c.Root = host
+		c.Instructions = append(c.Instructions, host)
+	} else {
+		c.Instructions = slices.Insert(c.Instructions, b+1, host)
+	}
+	c.Renumber()
 }
 
 // offload inserts MoveToHost of the value at position b right after it and
