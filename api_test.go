@@ -584,7 +584,7 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	_, err = rt.Compile(context.Background(), m, vkxla.WithMemoryBudget(40<<10))
 	require.ErrorIs(t, err, vkxla.ErrOverBudget)
-	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
+	assert.Contains(t, err.Error(), "needs 49152 bytes of device memory, over the budget of 40960 bytes")
 	assert.Contains(t, err.Error(), "largest live at the peak: ")
 	_, err = rt.Compile(context.Background(), m, vkxla.WithMemoryBudget(-1))
 	require.ErrorIs(t, err, vkxla.ErrInvalidArgument)

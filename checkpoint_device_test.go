@@ -127,3 +127,42 @@ func TestOffloadedMLPStep(t *testing.T) {
 	checkCompiledAgainstCPU(t, rt, plainStep.Module, []vkxla.CompileOption{budget},
 		vkxla.ProgramTolerance(plainStep.Module, hlo.F32), append(plainStep.Init(5), x, labels)...)
 }
+
+// TestOffloadedTransformerStep: a 4-block transformer LM step, each block a
+// nothing_saveable region, under a budget of 20 % of its plain peak. Moving
+// activations alone stops above it; host-offload then keeps optimizer state and
+// the updated parameters (the outputs of the fused update kernels) in host
+// memory, and the step meets the budget with the unbudgeted step's results.
+func TestOffloadedTransformerStep(t *testing.T) {
+	rt := newRuntime(t)
+	cfg := train.LMConfig{Blocks: 4, Seq: 32, Dim: 32, Heads: 2, Hidden: 128, Vocab: 32, Batch: 2}
+	plainStep, err := train.Build(train.TransformerLM("lm", hlo.F32, cfg), train.SGD{LR: 0.01})
+	require.NoError(t, err)
+	cfg.Remat = train.Remat{Every: 1, Policy: hlo.NothingSaveable()}
+	step, err := train.Build(train.TransformerLM("lm", hlo.F32, cfg), train.SGD{LR: 0.01})
+	require.NoError(t, err)
+	ctx := context.Background()
+	plain, err := rt.Compile(ctx, plainStep.Module)
+	require.NoError(t, err)
+	plainPeak := plain.MemoryStats().PeakBytes
+	require.NoError(t, plain.Close())
+	budget := vkxla.WithMemoryBudget(plainPeak / 5)
+	exe, err := rt.Compile(ctx, step.Module, budget)
+	require.NoError(t, err)
+	st := exe.MemoryStats()
+	optimized := exe.OptimizedModule()
+	require.NoError(t, exe.Close())
+	t.Logf("plain peak %d B; budget %d B: device peak %d B (%.1f%%), host %d B in %d buffers", plainPeak, plainPeak/5,
+		st.PeakBytes, 100*float64(st.PeakBytes)/float64(plainPeak), st.HostBytes, st.HostBuffers)
+	require.LessOrEqual(t, st.PeakBytes, plainPeak/5)
+	hostOutputs := 0
+	for _, op := range optimized.Entry.Root.Operands {
+		if toHost, ok := hlo.Placement(op); ok && toHost {
+			hostOutputs++
+		}
+	}
+	require.Positive(t, hostOutputs, "some updated parameters are returned from host memory")
+	tokens, targets := train.OneHotSequences(3, hlo.F32, cfg.Batch, cfg.Seq, cfg.Vocab)
+	checkCompiledAgainstCPU(t, rt, step.Module, []vkxla.CompileOption{budget},
+		vkxla.ProgramTolerance(step.Module, hlo.F32), append(step.Init(4), tokens, targets)...)
+}

@@ -101,8 +101,9 @@ func (r *recorder) recordControl(st *plan.Step, repeated bool) error {
 }
 
 // recordSegment records steps as device.Record does every recording: a full
-// barrier between consecutive steps and, when timed, timestamps around every
-// dispatch.
+// barrier between consecutive steps unless a step touches none of the memory of
+// the steps since the last barrier (overlapping), and, when timed, timestamps
+// around every dispatch.
 func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 	seg := segment{timed: r.timed}
 	tables, err := r.addressTables(steps)
@@ -117,6 +118,9 @@ func (r *recorder) recordSegment(steps []plan.Step) (segment, error) {
 		if st.Kind == plan.StepDispatch {
 			seg.dispatches = append(seg.dispatches, st.Name)
 		}
+	}
+	for i, free := range overlapping(r.accesses(steps)) {
+		cmds[i].Overlaps = free
 	}
 	cb, err := r.dev.Record(cmds, r.timed)
 	if err != nil {

@@ -15,6 +15,15 @@ type Command struct {
 	Push     []byte
 	Groups   [3]uint32
 	Src, Dst BufferRange
+	// Overlaps says the command touches no memory that a command since the last
+	// barrier writes, nor writes memory one of them reads: Record puts no barrier
+	// before it, so the device may run it beside them (a host-offload copy beside
+	// a kernel). The caller, who knows every range a kernel reaches (by binding or
+	// by device address), decides. In a timed recording the timestamps stay
+	// (both at the bottom of the pipe): a dispatch beside others is timed from
+	// the moment all before it completed to the moment it and they did, so the
+	// spans still add up to the recording's time.
+	Overlaps bool
 }
 
 // CommandError is Record's error for the command at Index.
@@ -54,7 +63,7 @@ func record(cb *CommandBuffer, cmds []Command, timed bool) error {
 	}
 	n := 0 // dispatches so far
 	for i, c := range cmds {
-		if i > 0 {
+		if i > 0 && !c.Overlaps {
 			if err := cb.Barrier(); err != nil {
 				return err
 			}

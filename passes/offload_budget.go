@@ -68,7 +68,7 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 // plateauMoves bounds the moves in a row that leave the peak where it was: where
 // several steps share the peak, each move lowers one of them, and the peak falls
 // only once all have been.
-const plateauMoves = 8
+const plateauMoves = 32
 
 // maxOffloads bounds the values one module moves to the host.
 const maxOffloads = 256
@@ -87,7 +87,12 @@ func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) func(*hlo
 	// Values a kernel made first: a parameter or an output moves only where
 	// moving them cannot meet the budget (each costs the same two copies, but
 	// entry values on the host are the caller's to notice).
-	entry := func(b *hlo.Instruction) bool { return b.Op == hlo.OpParameter || mm.pinned[b] }
+	// Copies back from the host come with them: made again after the peak, each
+	// frees a buffer a first move had only shortened.
+	entry := func(b *hlo.Instruction) bool {
+		_, moves := hlo.Placement(b)
+		return b.Op == hlo.OpParameter || mm.pinned[b] || moves
+	}
 	caller := callerMemory(m, mc)
 	for _, entryValues := range []bool{false, true} {
 		tried := 0
@@ -118,30 +123,44 @@ const offloadTried = 4
 // offloadMove is how b, live across the peak at, moves to the host (a rewrite of
 // a clone of the module it was found in, by positions), or nil when it cannot:
 // a value a kernel made goes out after it is made and back before its next
-// reader (offload); an entry parameter the run stages stays in host memory and
+// reader (offload); a copy back from the host whose life a later move put the
+// peak inside is made again after the peak for its later readers (refetch); an
+// entry parameter the run stages stays in host memory and
 // each side of the peak reads a copy (offloadParam); an output made before the
 // peak is returned from host memory (offloadOutput). Constants, tuples, values
 // read at the peak, parameters in the caller's memory and outputs written over a
 // parameter stay.
 func offloadMove(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction, caller map[*hlo.Instruction]bool) func(*hlo.Module) {
-	if !b.Shape.IsArray() || mm.size[b] == 0 || b == order[at] || slices.Contains(mm.readers[order[at]], b) {
-		return nil
-	}
-	if _, moves := hlo.Placement(b); moves {
+	if mm.size[b] == 0 || b == order[at] || slices.Contains(mm.readers[order[at]], b) {
 		return nil
 	}
 	pos := mm.index[b]
+	if toHost, moves := hlo.Placement(b); moves {
+		next := nextReader(mm, order, at, b)
+		if toHost || next < 0 || mm.pinned[b] {
+			return nil
+		}
+		return func(t *hlo.Module) { refetch(t, pos, next) }
+	}
 	switch {
 	case b.Op == hlo.OpParameter:
-		if caller[b] || mm.pinned[b] {
+		if caller[b] || mm.pinned[b] || !b.Shape.IsArray() {
 			return nil
 		}
 		return func(t *hlo.Module) { offloadParam(t, pos, at) }
 	case mm.pinned[b]:
-		if caller[b] || pos > at || !slices.Contains(mm.c.Root.Operands, b) || !onlyRootAfter(mm, order, at, b) {
+		outs := returned(mm.c.Root, b)
+		if pos > at || len(outs) == 0 || !onlyRootAfter(mm, order, at, b, outs) {
 			return nil
 		}
-		return func(t *hlo.Module) { offloadOutput(t, pos) }
+		for _, k := range outs {
+			if caller[mm.c.Root.Operands[k]] {
+				return nil
+			}
+		}
+		return func(t *hlo.Module) { offloadOutputs(t, pos, outs) }
+	case !b.Shape.IsArray():
+		return nil
 	}
 	switch b.Op {
 	case hlo.OpConstant, hlo.OpTuple, hlo.OpGetTupleElement, hlo.OpOptBarrier:
@@ -178,10 +197,58 @@ func callerMemory(m *hlo.Module, mc heapsim.Config) map[*hlo.Instruction]bool {
 	return out
 }
 
-// onlyRootAfter reports that nothing but the root reads b after position at.
-func onlyRootAfter(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction) bool {
-	next := nextReader(mm, order, at, b)
-	return next < 0 || order[next] == mm.c.Root && nextReader(mm, order, next, b) < 0
+// returned are the root operands that return b's value: b itself (an array) or
+// a get-tuple-element of it (an output of a multi-output kernel, as the fused
+// updates of an optimizer step are); none where the root is not a tuple.
+func returned(root, b *hlo.Instruction) []int {
+	if root.Op != hlo.OpTuple {
+		return nil
+	}
+	var outs []int
+	for k, op := range root.Operands {
+		if op == b && b.Shape.IsArray() || op.Op == hlo.OpGetTupleElement && op.Operands[0] == b && op.Shape.IsArray() {
+			outs = append(outs, k)
+		}
+	}
+	return outs
+}
+
+// onlyRootAfter reports that nothing but the root and the get-tuple-elements it
+// returns (outs) reads b after position at, and that they return all of b.
+func onlyRootAfter(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Instruction, outs []int) bool {
+	root := mm.c.Root
+	var leaves int64
+	for _, k := range outs {
+		leaves += arrayBytes(root.Operands[k].Shape)
+	}
+	if leaves != mm.size[b] {
+		return false // some of b stays on the device anyway
+	}
+	for next := nextReader(mm, order, at, b); next >= 0; next = nextReader(mm, order, next, b) {
+		if r := order[next]; r != root && !slices.ContainsFunc(outs, func(k int) bool { return root.Operands[k] == r }) {
+			return false
+		}
+	}
+	return true
+}
+
+// refetch splits the device copy at position b (a MoveToDevice, made before a
+// later move put the peak inside its life) at the peak: its readers from
+// position next on read a copy of its own made just before them.
+func refetch(m *hlo.Module, b, next int) {
+	c := m.Entry
+	x := c.Instructions[b]
+	dev := &hlo.Instruction{Name: moduleNames(m).fresh(x.Operands[0].Name + ".device"), Op: hlo.OpCustomCall,
+		Shape: x.Shape.Clone(), Operands: []*hlo.Instruction{x.Operands[0]}, Attrs: x.Attrs.Clone()}
+	for _, in := range c.Instructions[next:] {
+		for j, op := range in.Operands {
+			if op == x {
+				in.Operands[j] = dev
+			}
+		}
+	}
+	c.Instructions = slices.Insert(c.Instructions, next, dev)
+	c.Renumber()
 }
 
 // offloadParam keeps the entry parameter at position p in host memory: a
@@ -230,25 +297,42 @@ func offloadParam(m *hlo.Module, p, at int) {
 	c.Renumber()
 }
 
-// offloadOutput returns the value at position b, which only the root reads after
-// the peak, from host memory: a MoveToHost right after it, which the root reads.
-func offloadOutput(m *hlo.Module, b int) {
+// offloadOutputs returns the root operands outs, which return the value at
+// position b (itself or its get-tuple-elements) and which nothing else reads
+// after the peak, from host memory: a MoveToHost of each right after b (of a
+// get-tuple-element made there), which the root reads.
+func offloadOutputs(m *hlo.Module, b int, outs []int) {
 	c := m.Entry
 	x := c.Instructions[b]
-	host := &hlo.Instruction{Name: moduleNames(m).fresh(x.Name + ".host"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
-		Operands: []*hlo.Instruction{x}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}}
-	for j, op := range c.Root.Operands {
-		if op == x {
-			c.Root.Operands[j] = host
+	names := moduleNames(m)
+	var made []*hlo.Instruction
+	for _, k := range outs {
+		v := x
+		if op := c.Root.Operands[k]; op != x {
+			v = &hlo.Instruction{Name: names.fresh(op.Name + ".out"), Op: hlo.OpGetTupleElement, Shape: op.Shape.Clone(),
+				Operands: []*hlo.Instruction{x}, Attrs: op.Attrs.Clone()}
+			made = append(made, v)
+		}
+		host := &hlo.Instruction{Name: names.fresh(v.Name + ".host"), Op: hlo.OpCustomCall, Shape: v.Shape.Clone(),
+			Operands: []*hlo.Instruction{v}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}}
+		made = append(made, host)
+		c.Root.Operands[k] = host
+	}
+	c.Instructions = slices.Insert(c.Instructions, b+1, made...)
+	c.Instructions = slices.DeleteFunc(c.Instructions, func(in *hlo.Instruction) bool {
+		return in.Op == hlo.OpGetTupleElement && in.Operands[0] == x && !slices.Contains(made, in) && !read(c, in)
+	})
+	c.Renumber()
+}
+
+// read reports an instruction of c that reads in.
+func read(c *hlo.Computation, in *hlo.Instruction) bool {
+	for _, u := range c.Instructions {
+		if slices.Contains(u.Operands, in) {
+			return true
 		}
 	}
-	if c.Root == x {
-		c.Root = host
-		c.Instructions = append(c.Instructions, host)
-	} else {
-		c.Instructions = slices.Insert(c.Instructions, b+1, host)
-	}
-	c.Renumber()
+	return false
 }
 
 // offload inserts MoveToHost of the value at position b right after it and

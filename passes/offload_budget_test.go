@@ -156,3 +156,58 @@ func TestOffloadKeepsCallerMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestOffloadMultiOutputResults: the two results of a multi-output kernel made
+// first, returned through get-tuple-elements (as an optimizer step's fused
+// parameter and momentum updates are), go to the host right after the kernel,
+// through get-tuple-elements made there; the root returns the host copies and
+// the old get-tuple-elements are gone.
+func TestOffloadMultiOutputResults(t *testing.T) {
+	m, err := hlo.ParseModule(`HloModule m
+%update (p: f32[1024]) -> (f32[1024], f32[1024]) {
+  %p = f32[1024] parameter(0)
+  %e = f32[1024] exponential(%p)
+  %l = f32[1024] log(%p)
+  ROOT %t = (f32[1024], f32[1024]) tuple(%e, %l)
+}
+ENTRY e {
+  x = f32[1024] parameter(0)
+  f = (f32[1024], f32[1024]) fusion(x), kind=kLoop, calls=%update
+  a = f32[1024] multiply(x, x)
+  b = f32[2048] concatenate(a, a), dimensions={0}
+  c = f32[2048] reverse(b), dimensions={0}
+  d = f32[1024] slice(c), slice={[0:1024]}
+  g0 = f32[1024] get-tuple-element(f), index=0
+  g1 = f32[1024] get-tuple-element(f), index=1
+  ROOT s = (f32[1024], f32[1024], f32[1024]) tuple(d, g0, g1)
+}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := heapsim.Simulate(m, heapsim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := OffloadToMeetBudget(m, Config{MemoryBudget: before.Stats.PeakBytes - 8192}); err != nil || !changed {
+		t.Fatalf("changed %v, %v", changed, err)
+	}
+	var order []string
+	for _, in := range m.Entry.Instructions {
+		order = append(order, in.Name)
+	}
+	if got, want := strings.Join(order, " "), "x f g0.out g0.out.host g1.out g1.out.host a b c d s"; got != want {
+		t.Fatalf("order %q, want %q\n%s", got, want, hlo.Print(m))
+	}
+	for k, want := range map[int]string{1: "g0.out.host", 2: "g1.out.host"} {
+		if op := m.Entry.Root.Operands[k]; op.Name != want || op.Operands[0].Operands[0].Name != "f" {
+			t.Fatalf("root operand %d is %s, want %s, a MoveToHost of a get-tuple-element of f", k, op.Name, want)
+		}
+	}
+	after, err := heapsim.Simulate(m, heapsim.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := after.Stats; st.PeakBytes != before.Stats.PeakBytes-8192 || st.HostBytes != 8192 {
+		t.Fatalf("%v; want the peak 8192 B lower (%d B) and f's 8192 B on the host", st, before.Stats.PeakBytes-8192)
+	}
+}
