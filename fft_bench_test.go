@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/autodiff"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -137,4 +139,32 @@ func BenchmarkFFTBluestein(b *testing.B) {
 	b.ReportMetric(5*n*math.Log2(n)*fftBenchBatch/times[0].Seconds()/1e9, "GFLOP/s")
 	b.ReportMetric(times[0].Seconds()*1e6/fftBenchBatch, "µs/transform")
 	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-pow2")
+}
+
+// BenchmarkSpectralConvGrad times the VJP of testdata/programs/spectral_conv.hlo
+// (in x and the c64 weight) against its forward pass, interleaved in one process,
+// best device time of each; it reports both planned peaks too.
+func BenchmarkSpectralConvGrad(b *testing.B) {
+	rt := newRuntime(b)
+	m, err := hlo.ParseModuleFile("testdata/programs/spectral_conv.hlo")
+	require.NoError(b, err)
+	g, err := autodiff.VJP(m, []int{0, 1}, nil)
+	require.NoError(b, err)
+	rng := rand.New(rand.NewPCG(21, 5))
+	x := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
+	w := fftInput(rng, hlo.FFT, []int64{32, 17})
+	ct := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
+	peak := func(m *hlo.Module) float64 {
+		exe, err := rt.Compile(context.Background(), m)
+		require.NoError(b, err)
+		defer func() { require.NoError(b, exe.Close()) }()
+		return float64(exe.MemoryStats().PeakBytes)
+	}
+	fwdPeak, vjpPeak := peak(m), peak(g)
+	times := bestInterleavedN(b, rt, []timedRun{{m: m, in: []*hlo.Literal{x, w}}, {m: g, in: []*hlo.Literal{x, w, ct}}})
+	b.ReportMetric(times[0].Seconds()*1e6, "fwd-µs")
+	b.ReportMetric(times[1].Seconds()*1e6, "vjp-µs")
+	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-forward")
+	b.ReportMetric(fwdPeak, "fwd-peak-B")
+	b.ReportMetric(vjpPeak, "vjp-peak-B")
 }

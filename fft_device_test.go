@@ -197,9 +197,9 @@ func TestFFTSpectralConv(t *testing.T) {
 	require.Equal(t, int64(16384+17408+32768+17408), exe.MemoryStats().PeakBytes)
 }
 
-// TestFFTSpectralConvGrad runs the VJP of spectral_conv.hlo (autodiff's RFFT and
-// IRFFT rules: conj(RFFT(ct)) weighted per bin, then FFT of the zero-padded
-// spectrum, real part) on the device against cpuref. The result and the input's
+// TestFFTSpectralConvGrad runs the VJP of spectral_conv.hlo (autodiff's IRFFT
+// rule, conj(RFFT(ct)) weighted per bin, and RFFT's, IRFFT of the conjugate
+// weighted back) on the device against cpuref. The result and the input's
 // cotangent are chains of 21 levels per image, as the forward pass; the weight's
 // cotangent sums over the batch the products of two 10-level transforms (ct's and
 // x's), counted as 2·(10 + 1) = 22 levels over the whole weight.

@@ -15,7 +15,7 @@ import (
 //	           symmetric: ct ↦ the same transform of ct.
 //	RFFT       X = the first n/2+1 bins of FFT(x), x real:
 //	           ct_x[j] = Re Σ_{k<n/2+1} ct[k]·e^{−2πi·jk/n}
-//	           = real(FFT(ct padded with zero bins to n)).
+//	           = N·IRFFT(conj(ct)/w) with IRFFT's bin weights w below.
 //	IRFFT      y[j] = (1/N)·Re Σ_k w_k·Y[k]·e^{+2πi·jk/n}, where the
 //	           interior bins 1 … ⌈n/2⌉−1 stand for themselves and their conjugate
 //	           mirrors (w = 2) and DC and, for even n, Nyquist (w = 1) are read by
@@ -51,13 +51,14 @@ func fftPoints(lengths []int64) int64 {
 	return p
 }
 
-// rfftTranspose is real(FFT(ct with the last dimension zero-padded to n)).
+// rfftTranspose is N·IRFFT(conj(ct)/w): IRFFT reads bin k as w_k·Y[k]·e^{+…}/N
+// in real part, so Y = N·conj(ct)/w gives Re Σ ct[k]·e^{−2πi·jk/n}; it transforms
+// half the spectrum, where real(FFT(ct zero-padded)) would hold the whole one.
 func rfftTranspose(e *engine, ct *hlo.Instruction, lengths []int64) *hlo.Instruction {
-	last := ct.Shape.Rank() - 1
-	pads := make([]hlo.PadDim, ct.Shape.Rank())
-	pads[last].High = lengths[len(lengths)-1] - ct.Shape.Dims[last]
-	full := e.b.Pad(ct, e.b.ScalarConstant(ct.Shape.DType, 0), pads)
-	return e.b.Unary(hlo.OpReal, e.b.Fft(full, hlo.FFT, lengths...))
+	n := float64(fftPoints(lengths))
+	scale := e.b.Constant(binScales(ct.Shape.DType, lengths, n/2, n))
+	last := int64(ct.Shape.Rank() - 1)
+	return e.b.Fft(e.b.Mul(conjugate(e, ct), e.b.Broadcast(scale, ct.Shape.Dims, []int64{last})), hlo.IRFFT, lengths...)
 }
 
 // irfftTranspose is conj(RFFT(ct)) times the bins' weights w_k/N along the last
@@ -67,24 +68,24 @@ func irfftTranspose(e *engine, ct *hlo.Instruction, lengths []int64) *hlo.Instru
 	if spec == nil {
 		return nil // the builder holds the error
 	}
-	w := e.b.Constant(irfftBinWeights(spec.Shape.DType, lengths))
+	n := float64(fftPoints(lengths))
+	w := e.b.Constant(binScales(spec.Shape.DType, lengths, 2/n, 1/n))
 	last := int64(spec.Shape.Rank() - 1)
 	return e.b.Mul(conjugate(e, spec), e.b.Broadcast(w, spec.Shape.Dims, []int64{last}))
 }
 
-// irfftBinWeights is the vector w_k/N, k = 0 … n/2, of complex type dt: 1/N for
-// DC and (n even) Nyquist, which stand for one bin of the full spectrum, 2/N for
-// the interior bins, which stand for two.
-func irfftBinWeights(dt hlo.DType, lengths []int64) *hlo.Literal {
+// binScales is a vector over the bins k = 0 … n/2 of complex type dt: edge at DC
+// and (n even) Nyquist, which stand for one bin of the full spectrum, interior at
+// the others, which stand for two.
+func binScales(dt hlo.DType, lengths []int64, interior, edge float64) *hlo.Literal {
 	n := lengths[len(lengths)-1]
-	inv := 1 / float64(fftPoints(lengths))
 	lit := hlo.NewLiteral(hlo.MakeShape(dt, n/2+1))
 	for k := range n/2 + 1 {
-		w := 2 * inv
+		v := interior
 		if k == 0 || 2*k == n {
-			w = inv
+			v = edge
 		}
-		lit.SetComplex128(int(k), complex(w, 0))
+		lit.SetComplex128(int(k), complex(v, 0))
 	}
 	return lit
 }
