@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
-	"github.com/vkxla/vkxla/autodiff"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -146,14 +144,7 @@ func BenchmarkFFTBluestein(b *testing.B) {
 // best device time of each; it reports both planned peaks too.
 func BenchmarkSpectralConvGrad(b *testing.B) {
 	rt := newRuntime(b)
-	m, err := hlo.ParseModuleFile("testdata/programs/spectral_conv.hlo")
-	require.NoError(b, err)
-	g, err := autodiff.VJP(m, []int{0, 1}, nil)
-	require.NoError(b, err)
-	rng := rand.New(rand.NewPCG(21, 5))
-	x := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
-	w := fftInput(rng, hlo.FFT, []int64{32, 17})
-	ct := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
+	m, g, in := spectralConvGrad(b, 5)
 	peak := func(m *hlo.Module) float64 {
 		exe, err := rt.Compile(context.Background(), m)
 		require.NoError(b, err)
@@ -161,7 +152,7 @@ func BenchmarkSpectralConvGrad(b *testing.B) {
 		return float64(exe.MemoryStats().PeakBytes)
 	}
 	fwdPeak, vjpPeak := peak(m), peak(g)
-	times := bestInterleavedN(b, rt, []timedRun{{m: m, in: []*hlo.Literal{x, w}}, {m: g, in: []*hlo.Literal{x, w, ct}}})
+	times := bestInterleavedN(b, rt, []timedRun{{m: m, in: in[:2]}, {m: g, in: in}})
 	b.ReportMetric(times[0].Seconds()*1e6, "fwd-µs")
 	b.ReportMetric(times[1].Seconds()*1e6, "vjp-µs")
 	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-forward")
