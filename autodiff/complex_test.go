@@ -107,6 +107,11 @@ func complexMovementCases(t *testing.T) []fdCase {
 			t := b.Tuple(z, w)
 			return b.Mul(b.GetTupleElement(t, 1), b.GetTupleElement(t, 0))
 		},
+		"gather": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+			idx := b.Constant(hlo.MustFromSlice([]int64{3, 1}, []int32{1, 0, 1})) // row 1 twice: its cotangents add
+			return b.Gather(z, idx, hlo.GatherDims{OffsetDims: []int64{1}, CollapsedSliceDims: []int64{0},
+				StartIndexMap: []int64{0}, IndexVectorDim: 1}, []int64{1, 3})
+		},
 		"reduce add": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
 			return b.Reduce([]*hlo.Instruction{z}, []*hlo.Instruction{first(b, w)}, b.Reducer(hlo.OpAdd, hlo.C128), []int64{0})
 		},
@@ -217,11 +222,10 @@ func TestComplexWithoutRuleIsRefused(t *testing.T) {
 			return b.ReduceWindow([]*hlo.Instruction{z}, []*hlo.Instruction{b.ScalarConstant(hlo.C128, 0)},
 				b.Reducer(hlo.OpAdd, hlo.C128), []hlo.WindowDim{hlo.NewWindowDim(2)})
 		},
-		"gather": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
-			lit, err := hlo.FromSlice([]int64{2, 1}, []int32{2, 0})
-			require.NoError(t, err)
-			idx := b.Constant(lit)
-			return b.Gather(z, idx, hlo.GatherDims{CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0}, IndexVectorDim: 1}, []int64{1})
+		"scatter": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
+			idx := b.Constant(hlo.MustFromSlice([]int64{2, 1}, []int32{2, 0}))
+			return b.Scatter([]*hlo.Instruction{z}, idx, []*hlo.Instruction{b.Slice(z, []int64{0}, []int64{2}, nil)},
+				b.Reducer(hlo.OpAdd, hlo.C128), hlo.ScatterDims{InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1})
 		},
 	} {
 		b := hlo.NewBuilder(name)

@@ -18,6 +18,7 @@ import (
 //	complex(x, y) ct ↦ (real(ct), −imag(ct))
 //	abs(z)        ct ↦ complex(ct, 0)·conj(sign(z))   (0 at z = 0)
 //	sign(z)       ct ↦ i·Im(ct·s)·conj(s)/|z|, s = sign(z)   (0 at z = 0)
+//	gather        the real rule on real(ct) and imag(ct), joined by complex
 //	convert       real → complex: real(ct); c64 ↔ c128: ct converted back
 //	fft           rules_fft.go (RFFT and IRFFT fold the conjugate half)
 //
@@ -66,7 +67,8 @@ var complexRows = map[hlo.Opcode]row{
 	hlo.OpAbs: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		return e.b.Mul(e.b.Complex(ct, e.like(ct, 0)), conjugate(e, e.b.Sign(x)))
 	}),
-	hlo.OpSign: unary(vjpComplexSign),
+	hlo.OpSign:   unary(vjpComplexSign),
+	hlo.OpGather: arrayVJP(vjpComplexGather),
 	hlo.OpConvert: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		if !x.Shape.DType.IsComplex() {
 			return e.b.Convert(e.b.Unary(hlo.OpReal, ct), x.Shape.DType)
@@ -87,6 +89,21 @@ func vjpComplexSign(e *engine, z, s, ct *hlo.Instruction) *hlo.Instruction {
 	safeAbs := e.b.Select(e.b.Compare(abs, e.like(abs, 0), hlo.CmpEQ), e.like(abs, 1), abs)
 	r := e.b.Div(e.b.Unary(hlo.OpImag, e.b.Mul(ct, s)), safeAbs)
 	return e.b.Complex(e.b.Mul(r, e.b.Unary(hlo.OpImag, s)), e.b.Mul(r, e.b.Unary(hlo.OpReal, s)))
+}
+
+// vjpComplexGather: gather moves both parts alike, so its transpose is the real
+// rule's scatter-add run on each part's plane, real(ct) and imag(ct), joined
+// again; the scatters then add f32 or f64, which cpuref runs for c128 too.
+func vjpComplexGather(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
+	re, err := vjpGather(e, n, e.b.Unary(hlo.OpReal, ct))
+	if err != nil {
+		return nil, err
+	}
+	im, err := vjpGather(e, n, e.b.Unary(hlo.OpImag, ct))
+	if err != nil {
+		return nil, err
+	}
+	return []*hlo.Instruction{e.b.Complex(re[0], im[0]), nil}, nil
 }
 
 // complexRow is the rule for the VJP of complex(x, y).
