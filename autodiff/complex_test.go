@@ -153,6 +153,27 @@ func TestComplexConditionalVJP(t *testing.T) {
 	runFD(t, cases)
 }
 
+// TestComplexWhileVJP: a while loop carrying a complex state (z ← z·w + sin z,
+// three times, w loop-invariant): its stacking loop and backward loop move and
+// differentiate complex values by the rules above.
+func TestComplexWhileVJP(t *testing.T) {
+	c128 := hlo.MakeShape(hlo.C128, 2, 3)
+	state := hlo.MakeTuple(hlo.MakeShape(hlo.S32), c128, c128)
+	cb := hlo.NewBuilder("cond")
+	p := cb.Parameter(state, "s")
+	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(p, 0), cb.ScalarConstant(hlo.S32, 3), hlo.CmpLT))
+	require.NoError(t, err)
+	bb := hlo.NewBuilder("body")
+	q := bb.Parameter(state, "s")
+	i, z, w := bb.GetTupleElement(q, 0), bb.GetTupleElement(q, 1), bb.GetTupleElement(q, 2)
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), bb.Add(bb.Mul(z, w), bb.Sin(z)), w))
+	require.NoError(t, err)
+	runFD(t, []fdCase{complexCase("c128 while", func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+		out := b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), z, b.Mul(w, b.BroadcastScalar(b.ScalarConstant(hlo.C128, 0.5), 2, 3))))
+		return complexParts(b, b.GetTupleElement(out, 1))
+	})})
+}
+
 func TestComplexVJPs(t *testing.T) { runFD(t, complexCases(t)) }
 
 // TestGradOfComplexParameter: the gradient of a real function of a complex
