@@ -138,3 +138,24 @@ func BenchmarkFFTBluestein(b *testing.B) {
 	b.ReportMetric(times[0].Seconds()*1e6/fftBenchBatch, "µs/transform")
 	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-pow2")
 }
+
+// BenchmarkSpectralConvGrad times the VJP of testdata/programs/spectral_conv.hlo
+// (in x and the c64 weight) against its forward pass, interleaved in one process,
+// best device time of each; it reports both planned peaks too.
+func BenchmarkSpectralConvGrad(b *testing.B) {
+	rt := newRuntime(b)
+	m, g, in := spectralConvGrad(b, 5)
+	peak := func(m *hlo.Module) float64 {
+		exe, err := rt.Compile(context.Background(), m)
+		require.NoError(b, err)
+		defer func() { require.NoError(b, exe.Close()) }()
+		return float64(exe.MemoryStats().PeakBytes)
+	}
+	fwdPeak, vjpPeak := peak(m), peak(g)
+	times := bestInterleavedN(b, rt, []timedRun{{m: m, in: in[:2]}, {m: g, in: in}})
+	b.ReportMetric(times[0].Seconds()*1e6, "fwd-µs")
+	b.ReportMetric(times[1].Seconds()*1e6, "vjp-µs")
+	b.ReportMetric(times[1].Seconds()/times[0].Seconds(), "x-forward")
+	b.ReportMetric(fwdPeak, "fwd-peak-B")
+	b.ReportMetric(vjpPeak, "vjp-peak-B")
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/autodiff"
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 )
@@ -194,4 +195,40 @@ func TestFFTSpectralConv(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, exe.Close()) }()
 	require.Equal(t, int64(16384+17408+32768+17408), exe.MemoryStats().PeakBytes)
+}
+
+// TestFFTSpectralConvGrad runs the VJP of spectral_conv.hlo (autodiff's IRFFT
+// rule, conj(RFFT(ct)) weighted per bin, and RFFT's, IRFFT of the conjugate
+// weighted back) on the device against cpuref. The result and the input's
+// cotangent are chains of 21 levels per image, as the forward pass; the weight's
+// cotangent sums over the batch the products of two 10-level transforms (ct's and
+// x's), counted as 2·(10 + 1) = 22 levels over the whole weight.
+func TestFFTSpectralConvGrad(t *testing.T) {
+	rt := newRuntime(t)
+	_, g, in := spectralConvGrad(t, 4)
+	want, err := cpuref.Eval(g, in...)
+	require.NoError(t, err)
+	exe, err := rt.Compile(context.Background(), g)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	got, err := exe.Run(context.Background(), in...)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for i, c := range []struct{ batchDims, passes int }{{1, 21}, {1, 21}, {0, 22}} {
+		require.True(t, got[i].Shape().Equal(want.Elems()[i].Shape()), "output %d: %v vs %v", i, got[i].Shape(), want.Elems()[i].Shape())
+		checkFFTBound(t, got[i], want.Elems()[i], c.batchDims, c.passes)
+	}
+}
+
+// spectralConvGrad returns spectral_conv.hlo, its VJP in x and the weight, and
+// random inputs of the VJP (x, w, the result's cotangent) drawn from seed.
+func spectralConvGrad(t testing.TB, seed uint64) (m, vjp *hlo.Module, inputs []*hlo.Literal) {
+	m, err := hlo.ParseModuleFile("testdata/programs/spectral_conv.hlo")
+	require.NoError(t, err)
+	vjp, err = autodiff.VJP(m, []int{0, 1}, nil)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(21, seed))
+	inputs = []*hlo.Literal{fftInput(rng, hlo.RFFT, []int64{4, 32, 32}), fftInput(rng, hlo.FFT, []int64{32, 17}),
+		fftInput(rng, hlo.RFFT, []int64{4, 32, 32})}
+	return m, vjp, inputs
 }

@@ -14,19 +14,12 @@ import (
 	"github.com/vkxla/vkxla"
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
+	"github.com/vkxla/vkxla/internal/collective/cases"
 )
 
 // Device tests of Replicated: every collective on 2 and 4 logical devices (one
 // runtime, so one VkDevice, each, on the one physical device), against
 // cpuref.EvalReplicas, with the validation layer on (devicetest).
-
-const replicaAdd = `HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-`
 
 // newRuntimes opens n runtimes, each on its own logical device.
 func newRuntimes(t *testing.T, n int) []*vkxla.Runtime {
@@ -40,14 +33,14 @@ func newRuntimes(t *testing.T, n int) []*vkxla.Runtime {
 type replicatedCase struct {
 	name                 string
 	replicas, partitions int
-	entry                string // the module after the add computation
+	entry                string // after cases.Reducers
 	opts                 []vkxla.CompileOption
 }
 
 // check runs the case on devices with random inputs and compares every device's
 // outputs with cpuref's.
 func (c replicatedCase) check(t *testing.T, rts []*vkxla.Runtime) {
-	m, err := hlo.ParseModule(replicaAdd + c.entry)
+	m, err := cases.Parse(c.entry)
 	require.NoError(t, err)
 	n := c.replicas * c.partitions
 	rng := rand.New(rand.NewPCG(uint64(n), 1))
@@ -76,9 +69,11 @@ func (c replicatedCase) check(t *testing.T, rts []*vkxla.Runtime) {
 	}
 }
 
+// TestReplicatedCollectives runs every case of internal/collective/cases (on 2
+// and 4 devices), and those that need this runtime's options or sizes.
 func TestReplicatedCollectives(t *testing.T) {
 	rts := newRuntimes(t, 4)
-	for _, c := range []replicatedCase{
+	all := []replicatedCase{
 		{"all-reduce/2", 2, 1, `ENTRY e {
   x = f32[8] parameter(0)
   y = f32[8] multiply(x, x)
@@ -103,117 +98,11 @@ func TestReplicatedCollectives(t *testing.T) {
   g = f32[6,2] all-gather(y), replica_groups={{0,1}}, dimensions={0}
   ROOT n = f32[6,2] negate(g)
 }`, []vkxla.CompileOption{vkxla.WithoutPasses("fusion")}},
-		{"all-reduce/4/pairs/tuple", 4, 1, `ENTRY e {
-  x = f32[8] parameter(0)
-  y = f32[3,2] parameter(1)
-  ROOT r = (f32[8], f32[3,2]) all-reduce(x, y), replica_groups={{0,2},{1,3}}, to_apply=add
-}`, nil},
-		{"all-reduce-start-done/4", 4, 1, `ENTRY e {
-  x = f32[8] parameter(0)
-  s = f32[8] all-reduce-start(x), replica_groups={{3,2,1,0}}, to_apply=add
-  ROOT d = f32[8] all-reduce-done(s)
-}`, nil},
-		{"all-gather/2", 2, 1, `ENTRY e {
-  x = f32[3,2] parameter(0)
-  ROOT g = f32[3,4] all-gather(x), replica_groups={{0,1}}, dimensions={1}
-}`, nil},
-		{"all-gather-start-done/4", 4, 1, `ENTRY e {
-  x = f32[2,3] parameter(0)
-  s = (f32[2,3], f32[4,3]) all-gather-start(x), replica_groups={{1,0},{3,2}}, dimensions={0}
-  ROOT d = f32[4,3] all-gather-done(s)
-}`, nil},
-		{"reduce-scatter/4", 4, 1, `ENTRY e {
-  x = f32[8,2] parameter(0)
-  ROOT r = f32[2,2] reduce-scatter(x), replica_groups={{0,1,2,3}}, dimensions={0}, to_apply=add
-}`, nil},
-		{"reduce-scatter/2/tuple", 2, 1, `ENTRY e {
-  x = f32[2,6] parameter(0)
-  y = f32[1,4] parameter(1)
-  ROOT r = (f32[2,3], f32[1,2]) reduce-scatter(x, y), replica_groups={{1,0}}, dimensions={1}, to_apply=add
-}`, nil},
-		{"collective-broadcast/2", 2, 1, `ENTRY e {
-  x = f32[3] parameter(0)
-  ROOT b = f32[3] collective-broadcast(x), replica_groups={{1,0}}
-}`, nil},
-		{"all-to-all/2", 2, 1, `ENTRY e {
-  x = f32[2,4] parameter(0)
-  ROOT a = f32[2,4] all-to-all(x), replica_groups={{0,1}}, dimensions={1}
-}`, nil},
-		{"all-to-all/4/tuple", 4, 1, `ENTRY e {
-  a = f32[2] parameter(0)
-  b = f32[2] parameter(1)
-  c = f32[2] parameter(2)
-  d = f32[2] parameter(3)
-  ROOT t = (f32[2], f32[2], f32[2], f32[2]) all-to-all(a, b, c, d), replica_groups={}
-}`, nil},
-		{"collective-permute/4", 4, 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  ROOT p = f32[5] collective-permute(x), source_target_pairs={{0,1},{1,2},{2,3}}
-}`, nil},
-		{"collective-permute-start-done/2", 2, 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  s = (f32[5], f32[5]) collective-permute-start(x), source_target_pairs={{0,1},{1,0}}
-  ROOT d = f32[5] collective-permute-done(s)
-}`, nil},
-		{"collective-broadcast/4", 4, 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  ROOT b = f32[5] collective-broadcast(x), replica_groups={{1,0},{2,3}}
-}`, nil},
-		{"ids/2x2", 2, 2, `ENTRY e {
-  x = f32[2] parameter(0)
-  r = u32[] replica-id()
-  p = u32[] partition-id()
-  ROOT t = (u32[], u32[]) tuple(r, p)
-}`, nil},
-		{"flattened-id/2x2", 2, 2, `ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT r = f32[4] all-reduce(x), channel_id=1, replica_groups={{0,3},{1,2}}, use_global_device_ids=true, to_apply=add
-}`, nil},
-		{"cross-partition/2x2", 2, 2, `ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT a = f32[4] all-to-all(x), channel_id=1, replica_groups={}, dimensions={0}
-}`, nil},
-		{"in-a-loop-condition/2", 2, 1, `cond {
-  x = f32[] parameter(0)
-  s = f32[] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ten = f32[] constant(10)
-  ROOT lt = pred[] compare(s, ten), direction=LT
-}
-body {
-  x = f32[] parameter(0)
-  one = f32[] constant(1)
-  ROOT y = f32[] add(x, one)
-}
-ENTRY e {
-  x = f32[] parameter(0)
-  ROOT w = f32[] while(x), condition=cond, body=body
-}
-`, nil},
-		{"in-a-loop/2", 2, 1, `cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[4] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  h = f32[4] constant({0.5, 0.5, 0.5, 0.5})
-  y = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  z = f32[4] multiply(y, h)
-  ROOT t = (s32[], f32[4]) tuple(j, z)
-}
-ENTRY e {
-  x = f32[4] parameter(0)
-  zero = s32[] constant(0)
-  s = (s32[], f32[4]) tuple(zero, x)
-  w = (s32[], f32[4]) while(s), condition=cond, body=body
-  ROOT y = f32[4] get-tuple-element(w), index=1
-}`, nil},
-	} {
+	}
+	for _, c := range cases.Collectives {
+		all = append(all, replicatedCase{c.Name, c.Replicas, c.Partitions, c.Entry, nil})
+	}
+	for _, c := range all {
 		t.Run(c.name, func(t *testing.T) { c.check(t, rts) })
 	}
 }
@@ -237,7 +126,7 @@ func TestReplicatedDataParallelStep(t *testing.T) {
 }`
 	// The step is w − lr·(2/16)·Σ e·x with lr = 0.1: −0.0125 per summed term.
 	text := func(batch, reduce string) string {
-		return replicaAdd + strings.NewReplacer("%B", batch, "%REDUCE", reduce).Replace(step)
+		return cases.Reducers + strings.NewReplacer("%B", batch, "%REDUCE", reduce).Replace(step)
 	}
 	one, err := hlo.ParseModule(text("16", "copy(g)"))
 	require.NoError(t, err)
@@ -282,30 +171,7 @@ func TestReplicatedDataParallelStep(t *testing.T) {
 // A device-dependent trip count runs the loop's all-reduce a different number of
 // times per device: Run fails with ErrMismatch instead of waiting forever.
 func TestReplicatedMismatchFails(t *testing.T) {
-	m, err := hlo.ParseModule(replicaAdd + `cond {
-  s = (u32[], f32[2]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  r = u32[] replica-id()
-  one = u32[] constant(1)
-  n = u32[] add(r, one)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (u32[], f32[2]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  x = f32[2] get-tuple-element(s), index=1
-  one = u32[] constant(1)
-  j = u32[] add(i, one)
-  y = f32[2] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (u32[], f32[2]) tuple(j, y)
-}
-ENTRY e {
-  x = f32[2] parameter(0)
-  zero = u32[] constant(0)
-  s = (u32[], f32[2]) tuple(zero, x)
-  w = (u32[], f32[2]) while(s), condition=cond, body=body
-  ROOT y = f32[2] get-tuple-element(w), index=1
-}`)
+	m, err := cases.Parse(cases.MismatchedLoop)
 	require.NoError(t, err)
 	rts := newRuntimes(t, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -327,7 +193,7 @@ ENTRY e {
 
 func TestReplicatedInvalid(t *testing.T) {
 	rts := newRuntimes(t, 2)
-	m, err := hlo.ParseModule(replicaAdd + `ENTRY e {
+	m, err := cases.Parse(`ENTRY e {
   x = f32[2] parameter(0)
   ROOT r = f32[2] all-reduce(x), replica_groups={{0,1}}, to_apply=add
 }`)
@@ -349,7 +215,7 @@ func TestReplicatedInvalid(t *testing.T) {
 	_, err = r.Executable(0).Run(ctx, hlo.MustFromSlice([]int64{2}, []float32{1, 2}))
 	assert.ErrorIs(t, err, vkxla.ErrInvalidArgument)
 
-	bad, err := hlo.ParseModule(replicaAdd + `ENTRY e {
+	bad, err := cases.Parse(`ENTRY e {
   x = f32[2] parameter(0)
   ROOT bad = f32[2] all-reduce(x), replica_groups={{0,0}}, to_apply=add
 }`)
@@ -367,7 +233,7 @@ func TestReplicatedInvalid(t *testing.T) {
 // each) are live at the host step, which writes the all-reduce's result g over y;
 // z is written over g.
 func TestReplicatedMemoryPerDevice(t *testing.T) {
-	m, err := hlo.ParseModule(replicaAdd + `ENTRY e {
+	m, err := cases.Parse(`ENTRY e {
   x = f32[256] parameter(0)
   y = f32[256] multiply(x, x)
   g = f32[256] all-reduce(y), replica_groups={{0,1}}, to_apply=add

@@ -14,7 +14,8 @@ import (
 // checks the second derivative against central differences of the first (same
 // tolerances as the harness; step 1e-5, since the first derivative is itself an
 // exact evaluation). The functions route x through the rules' own ops: pow, the
-// max/min tie masks, reduce-product's exclusive products, dot, sort, pooling.
+// max/min tie masks, reduce-product's exclusive products, dot, sort, pooling,
+// the fft rules' transforms and conjugates, complex sign's, power's and gather's.
 func TestGradOfGrad(t *testing.T) {
 	type fn = func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction
 	c := func(b *hlo.Builder, v float64) *hlo.Instruction { return b.ScalarConstant(hlo.F64, v) }
@@ -78,6 +79,21 @@ func TestGradOfGrad(t *testing.T) {
 			g := b.Gather(pool, idx, hlo.GatherDims{CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0}, IndexVectorDim: 1}, []int64{1})
 			return sumOf(b, b.Mul(g, g))
 		}, []float64{0.2, 0.9}},
+		{"rfft, complex weight, irfft", func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			v := b.Sin(b.Mul(b.BroadcastScalar(x, 3, 5), b.Iota(f64s(3, 5), 1)))
+			w := b.Complex(b.Cos(b.Iota(f64s(3, 3), 0)), b.BroadcastScalar(x, 3, 3))
+			y := spectralConv(b, b.Reshape(v, 1, 3, 5), w)
+			return sumOf(b, b.Mul(y, y))
+		}, []float64{0.4, 1.3}},
+		{"complex sign, power and gather", func(b *hlo.Builder, x *hlo.Instruction) *hlo.Instruction {
+			z := b.Complex(b.Cos(x), b.Mul(x, x))
+			p := b.Pow(z, b.Complex(x, c(b, 0.5)))
+			v := b.Concatenate(0, b.Reshape(z, 1), b.Reshape(p, 1))
+			idx := b.Constant(hlo.MustFromSlice([]int64{3, 1}, []int32{1, 0, 1}))
+			g := b.Gather(b.Mul(v, v), idx, hlo.GatherDims{CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0}, IndexVectorDim: 1}, []int64{1})
+			sum := b.Reduce([]*hlo.Instruction{g}, []*hlo.Instruction{b.ScalarConstant(hlo.C128, 0)}, b.Reducer(hlo.OpAdd, hlo.C128), []int64{0})
+			return b.Add(b.Unary(hlo.OpImag, b.Mul(b.Sign(z), sum)), b.Unary(hlo.OpReal, p))
+		}, []float64{0.3, 0.9}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

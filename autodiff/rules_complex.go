@@ -7,16 +7,23 @@ import (
 )
 
 // Complex values (c64, c128) carry cotangents as floats do. The convention is
-// JAX's: a rule is the transpose of the op's linear map, not its adjoint (no
-// conjugation), so the rule of a holomorphic op is its real formula unchanged
-// (ct·f'(z)), and the conjugation lives in the rules of real, imag and complex:
+// JAX's: a cotangent c of a complex value w pairs with a change dw as
+// dL = Re Σ c·dw, so that c = ∂L/∂u − i·∂L/∂v for w = u + iv. A rule is then the
+// transpose of the op's linear map, not its adjoint (no conjugation), so the rule
+// of a holomorphic op is its real formula unchanged (ct·f'(z)), and the
+// conjugation lives in the rules of the ops that are not C-linear:
 //
 //	real(z)       ct ↦ complex(ct, 0)
 //	imag(z)       ct ↦ complex(0, −ct)
 //	complex(x, y) ct ↦ (real(ct), −imag(ct))
 //	abs(z)        ct ↦ complex(ct, 0)·conj(sign(z))   (0 at z = 0)
+//	sign(z)       ct ↦ i·Im(ct·s)·conj(s)/|z|, s = sign(z)   (0 at z = 0)
+//	gather        the real rule on real(ct) and imag(ct), joined by complex
 //	convert       real → complex: real(ct); c64 ↔ c128: ct converted back
-//	fft FFT/IFFT  ct ↦ the same transform of ct (the DFT matrix is symmetric)
+//	fft           rules_fft.go (RFFT and IRFFT fold the conjugate half)
+//
+// A non-holomorphic w = f(z) has the rule ct ↦ ct·∂w/∂z + conj(ct·∂w/∂z̄) (from
+// dw = ∂w/∂z·dz + ∂w/∂z̄·dz̄); the rows above are that formula worked out.
 //
 // With them the gradient of a real function of complex parameters is JAX's,
 // ∂f/∂x − i·∂f/∂y, and through complex intermediates a real function of real
@@ -27,13 +34,23 @@ import (
 // differentiable reports the element types that carry cotangents.
 func differentiable(dt hlo.DType) bool { return dt.IsFloat() || dt.IsComplex() }
 
-// holomorphic are the ops whose real rules hold unchanged for complex operands.
+// holomorphic are the ops whose real rules hold unchanged for complex operands:
+// holomorphic functions (power in both operands: y·x^(y−1) and log(x)·x^y, with
+// JAX's guards at y = 0 and x = 0), and C-linear ones whose rules only move,
+// sum, select or transform the cotangent.
 var holomorphic = map[hlo.Opcode]bool{
 	hlo.OpNegate: true, hlo.OpExp: true, hlo.OpExpm1: true, hlo.OpLog: true, hlo.OpLog1p: true,
 	hlo.OpSqrt: true, hlo.OpRsqrt: true, hlo.OpTanh: true, hlo.OpSin: true, hlo.OpCos: true, hlo.OpTan: true,
-	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
+	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true, hlo.OpPower: true,
 	// Linear data movement, whatever the element type.
-	hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpCopy: true,
+	hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpCopy: true, hlo.OpBroadcast: true, hlo.OpSlice: true,
+	hlo.OpConcatenate: true, hlo.OpPad: true, hlo.OpReverse: true, hlo.OpDynamicSlice: true,
+	hlo.OpDynamicUpdateSlice: true, hlo.OpSelect: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
+	// Its branches are differentiated op by op, by these same rules.
+	hlo.OpConditional: true,
+	// A complex reducer is add or multiply (compare orders no complex values):
+	// both rules are holomorphic.
+	hlo.OpReduce: true,
 	// complex and fft rows serve real and complex alike (complexRows' ops).
 	hlo.OpComplex: true, hlo.OpFft: true,
 }
@@ -50,6 +67,8 @@ var complexRows = map[hlo.Opcode]row{
 	hlo.OpAbs: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		return e.b.Mul(e.b.Complex(ct, e.like(ct, 0)), conjugate(e, e.b.Sign(x)))
 	}),
+	hlo.OpSign:   unary(vjpComplexSign),
+	hlo.OpGather: arrayVJP(vjpComplexGather),
 	hlo.OpConvert: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		if !x.Shape.DType.IsComplex() {
 			return e.b.Convert(e.b.Unary(hlo.OpReal, ct), x.Shape.DType)
@@ -58,19 +77,38 @@ var complexRows = map[hlo.Opcode]row{
 	}),
 }
 
+// vjpComplexSign: s = z/|z| = z^½·z̄^−½ has ∂s/∂z = 1/(2|z|) and
+// ∂s/∂z̄ = −s²/(2|z|), so ct ↦ (ct − conj(ct·s²))/(2|z|) = i·Im(ct·s)·conj(s)/|z|:
+// only the part of a change across the ray turns s. That is
+// complex(r·imag(s), r·real(s)) with r = imag(ct·s)/|z|; at z = 0 (s = 0) the
+// numerator is 0 and |z| is taken as 1, so the gradient is 0, as abs's. (JAX
+// defines sign's derivative as zero everywhere, complex included; on the plane
+// that is wrong, so this row gives the true one.)
+func vjpComplexSign(e *engine, z, s, ct *hlo.Instruction) *hlo.Instruction {
+	abs := e.b.Abs(z)
+	safeAbs := e.b.Select(e.b.Compare(abs, e.like(abs, 0), hlo.CmpEQ), e.like(abs, 1), abs)
+	r := e.b.Div(e.b.Unary(hlo.OpImag, e.b.Mul(ct, s)), safeAbs)
+	return e.b.Complex(e.b.Mul(r, e.b.Unary(hlo.OpImag, s)), e.b.Mul(r, e.b.Unary(hlo.OpReal, s)))
+}
+
+// vjpComplexGather: gather moves both parts alike, so its transpose is the real
+// rule's scatter-add run on each part's plane, real(ct) and imag(ct), joined
+// again; the scatters then add f32 or f64, which cpuref runs for c128 too.
+func vjpComplexGather(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
+	re, err := vjpGather(e, n, e.b.Unary(hlo.OpReal, ct))
+	if err != nil {
+		return nil, err
+	}
+	im, err := vjpGather(e, n, e.b.Unary(hlo.OpImag, ct))
+	if err != nil {
+		return nil, err
+	}
+	return []*hlo.Instruction{e.b.Complex(re[0], im[0]), nil}, nil
+}
+
 // complexRow is the rule for the VJP of complex(x, y).
 var complexRow = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
 	return []*hlo.Instruction{e.b.Unary(hlo.OpReal, ct), e.b.Negate(e.b.Unary(hlo.OpImag, ct))}, nil
-})
-
-// fftRow transposes FFT and IFFT; RFFT and IRFFT, whose transposes fold the
-// conjugate half of the spectrum, are not implemented.
-var fftRow = arrayVJP(func(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instruction, error) {
-	a := n.orig.Attrs
-	if a.FftType != hlo.FFT && a.FftType != hlo.IFFT {
-		return nil, fmt.Errorf("the VJP of %v is not implemented: %w", a.FftType, hlo.ErrUnsupported)
-	}
-	return []*hlo.Instruction{e.b.Fft(ct, a.FftType, a.FftLength...)}, nil
 })
 
 func conjugate(e *engine, z *hlo.Instruction) *hlo.Instruction {
@@ -107,7 +145,7 @@ func rowFor(n *node) (row, error) {
 		return r, nil
 	}
 	// A zero row is right for complex only where the result carries no gradient
-	// (compare); sign is piecewise constant on the reals but not on the plane.
+	// (compare): sign, piecewise constant on the reals, has a complex row.
 	r := table[op]
 	if holomorphic[op] || r.zero == zeroNonFloat || r.leaf {
 		return r, nil

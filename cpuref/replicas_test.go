@@ -14,24 +14,18 @@ import (
 
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/internal/collective"
+	"github.com/vkxla/vkxla/internal/collective/cases"
 )
 
 // The collectives on several devices, in the style of StableHLO's interpreter
 // tests: one module, each device's inputs, each device's expected result worked out
 // by hand from the op's definition.
 
-const addF32 = `add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-`
-
 // replicaCase is one module run on replicas × partitions devices.
 type replicaCase struct {
 	name                 string
 	replicas, partitions int
-	module               string           // after the add computation
+	module               string           // after cases.Reducers
 	inputs               [][]*hlo.Literal // by device
 	want                 []*hlo.Literal   // by device
 }
@@ -40,7 +34,7 @@ func (c replicaCase) run(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	got, err := EvalReplicas(ctx, parse(t, "HloModule m\n"+addF32+c.module), c.replicas, c.partitions, c.inputs)
+	got, err := EvalReplicas(ctx, parse(t, cases.Reducers+c.module), c.replicas, c.partitions, c.inputs)
 	require.NoError(t, err)
 	require.Len(t, got, len(c.want))
 	for d, w := range c.want {
@@ -273,64 +267,27 @@ func TestCollectiveGroupModes(t *testing.T) {
 		{name: "cross-replica/permute", replicas: 2, partitions: 2,
 			module: "ENTRY e {\n  x = f32[1] parameter(0)\n  ROOT p = f32[1] collective-permute(x), source_target_pairs={{0,1}}\n}",
 			inputs: x, want: []*hlo.Literal{v(0), v(0), v(1), v(10)}},
-		{name: "ids", replicas: 2, partitions: 2,
-			module: "ENTRY e {\n  x = f32[1] parameter(0)\n  r = u32[] replica-id()\n  p = u32[] partition-id()\n  ROOT t = (u32[], u32[]) tuple(r, p)\n}",
-			inputs: x, want: []*hlo.Literal{ids(0, 0), ids(0, 1), ids(1, 0), ids(1, 1)}},
+		{name: "ids", replicas: 2, partitions: 2, module: cases.IDs,
+			inputs: each(vec(float32(0), 0), vec(float32(0), 0), vec(float32(0), 0), vec(float32(0), 0)), want: []*hlo.Literal{ids(0, 0), ids(0, 1), ids(1, 0), ids(1, 1)}},
 	})
 }
 
 func ids(r, p uint32) *hlo.Literal { return hlo.TupleLiteral(scalar(r), scalar(p)) }
 
-// A collective inside a while loop meets once per iteration: doubling by an
-// all-reduce over 2 replicas three times makes 1 into 8.
+// A collective inside a while loop meets once per iteration: three all-reduces
+// over 2 replicas of (1, 2) and (1, -1) make (2, 1), then (4, 2), then (8, 4).
 func TestCollectiveInLoop(t *testing.T) {
-	module := `cond {
-  s = (s32[], f32[1]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[1]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[1] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  y = f32[1] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (s32[], f32[1]) tuple(j, y)
-}
-ENTRY e {
-  x = f32[1] parameter(0)
-  zero = s32[] constant(0)
-  s = (s32[], f32[1]) tuple(zero, x)
-  w = (s32[], f32[1]) while(s), condition=cond, body=body
-  ROOT y = f32[1] get-tuple-element(w), index=1
-}`
-	runCases(t, []replicaCase{{name: "3-iterations", replicas: 2, partitions: 1, module: module,
-		inputs: each(vec(float32(1)), vec(float32(1))), want: []*hlo.Literal{vec(float32(8)), vec(float32(8))}}})
+	want := vec(cases.InLoopWant([]float32{1, 2}, []float32{1, -1})...)
+	runCases(t, []replicaCase{{name: "3-iterations", replicas: 2, partitions: 1, module: cases.InLoop(2),
+		inputs: each(vec(float32(1), 2), vec(float32(1), -1)), want: []*hlo.Literal{want, want}}})
 }
 
 // A loop whose condition all-reduces: every device sees the same sum, so they
 // agree on the trip count. 1 and 2 grow by one until their sum reaches 10: 5, 6.
 func TestCollectiveInLoopCondition(t *testing.T) {
-	module := `cond {
-  x = f32[] parameter(0)
-  s = f32[] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ten = f32[] constant(10)
-  ROOT lt = pred[] compare(s, ten), direction=LT
-}
-body {
-  x = f32[] parameter(0)
-  one = f32[] constant(1)
-  ROOT y = f32[] add(x, one)
-}
-ENTRY e {
-  x = f32[] parameter(0)
-  ROOT w = f32[] while(x), condition=cond, body=body
-}
-`
-	runCases(t, []replicaCase{{name: "sum-below-10", replicas: 2, partitions: 1, module: module,
-		inputs: each(scalar(float32(1)), scalar(float32(2))), want: []*hlo.Literal{scalar(float32(5)), scalar(float32(6))}}})
+	a, b := cases.LoopConditionWant(1, 2)
+	runCases(t, []replicaCase{{name: "sum-below-10", replicas: 2, partitions: 1, module: cases.LoopCondition,
+		inputs: each(scalar(float32(1)), scalar(float32(2))), want: []*hlo.Literal{scalar(a), scalar(b)}}})
 }
 
 // evalReplicasErr runs a module that must fail, within a deadline that a hang
@@ -339,7 +296,7 @@ func evalReplicasErr(t *testing.T, module string, replicas, partitions int, inpu
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := EvalReplicas(ctx, parse(t, "HloModule m\n"+addF32+module), replicas, partitions, inputs)
+	_, err := EvalReplicas(ctx, parse(t, cases.Reducers+module), replicas, partitions, inputs)
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, context.DeadlineExceeded), "%v", err)
 	t.Log(err)
@@ -349,31 +306,7 @@ func evalReplicasErr(t *testing.T, module string, replicas, partitions int, inpu
 // A data-dependent trip count (replica-id + 1) runs the loop's all-reduce once on
 // replica 0 and twice on replica 1: replica 1's second execution can never meet.
 func TestCollectiveMismatchedLoop(t *testing.T) {
-	module := `cond {
-  s = (u32[], f32[1]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  r = u32[] replica-id()
-  one = u32[] constant(1)
-  n = u32[] add(r, one)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (u32[], f32[1]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  x = f32[1] get-tuple-element(s), index=1
-  one = u32[] constant(1)
-  j = u32[] add(i, one)
-  y = f32[1] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (u32[], f32[1]) tuple(j, y)
-}
-ENTRY e {
-  x = f32[1] parameter(0)
-  zero = u32[] constant(0)
-  s = (u32[], f32[1]) tuple(zero, x)
-  w = (u32[], f32[1]) while(s), condition=cond, body=body
-  ROOT y = f32[1] get-tuple-element(w), index=1
-}`
-	err := evalReplicasErr(t, module, 2, 1, each(vec(float32(1)), vec(float32(1))))
+	err := evalReplicasErr(t, cases.MismatchedLoop, 2, 1, each(vec(float32(1), 2), vec(float32(1), 2)))
 	assert.ErrorIs(t, err, ErrMismatch)
 	assert.Contains(t, err.Error(), "all-reduce %y (execution 2)")
 	assert.Contains(t, err.Error(), "device 0 (replica 0, partition 0) finished without reaching it")
@@ -442,7 +375,7 @@ func TestEvalReplicasInvalidInput(t *testing.T) {
 
 // One device's EvalReplicas is Eval.
 func TestEvalReplicasOneDevice(t *testing.T) {
-	m := parse(t, "HloModule m\n"+addF32+"ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=add\n}")
+	m := parse(t, cases.Reducers+"ENTRY e {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] all-reduce(x), replica_groups={}, to_apply=add\n}")
 	got, err := EvalReplicas(context.Background(), m, 1, 1, each(vec(float32(1), 2)))
 	require.NoError(t, err)
 	assertLit(t, vec(float32(1), 2), got[0])

@@ -15,26 +15,8 @@ import (
 	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/hlo/nn/train"
+	"github.com/vkxla/vkxla/internal/collective/cases"
 )
-
-// The reducers the cases' all-reduces apply.
-const reducers = `HloModule m
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] maximum(a, b)
-}
-and {
-  a = pred[] parameter(0)
-  b = pred[] parameter(1)
-  ROOT s = pred[] and(a, b)
-}
-`
 
 // randomLiteral: floats uniform in [-1, 1), preds and integers at random.
 func randomLiteral(rng *rand.Rand, s hlo.Shape) *hlo.Literal {
@@ -64,142 +46,20 @@ func allInputs(m *hlo.Module, devices int, seed uint64) [][]*hlo.Literal {
 	return inputs
 }
 
-type collectiveCase struct {
-	name       string
-	partitions int
-	entry      string
-	// exact: the module is collectives only (computed on the host with cpuref's
-	// reducer) and exact ops, so the run must give cpuref's bits; otherwise its
-	// kernels are checked within the program tolerance.
-	exact bool
-}
-
-var collectiveCases = []collectiveCase{
-	{"all-reduce/add", 1, `ENTRY e {
-  x = f32[8] parameter(0)
-  ROOT r = f32[8] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-}`, true},
-	{"all-reduce/max/tuple", 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  y = f32[2,3] parameter(1)
-  ROOT r = (f32[5], f32[2,3]) all-reduce(x, y), replica_groups={}, to_apply=max
-}`, true},
-	{"all-reduce/and", 1, `ENTRY e {
-  x = pred[16] parameter(0)
-  ROOT r = pred[16] all-reduce(x), replica_groups={{1,0}}, to_apply=and
-}`, true},
-	// Each process is a group of its own: still one round per execution.
-	{"all-reduce/groups-of-one", 1, `ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT r = f32[4] all-reduce(x), replica_groups={{1},{0}}, to_apply=add
-}`, true},
-	{"all-reduce-start-done", 1, `ENTRY e {
-  x = f32[8] parameter(0)
-  s = f32[8] all-reduce-start(x), replica_groups={{1,0}}, to_apply=add
-  ROOT d = f32[8] all-reduce-done(s)
-}`, true},
-	{"all-gather", 1, `ENTRY e {
-  x = f32[3,2] parameter(0)
-  ROOT g = f32[3,4] all-gather(x), replica_groups={{0,1}}, dimensions={1}
-}`, true},
-	{"all-gather-start-done", 1, `ENTRY e {
-  x = f32[2,3] parameter(0)
-  s = (f32[2,3], f32[4,3]) all-gather-start(x), replica_groups={{1,0}}, dimensions={0}
-  ROOT d = f32[4,3] all-gather-done(s)
-}`, true},
-	{"reduce-scatter", 1, `ENTRY e {
-  x = f32[4,6] parameter(0)
-  ROOT r = f32[2,6] reduce-scatter(x), replica_groups={{0,1}}, dimensions={0}, to_apply=add
-}`, true},
-	{"all-to-all", 1, `ENTRY e {
-  x = f32[2,4] parameter(0)
-  ROOT a = f32[2,4] all-to-all(x), replica_groups={{0,1}}, dimensions={1}
-}`, true},
-	{"all-to-all/tuple", 1, `ENTRY e {
-  a = f32[3] parameter(0)
-  b = f32[3] parameter(1)
-  ROOT t = (f32[3], f32[3]) all-to-all(a, b), replica_groups={{1,0}}
-}`, true},
-	{"collective-permute/swap", 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  ROOT p = f32[5] collective-permute(x), source_target_pairs={{0,1},{1,0}}
-}`, true},
-	// Device 0 is no pair's target: zeros.
-	{"collective-permute/one-way", 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  ROOT p = f32[5] collective-permute(x), source_target_pairs={{0,1}}
-}`, true},
-	{"collective-permute-start-done", 1, `ENTRY e {
-  x = f32[5] parameter(0)
-  s = (f32[5], f32[5]) collective-permute-start(x), source_target_pairs={{1,0}}
-  ROOT d = f32[5] collective-permute-done(s)
-}`, true},
-	{"collective-broadcast", 1, `ENTRY e {
-  x = f32[3] parameter(0)
-  ROOT b = f32[3] collective-broadcast(x), replica_groups={{1,0}}
-}`, true},
-	{"ids/2x1", 1, `ENTRY e {
-  x = f32[2] parameter(0)
-  r = u32[] replica-id()
-  p = u32[] partition-id()
-  ROOT t = (u32[], u32[]) tuple(r, p)
-}`, true},
-	{"ids/1x2", 2, `ENTRY e {
-  x = f32[2] parameter(0)
-  r = u32[] replica-id()
-  p = u32[] partition-id()
-  ROOT t = (u32[], u32[]) tuple(r, p)
-}`, true},
-	{"cross-partition/1x2", 2, `ENTRY e {
-  x = f32[4] parameter(0)
-  ROOT a = f32[4] all-to-all(x), channel_id=1, replica_groups={}, dimensions={0}
-}`, true},
-	{"in-a-loop", 1, `cond {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] constant(3)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], f32[4]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  x = f32[4] get-tuple-element(s), index=1
-  one = s32[] constant(1)
-  j = s32[] add(i, one)
-  h = f32[4] constant({0.5, 0.5, 0.5, 0.5})
-  y = f32[4] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  z = f32[4] multiply(y, h)
-  ROOT t = (s32[], f32[4]) tuple(j, z)
-}
-ENTRY e {
-  x = f32[4] parameter(0)
-  zero = s32[] constant(0)
-  s = (s32[], f32[4]) tuple(zero, x)
-  w = (s32[], f32[4]) while(s), condition=cond, body=body
-  ROOT y = f32[4] get-tuple-element(w), index=1
-}`, true},
-	{"between-kernels", 1, `ENTRY e {
-  x = f32[64] parameter(0)
-  y = f32[64] exponential(x)
-  r = f32[64] all-reduce(y), replica_groups={{0,1}}, to_apply=add
-  ROOT z = f32[64] tanh(r)
-}`, false},
-}
-
-// Every collective over 2 processes gives this device cpuref.EvalReplicas's
-// result on the same inputs.
+// Every collective case for 2 devices (internal/collective/cases) over 2
+// processes gives this device cpuref.EvalReplicas's result on the same inputs.
 func testCollectives(t *testing.T, rt *vkxla.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	rank := world.Rank()
-	for i, c := range collectiveCases {
-		t.Run(c.name, func(t *testing.T) {
-			m, err := hlo.ParseModule(reducers + c.entry)
+	for i, c := range cases.On(ranks) {
+		t.Run(c.Name, func(t *testing.T) {
+			m, err := c.Module()
 			require.NoError(t, err)
 			inputs := allInputs(m, ranks, uint64(i))
-			want, err := cpuref.EvalReplicas(ctx, m, ranks/c.partitions, c.partitions, inputs)
+			want, err := cpuref.EvalReplicas(ctx, m, c.Replicas, c.Partitions, inputs)
 			require.NoError(t, err, "cpuref")
-			d, err := vkxla.CompileDistributed(ctx, m, rt, world, vkxla.WithPartitions(c.partitions))
+			d, err := vkxla.CompileDistributed(ctx, m, rt, world, vkxla.WithPartitions(c.Partitions))
 			require.NoError(t, err)
 			defer func() { assert.NoError(t, d.Close()) }()
 			assert.Equal(t, rank, d.Device())
@@ -209,7 +69,7 @@ func testCollectives(t *testing.T, rt *vkxla.Runtime) {
 			require.Len(t, got, len(leaves))
 			spec := vkxla.ProgramTolerance(m, hlo.F32)
 			for k := range leaves {
-				if c.exact {
+				if c.Exact {
 					assert.Equal(t, leaves[k].Bytes(), got[k].Bytes(), "output %d, bit for bit", k)
 				} else {
 					assert.NoError(t, spec.Check(got[k], leaves[k]), "output %d", k)
@@ -298,7 +158,7 @@ func testMismatch(t *testing.T, rt *vkxla.Runtime) {
 	defer cancel()
 	rank := world.Rank()
 	parse := func(entry string) *hlo.Module {
-		m, err := hlo.ParseModule(reducers + entry)
+		m, err := cases.Parse(entry)
 		require.NoError(t, err)
 		return m
 	}
@@ -338,30 +198,7 @@ func testMismatch(t *testing.T, rt *vkxla.Runtime) {
 
 	// A device-dependent trip count runs the loop's all-reduce once on device 0,
 	// twice on device 1.
-	loop := parse(`cond {
-  s = (u32[], f32[2]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  r = u32[] replica-id()
-  one = u32[] constant(1)
-  n = u32[] add(r, one)
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (u32[], f32[2]) parameter(0)
-  i = u32[] get-tuple-element(s), index=0
-  x = f32[2] get-tuple-element(s), index=1
-  one = u32[] constant(1)
-  j = u32[] add(i, one)
-  y = f32[2] all-reduce(x), replica_groups={{0,1}}, to_apply=add
-  ROOT t = (u32[], f32[2]) tuple(j, y)
-}
-ENTRY e {
-  x = f32[2] parameter(0)
-  zero = u32[] constant(0)
-  s = (u32[], f32[2]) tuple(zero, x)
-  w = (u32[], f32[2]) while(s), condition=cond, body=body
-  ROOT y = f32[2] get-tuple-element(w), index=1
-}`)
+	loop := parse(cases.MismatchedLoop)
 	t.Run("loop", func(t *testing.T) {
 		d, err := vkxla.CompileDistributed(ctx, loop, rt, world)
 		require.NoError(t, err)
