@@ -226,9 +226,15 @@ func (l *lowering) gemvBlocks(name string, gv gemvShape, parts int64, dest gemmD
 			if inGroup {
 				ld.beginGroup(f.IMul(start, k.ic(4)))
 			}
-			k.countLoop(perPart, func() {
-				f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
-			})
+			if ld.bOctet != nil && perPart%2 == 0 && quads%2 == 0 { // parts of whole octets
+				k.countLoop(perPart/2, func() {
+					f.Range(f.SDiv(start, k.ic(2)), f.SDiv(end, k.ic(2)), k.ic(1), func(ko spirv.ID) { acc.sumOctet(t.g, ld, ko) })
+				})
+			} else {
+				k.countLoop(perPart, func() {
+					f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
+				})
+			}
 			if inGroup {
 				ld.endGroup()
 			}
