@@ -37,10 +37,19 @@ type quantB struct {
 // quantView says whether B (gs.rhs, of rank 2, no batch) is a dequantised
 // weight: rhs = [convert f16→f32] ∘ [multiply by a scale] ∘ convert(w).
 func quantView(gs gemmShape) (quantB, bool) {
-	x := gs.rhs
-	if x.Shape.Rank() != 2 || len(gs.batch) != 0 {
+	if gs.rhs.Shape.Rank() != 2 || len(gs.batch) != 0 {
 		return quantB{}, false
 	}
+	q, ok := quantChain(gs.rhs)
+	if ok && q.scale != nil {
+		q.group = scaleGroup(q.scale, gs.d.RhsContracting[0])
+	}
+	return q, ok
+}
+
+// quantChain says whether x is a dequantised kernel input: [convert f16→f32] ∘
+// [multiply by a scale] ∘ convert(w); q has no scale group yet.
+func quantChain(x *hlo.Instruction) (quantB, bool) {
 	if x.Op == hlo.OpConvert && isNarrowFloat(x.Operands[0].Shape.DType) {
 		x = x.Operands[0]
 	}
@@ -58,9 +67,6 @@ func quantView(gs gemmShape) (quantB, bool) {
 	}
 	q.w = x.Operands[0]
 	q.param, q.bits = int(q.w.Attrs.ParameterNumber), int64(q.w.Shape.DType.StorageBits())
-	if q.scale != nil {
-		q.group = scaleGroup(q.scale, gs.d.RhsContracting[0])
-	}
 	return q, true
 }
 
@@ -184,6 +190,18 @@ func (k *kernel) quantReg(v spirv.ID, dt hlo.DType) spirv.ID {
 	return k.fromNibble(v, dt)
 }
 
+// quantWordReader reads u32 word i of input n: a texel fetch where the target
+// allows one (never for an input written in place), else a load from its u32
+// view.
+func (l *lowering) quantWordReader(k *kernel, n int) func(i spirv.ID) spirv.ID {
+	if !l.writtenInPlace(n) {
+		if t, ok := k.texelViewOf(n, hlo.U32, TexelR32U); ok {
+			return func(i spirv.ID) spirv.ID { return k.f.CompositeExtract(k.fetch(t, i), 0) }
+		}
+	}
+	return func(i spirv.ID) spirv.ID { return k.f.LoadElem(k.quantWords(n), i) }
+}
+
 // quantRowOK: B stored K×N (N minor) reads a block's rn columns at one k in
 // whole words (or within one): rows start on a word, and the block never
 // passes N.
@@ -249,12 +267,7 @@ func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, co
 		return
 	}
 	// The loaders above read words through q.word, set here (before they run).
-	q.word = func(i spirv.ID) spirv.ID { return f.LoadElem(k.quantWords(q.param), i) }
-	if !l.writtenInPlace(q.param) {
-		if t, ok := k.texelViewOf(q.param, hlo.U32, TexelR32U); ok {
-			q.word = func(i spirv.ID) spirv.ID { return f.CompositeExtract(k.fetch(t, i), 0) }
-		}
-	}
+	q.word = l.quantWordReader(k, q.param)
 	if q.group > 0 && gs.k%q.group == 0 {
 		ld.group = q.group
 		ld.beginGroup = func(k0 spirv.ID) {
