@@ -167,10 +167,10 @@ func with(q quantConv, set func(*quantConv)) quantConv {
 	return q
 }
 
-// TestNarrowOperandConvolutionOnDevice: convolutions of two f8 or two s8
+// TestNarrowOperandConvolutionOnDevice: convolutions of two f8, bf16 or s8
 // operands accumulated wider (preferred_element_type f32 / s32): the operand
 // upcaster's converts are exact, so the GPU matches cpuref (exactly for s32).
-// The f8 filter's convert joins the convolution (2 kernels: the input's
+// The f8 (bf16) filter's convert joins the convolution (2 kernels: the input's
 // convert, the convolution); integer converts are not dequantisations and stay
 // kernels (3).
 func TestNarrowOperandConvolutionOnDevice(t *testing.T) {
@@ -178,7 +178,7 @@ func TestNarrowOperandConvolutionOnDevice(t *testing.T) {
 	for i, tc := range []struct {
 		in, out hlo.DType
 		kernels int
-	}{{hlo.F8E4M3FN, hlo.F32, 2}, {hlo.F8E5M2, hlo.F32, 2}, {hlo.S8, hlo.S32, 3}} {
+	}{{hlo.F8E4M3FN, hlo.F32, 2}, {hlo.F8E5M2, hlo.F32, 2}, {hlo.BF16, hlo.F32, 2}, {hlo.S8, hlo.S32, 3}} {
 		t.Run(fmt.Sprintf("%v→%v", tc.in, tc.out), func(t *testing.T) {
 			text := fmt.Sprintf(`HloModule narrow_conv
 ENTRY main {

@@ -32,6 +32,10 @@ type quantB struct {
 	// one (a fraction of a storage-buffer load's cost on llvmpipe, docs/codegen.md
 	// "Texel reads"), else a load from the u32 view of its binding.
 	word func(i spirv.ID) spirv.ID
+	// words4, when set, fetches words 4i … 4i+3 at once (an RGBA32 texel):
+	// quantElems takes runs of 128 bits starting on a multiple of 4 words
+	// through it.
+	words4 func(i spirv.ID) spirv.ID
 }
 
 // quantView says whether B (gs.rhs, of rank 2, no batch) is a dequantised
@@ -147,6 +151,16 @@ func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
 			out[j] = k.quantReg(f.And(f.ShrL(word(0), sh), k.u32(uint32(1)<<q.bits-1)), q.w.Shape.DType)
 		}
 		return out
+	}
+	if q.words4 != nil && (count*q.bits)%128 == 0 {
+		t0 := f.ShrA(bitAt, k.ic(7))
+		var texel spirv.ID
+		for wi := range count * q.bits / 32 {
+			if wi%4 == 0 {
+				texel = q.words4(f.IAdd(t0, k.ic(wi/4)))
+			}
+			loaded[wi] = f.CompositeExtract(texel, uint32(wi%4))
+		}
 	}
 	for j := range count {
 		bit := j * q.bits
@@ -268,6 +282,11 @@ func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, co
 	}
 	// The loaders above read words through q.word, set here (before they run).
 	q.word = l.quantWordReader(k, q.param)
+	if quantRowOK(gs, q, rn) && (gs.n*q.bits)%128 == 0 && (rn*q.bits)%128 == 0 && !l.writtenInPlace(q.param) {
+		if t, ok := k.texelViewOf(q.param, hlo.U32, TexelRGBA32U); ok {
+			q.words4 = func(i spirv.ID) spirv.ID { return k.fetch(t, i) }
+		}
+	}
 	if q.group > 0 && gs.k%q.group == 0 {
 		ld.group = q.group
 		ld.beginGroup = func(k0 spirv.ID) {

@@ -96,3 +96,29 @@ func TestQuantisedColumnOctets(t *testing.T) {
 		})
 	}
 }
+
+// TestQuantisedRowTexels: the sliced one-row GEMV of x·W with W s4 (stored K×N,
+// N a multiple of 32) takes 32 columns, one RGBA32 texel of W per k (4 words,
+// 32 nibbles); with N = 240 it takes 16 columns, two R32 words per k. The loop
+// body is one quad of k.
+func TestQuantisedRowTexels(t *testing.T) {
+	for _, tc := range []struct {
+		n      int64
+		format TexelFormat
+	}{{256, TexelRGBA32U}, {240, TexelR32U}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			b := newCB(t, "rows")
+			x := b.param(s(hlo.F32, 1, 1024))
+			w := b.param(s(hlo.S4, 1024, tc.n))
+			rhs := b.declared(hlo.OpConvert, s(hlo.F32, 1024, tc.n), hlo.Attributes{}, w)
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}, nil, x, rhs)
+			d := disassembly(t, lowerOK(t, b.build(root)))
+			require.Contains(t, d, fmt.Sprintf("in1_%s", tc.format))
+			fetches := 1
+			if tc.format == TexelR32U {
+				fetches = 2
+			}
+			require.Equal(t, 4*fetches+1, strings.Count(d, "OpImageFetch"), "W's fetches for each of a quad's 4 k, and x's quad")
+		})
+	}
+}
