@@ -200,3 +200,21 @@ ENTRY main {
 		})
 	}
 }
+
+// TestQuantisedConvolutionPeak: the fused quantised convolution holds no f32
+// copy of its filter: its peak is its inputs and output (x f32[1,8,8,16] 4096
+// B, W s4[3,3,16,24] 1728 B, scales f32[24] 96 B, y f32[1,8,8,24] 6144 B), the
+// lower bound (a filter converted by a kernel of its own is a 13824 B f32
+// temporary, live beside all of them: the parameters live throughout).
+func TestQuantisedConvolutionPeak(t *testing.T) {
+	rt := newRuntime(t)
+	q := quantConv{wdt: hlo.S4, h: 8, c: 16, o: 24, kh: 3, groups: 1, layout: "01io", scale: channelScale}
+	m, err := hlo.ParseModule(q.text())
+	require.NoError(t, err)
+	exe, err := rt.Compile(t.Context(), m)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, exe.Close()) }()
+	st := exe.MemoryStats()
+	require.Equal(t, st.LowerBoundBytes, st.PeakBytes, st.String())
+	require.Equal(t, int64(4096+1728+96+6144), st.PeakBytes, st.String())
+}
