@@ -165,6 +165,9 @@ func TestQuantisedDotOnDevice(t *testing.T) {
 			cases = append(cases, quantDot{wdt: wdt, cdt: hlo.F32, sdt: hlo.F16, m: 1, k: 1024, n: 256, scale: s, group: 128})
 		}
 	}
+	// The sliced GEMV with N not a multiple of 32 (16 columns: two words per k,
+	// not one RGBA32 texel).
+	cases = append(cases, quantDot{wdt: hlo.S4, cdt: hlo.F32, sdt: hlo.F16, m: 1, k: 1152, n: 240, scale: groupScale, group: 128})
 	// f16 layers: the weight dequantised to f16, f16 scales (converted to f32 for
 	// an f32 dot, or an f16 dot throughout).
 	cases = append(cases,

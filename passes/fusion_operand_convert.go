@@ -25,14 +25,25 @@ import (
 //     (isScaleOperand: a broadcast, reshape or widening float convert);
 //   - read by a scale operand: p is a scale operand (a per-group scale [N, K/g]
 //     is a broadcast to [N, K/g, g] and a reshape to [N, K]);
-//   - a convolution's operands take no producer (its loads are not taught to
-//     see through converts); nothing else joins a chain, so that an operand the
-//     GEMM reads best with vec4 loads from memory stays in memory
-//     (readByContraction).
+//   - a convolution (one without batch groups: a layer's forward, not a filter
+//     gradient) takes these into its filter (operand 1) only, read by its
+//     kernels through the emitter or as packed words (spirv/codegen/convquant.go);
+//     its input keeps its own kernel, read with vec4 loads;
+//   - nothing else joins a chain, so that an operand the GEMM reads best with
+//     vec4 loads from memory stays in memory (readByContraction).
 
 // fusesOperandConverts says whether in, not otherwise a consumer, takes fused
-// producers: a dot takes its operands' dequantising chains.
-func fusesOperandConverts(in *hlo.Instruction) bool { return in.Op == hlo.OpDot }
+// producers: a dot takes its operands' dequantising chains, a convolution its
+// filter's.
+func fusesOperandConverts(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpDot || takesFilterChain(in)
+}
+
+// takesFilterChain: a convolution without batch groups, whose filter may be a
+// dequantising chain.
+func takesFilterChain(in *hlo.Instruction) bool {
+	return in.Op == hlo.OpConvolution && in.Attrs.Conv != nil && max(in.Attrs.BatchGroupCount, 1) == 1
+}
 
 // readForContraction says whether p is read by a contraction of consumer's kernel
 // (k, if it has one yet), directly or through its operand chain: such an operand
@@ -51,18 +62,21 @@ func (f *fuser) canFuseOperandConvert(p, consumer *hlo.Instruction, operands map
 		return false
 	}
 	if k == nil {
-		return consumer.Op == hlo.OpDot && chainTakes(consumer, p)
+		slot := slices.Index(consumer.Operands, p)
+		return slot >= 0 && chainTakes(consumer, slot, p)
 	}
 	j := slices.Index(k.fusion.Operands, p)
-	return !slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return !chainTakes(s.in, p) })
+	return !slices.ContainsFunc(k.uses[k.fc.Params[j]], func(s operandSlot) bool { return !chainTakes(s.in, s.k, p) })
 }
 
-// chainTakes says whether reader, a dot or a member of a dot's operand chain,
-// may read p fused.
-func chainTakes(reader, p *hlo.Instruction) bool {
+// chainTakes says whether reader, a contraction or a member of a contraction's
+// operand chain, may read p fused as its operand slot.
+func chainTakes(reader *hlo.Instruction, slot int, p *hlo.Instruction) bool {
 	switch {
 	case reader.Op == hlo.OpDot:
 		return isDequantConvert(p) || isScaleMultiply(p)
+	case reader.Op == hlo.OpConvolution:
+		return slot == 1 && reader.Operands[0] != p && takesFilterChain(reader) && (isDequantConvert(p) || isScaleMultiply(p))
 	case reader.Op == hlo.OpConvert: // a widening convert of the product, or of the scale
 		return isDequantConvert(p) || isScaleMultiply(p) || isScaleOperand(p)
 	case reader.Op == hlo.OpMultiply:
@@ -124,11 +138,17 @@ func isScaleOperand(in *hlo.Instruction) bool {
 }
 
 // feedsContraction says whether in (an instruction of k's body) is in the
-// operand chain of a dot of k: what it reads is then read for the contraction.
+// operand chain of a dot of k (or of a convolution's filter): what it reads is
+// then read for the contraction.
 func (k *fusedKernel) feedsContraction(in *hlo.Instruction) bool {
 	for _, u := range k.body {
-		if u.Op == hlo.OpDot && inChain(u, in) {
+		switch {
+		case u.Op == hlo.OpDot && inChain(u, in):
 			return true
+		case u.Op == hlo.OpConvolution: // its filter's chain only
+			if w := u.Operands[1]; w == in || (w.Op != hlo.OpParameter && inChain(w, in)) {
+				return true
+			}
 		}
 	}
 	return false

@@ -494,6 +494,9 @@ func (l *lowering) convBLoaders(t gemmTile, cg convGEMM, group spirv.ID, pos []s
 	dims := cg.rhs.Shape.Dims
 	colBase := f.IMul(group, k.ic(cg.n))
 	index := func(kv, col spirv.ID) []spirv.ID { return cg.filterIndex(k, kv, col, pos) }
+	if l.convQuantBLoaders(t, cg, group, pos, ld) && ld.bRow != nil {
+		return // a quantised filter's rows as packed words (convquant.go)
+	}
 	if v, ok := l.vec4View(k, cg.rhs, cd.KernelInput, cg.kIn); ok {
 		// OHWI: a vec4 of 4 input features per column.
 		dims4 := quarterMinor(dims)

@@ -327,27 +327,36 @@ func (a *gemmAcc) multiply(bv, av []spirv.ID) {
 }
 
 // sumK adds the products of k = 0 … kLen−1 read by ld, in k order: a loop over
-// quads of k (sumQuad), then the last kLen%4 one by one (sumTail).
+// octets of k where ld reads B eight k at a time (sumOctet), else over quads of
+// k (sumQuad), then the last kLen%4 one by one (sumTail).
 func (a *gemmAcc) sumK(g *gen, ld gemmLoad, kLen int64) {
 	if ld.group > 0 && kLen%ld.group == 0 {
 		a.sumGroups(g, ld, kLen)
 		return
 	}
-	if k4 := kLen / 4; k4 > 0 {
+	switch k4 := kLen / 4; {
+	case ld.bOctet != nil && kLen%8 == 0: // set only where it is
+		a.k.loop(kLen/8, func(ko spirv.ID) { a.sumOctet(g, ld, ko) })
+	case k4 > 0:
 		a.k.loop(k4, func(kk spirv.ID) { a.sumQuad(g, ld, kk) })
 	}
 	a.sumTail(g, ld, kLen)
 }
 
 // sumGroups is sumK over whole scale groups of a quantised B: per group, its
-// scales, then its quads in order.
+// scales, then its octets (where ld reads them and the group holds whole ones)
+// or quads in order.
 func (a *gemmAcc) sumGroups(g *gen, ld gemmLoad, kLen int64) {
 	k, f := a.k, a.k.f
-	quads := ld.group / 4
+	span, sum := int64(4), a.sumQuad
+	if ld.bOctet != nil && ld.group%8 == 0 {
+		span, sum = 8, a.sumOctet
+	}
+	steps := ld.group / span
 	k.loop(kLen/ld.group, func(gi spirv.ID) {
 		g.scoped(func() {
 			ld.beginGroup(f.IMul(gi, k.ic(ld.group)))
-			k.loop(quads, func(q spirv.ID) { a.sumQuad(g, ld, f.IAdd(f.IMul(gi, k.ic(quads)), q)) })
+			k.loop(steps, func(q spirv.ID) { sum(g, ld, f.IAdd(f.IMul(gi, k.ic(steps)), q)) })
 			ld.endGroup()
 		})
 	})
@@ -356,25 +365,43 @@ func (a *gemmAcc) sumGroups(g *gen, ld gemmLoad, kLen int64) {
 // sumQuad adds the products of k = 4kk … 4kk+3: ld.aQuad, and ld.bQuad or
 // ld.bRow per k.
 func (a *gemmAcc) sumQuad(g *gen, ld gemmLoad, kk spirv.ID) {
-	k, f := a.k, a.k.f
 	g.scoped(func() {
-		quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
 		var bq [4][]spirv.ID
 		if ld.bQuad != nil {
 			bq = ld.bQuad(kk)
 		}
-		k0 := f.IMul(kk, k.ic(4))
-		for u := range 4 {
-			av := make([]spirv.ID, len(quads))
-			for i, q := range quads {
-				av[i] = q[u]
-			}
-			if bq[u] == nil {
-				bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
-			}
-			a.multiply(bq[u], av)
-		}
+		a.sumQuadOf(g, ld, kk, bq)
 	})
+}
+
+// sumOctet adds the products of k = 8ko … 8ko+7: two quads of A, and B's eight
+// rows from one ld.bOctet (a word of eight s4 per column, read once).
+func (a *gemmAcc) sumOctet(g *gen, ld gemmLoad, ko spirv.ID) {
+	k, f := a.k, a.k.f
+	g.scoped(func() {
+		b8 := ld.bOctet(ko)
+		kk := f.IMul(ko, k.ic(2))
+		a.sumQuadOf(g, ld, kk, [4][]spirv.ID(b8[:4]))
+		a.sumQuadOf(g, ld, f.IAdd(kk, k.ic(1)), [4][]spirv.ID(b8[4:]))
+	})
+}
+
+// sumQuadOf adds the products of k = 4kk … 4kk+3 with B's rows bq where set,
+// else ld.bRow's.
+func (a *gemmAcc) sumQuadOf(g *gen, ld gemmLoad, kk spirv.ID, bq [4][]spirv.ID) {
+	k, f := a.k, a.k.f
+	quads := ld.aQuad(kk) // per row, the values at k = 4kk..4kk+3
+	k0 := f.IMul(kk, k.ic(4))
+	for u := range 4 {
+		av := make([]spirv.ID, len(quads))
+		for i, q := range quads {
+			av[i] = q[u]
+		}
+		if bq[u] == nil {
+			bq[u] = ld.bRow(f.IAdd(k0, k.ic(int64(u))))
+		}
+		a.multiply(bq[u], av)
+	}
 }
 
 // sumTail adds the products of the last kLen%4 k, one by one.
@@ -573,6 +600,9 @@ type gemmLoad struct {
 	aCol  func(kv spirv.ID) []spirv.ID    // per block row, A[row, kv]
 	bRow  func(kv spirv.ID) []spirv.ID    // per column quad, B[kv, col0+4q..] as vec4
 	bQuad func(kk spirv.ID) [4][]spirv.ID // when set: bRow(4kk+u) for u = 0..3 at once
+	// bOctet, when set, is bRow(8ko+u) for u = 0..7 at once (a quantised B whose
+	// word holds 8 k of a column, gemm_quant.go): sumK then steps by octets.
+	bOctet func(ko spirv.ID) [8][]spirv.ID
 	// group, when set, is the k per scale group of a quantised B (gemm_quant.go):
 	// the k loop then runs over groups, calling beginGroup with each group's first
 	// k before its quads (so that B's scales are read once per group) and

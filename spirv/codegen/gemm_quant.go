@@ -32,15 +32,28 @@ type quantB struct {
 	// one (a fraction of a storage-buffer load's cost on llvmpipe, docs/codegen.md
 	// "Texel reads"), else a load from the u32 view of its binding.
 	word func(i spirv.ID) spirv.ID
+	// words4, when set, fetches words 4i … 4i+3 at once (an RGBA32 texel):
+	// quantElems takes runs of 128 bits starting on a multiple of 4 words
+	// through it.
+	words4 func(i spirv.ID) spirv.ID
 }
 
 // quantView says whether B (gs.rhs, of rank 2, no batch) is a dequantised
 // weight: rhs = [convert f16→f32] ∘ [multiply by a scale] ∘ convert(w).
 func quantView(gs gemmShape) (quantB, bool) {
-	x := gs.rhs
-	if x.Shape.Rank() != 2 || len(gs.batch) != 0 {
+	if gs.rhs.Shape.Rank() != 2 || len(gs.batch) != 0 {
 		return quantB{}, false
 	}
+	q, ok := quantChain(gs.rhs)
+	if ok && q.scale != nil {
+		q.group = scaleGroup(q.scale, gs.d.RhsContracting[0])
+	}
+	return q, ok
+}
+
+// quantChain says whether x is a dequantised kernel input: [convert f16→f32] ∘
+// [multiply by a scale] ∘ convert(w); q has no scale group yet.
+func quantChain(x *hlo.Instruction) (quantB, bool) {
 	if x.Op == hlo.OpConvert && isNarrowFloat(x.Operands[0].Shape.DType) {
 		x = x.Operands[0]
 	}
@@ -58,9 +71,6 @@ func quantView(gs gemmShape) (quantB, bool) {
 	}
 	q.w = x.Operands[0]
 	q.param, q.bits = int(q.w.Attrs.ParameterNumber), int64(q.w.Shape.DType.StorageBits())
-	if q.scale != nil {
-		q.group = scaleGroup(q.scale, gs.d.RhsContracting[0])
-	}
 	return q, true
 }
 
@@ -126,23 +136,61 @@ func (k *kernel) quantElems(q quantB, e spirv.ID, count int64) []spirv.ID {
 	bitAt := f.IMul(e, k.ic(q.bits))
 	// Indices are non-negative: shifts and masks, not signed division.
 	w0 := f.ShrA(bitAt, k.ic(5))
-	shift0 := k.u32(0)
-	if count*q.bits < 32 {
-		shift0 = f.Bitcast(k.m.TypeU32(), f.And(bitAt, k.ic(31)))
-	}
 	loaded := map[int64]spirv.ID{}
-	out := make([]spirv.ID, count)
-	for j := range count {
-		bit := j * q.bits
-		wi := bit / 32
+	word := func(wi int64) spirv.ID {
 		if loaded[wi] == 0 {
 			loaded[wi] = q.word(f.IAdd(w0, k.ic(wi)))
 		}
-		sh := f.IAdd(shift0, k.u32(uint32(bit%32)))
-		v := f.And(f.ShrL(loaded[wi], sh), k.u32(uint32(1)<<q.bits-1))
-		out[j] = k.quantReg(v, q.w.Shape.DType)
+		return loaded[wi]
+	}
+	out := make([]spirv.ID, count)
+	if count*q.bits < 32 { // inside one word, at a bit offset known at run time
+		shift0 := f.Bitcast(k.m.TypeU32(), f.And(bitAt, k.ic(31)))
+		for j := range count {
+			sh := f.IAdd(shift0, k.u32(uint32(j*q.bits)))
+			out[j] = k.quantReg(f.And(f.ShrL(word(0), sh), k.u32(uint32(1)<<q.bits-1)), q.w.Shape.DType)
+		}
+		return out
+	}
+	if q.words4 != nil && (count*q.bits)%128 == 0 {
+		t0 := f.ShrA(bitAt, k.ic(7))
+		var texel spirv.ID
+		for wi := range count * q.bits / 32 {
+			if wi%4 == 0 {
+				texel = q.words4(f.IAdd(t0, k.ic(wi/4)))
+			}
+			loaded[wi] = f.CompositeExtract(texel, uint32(wi%4))
+		}
+	}
+	for j := range count {
+		bit := j * q.bits
+		out[j] = k.unpackQuant(word(bit/32), bit%32, q.w.Shape.DType)
 	}
 	return out
+}
+
+// unpackQuant is the register value of the dt element at bit (a constant) of a
+// word, in as few instructions as its place allows: a signed nibble by a shift
+// up and an arithmetic shift down (one shift for the top one), the others by a
+// shift and a mask, dropping the mask for the top element and for 8-bit
+// integers (their conversion to 8 bits truncates), the shift for the bottom one.
+func (k *kernel) unpackQuant(word spirv.ID, bit int64, dt hlo.DType) spirv.ID {
+	f, w := k.f, int64(dt.StorageBits())
+	if isNibble(dt) && !dt.IsUnsigned() {
+		v := f.Bitcast(k.m.TypeI32(), word)
+		if up := 32 - w - bit; up > 0 {
+			v = f.Bitcast(k.m.TypeI32(), f.Shl(word, k.u32(uint32(up))))
+		}
+		return f.ShrA(v, k.u32(uint32(32-w)))
+	}
+	v := word
+	if bit > 0 {
+		v = f.ShrL(v, k.u32(uint32(bit)))
+	}
+	if bit+w < 32 && dt != hlo.S8 && dt != hlo.U8 {
+		v = f.And(v, k.u32(uint32(1)<<w-1))
+	}
+	return k.quantReg(v, dt)
 }
 
 // quantReg is an element's register value from its bits (a u32).
@@ -154,6 +202,18 @@ func (k *kernel) quantReg(v spirv.ID, dt hlo.DType) spirv.ID {
 		return k.f.Bitcast(k.m.TypeInt(8, true), k.f.Convert(k.m.TypeInt(8, false), v))
 	}
 	return k.fromNibble(v, dt)
+}
+
+// quantWordReader reads u32 word i of input n: a texel fetch where the target
+// allows one (never for an input written in place), else a load from its u32
+// view.
+func (l *lowering) quantWordReader(k *kernel, n int) func(i spirv.ID) spirv.ID {
+	if !l.writtenInPlace(n) {
+		if t, ok := k.texelViewOf(n, hlo.U32, TexelR32U); ok {
+			return func(i spirv.ID) spirv.ID { return k.f.CompositeExtract(k.fetch(t, i), 0) }
+		}
+	}
+	return func(i spirv.ID) spirv.ID { return k.f.LoadElem(k.quantWords(n), i) }
 }
 
 // quantRowOK: B stored K×N (N minor) reads a block's rn columns at one k in
@@ -205,31 +265,26 @@ func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, co
 			return out
 		}
 	case quantColumnOK(gs, q):
+		if 8*q.bits == 32 { // a column's word holds 8 k: read each once
+			ld.bOctet = func(ko spirv.ID) [8][]spirv.ID {
+				var out [8][]spirv.ID
+				copy(out[:], columnKs(k, gs, q, cols, ko, 8, value))
+				return out
+			}
+		}
 		ld.bQuad = func(kk spirv.ID) [4][]spirv.ID {
-			k0 := f.IMul(kk, k.ic(4))
-			vals := make([][]spirv.ID, rn) // per column, its 4 k
-			for j := range cols {
-				ws := k.quantElems(q, f.IAdd(f.IMul(cols[j], k.ic(gs.k)), k0), 4)
-				for u := range ws {
-					vals[j] = append(vals[j], value(f.IAdd(k0, k.ic(int64(u))), j, ws[u]))
-				}
-			}
 			var out [4][]spirv.ID
-			for u := range out {
-				for c := int64(0); c < rn/4; c++ {
-					out[u] = append(out[u], quad([]spirv.ID{vals[4*c][u], vals[4*c+1][u], vals[4*c+2][u], vals[4*c+3][u]}))
-				}
-			}
+			copy(out[:], columnKs(k, gs, q, cols, kk, 4, value))
 			return out
 		}
 	default:
 		return
 	}
 	// The loaders above read words through q.word, set here (before they run).
-	q.word = func(i spirv.ID) spirv.ID { return f.LoadElem(k.quantWords(q.param), i) }
-	if !l.writtenInPlace(q.param) {
-		if t, ok := k.texelViewOf(q.param, hlo.U32, TexelR32U); ok {
-			q.word = func(i spirv.ID) spirv.ID { return f.CompositeExtract(k.fetch(t, i), 0) }
+	q.word = l.quantWordReader(k, q.param)
+	if quantRowOK(gs, q, rn) && (gs.n*q.bits)%128 == 0 && (rn*q.bits)%128 == 0 && !l.writtenInPlace(q.param) {
+		if t, ok := k.texelViewOf(q.param, hlo.U32, TexelRGBA32U); ok {
+			q.words4 = func(i spirv.ID) spirv.ID { return k.fetch(t, i) }
 		}
 	}
 	if q.group > 0 && gs.k%q.group == 0 {
@@ -242,4 +297,27 @@ func (l *lowering) quantLoaders(g *gen, gs gemmShape, q quantB, ld *gemmLoad, co
 		}
 		ld.endGroup = func() { scales = nil }
 	}
+}
+
+// columnKs is B's rows at k = span·kk … span·kk+span−1 (span 4 or 8: inside one
+// word of each column of w stored N×K) as column quads: per k, per quad of the
+// block's columns, a vec4.
+func columnKs(k *kernel, gs gemmShape, q quantB, cols []spirv.ID, kk spirv.ID, span int64, value func(kv spirv.ID, j int, wv spirv.ID) spirv.ID) [][]spirv.ID {
+	f := k.f
+	k0 := f.IMul(kk, k.ic(span))
+	vals := make([][]spirv.ID, len(cols)) // per column, its span k
+	for j := range cols {
+		ws := k.quantElems(q, f.IAdd(f.IMul(cols[j], k.ic(gs.k)), k0), span)
+		for u := range ws {
+			vals[j] = append(vals[j], value(f.IAdd(k0, k.ic(int64(u))), j, ws[u]))
+		}
+	}
+	vec4 := k.m.TypeVector(k.m.TypeF32(), 4)
+	out := make([][]spirv.ID, span)
+	for u := range out {
+		for c := 0; c+4 <= len(cols); c += 4 {
+			out[u] = append(out[u], f.CompositeConstruct(vec4, vals[c][u], vals[c+1][u], vals[c+2][u], vals[c+3][u]))
+		}
+	}
+	return out
 }

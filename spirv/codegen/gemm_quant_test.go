@@ -2,6 +2,7 @@ package codegen
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,6 +71,54 @@ func TestQuantisedB(t *testing.T) {
 			d := disassembly(t, p)
 			words := strings.Contains(d, "in1_u32") || strings.Contains(d, fmt.Sprintf("in1_%s", TexelR32U))
 			require.Equal(t, tc.words, words, "the weight read as packed words (a u32 view or an R32 texel buffer)")
+		})
+	}
+}
+
+// TestQuantisedColumnOctets: the GEMV of x·Wᵀ with W s4 (stored N×K) reads each
+// column's 32-bit word once for its 8 k, whole (N = 1024: 128 blocks) or split
+// into parts (N = 64: 8 blocks, K in 2 parts): the loop body fetches one word
+// per column (8 columns; the other two fetches are x's two quads) and cuts 8 signed nibbles out
+// of each (64 arithmetic shifts by 28), where reading 4 k per fetch took 32.
+func TestQuantisedColumnOctets(t *testing.T) {
+	for _, n := range []int64{1024, 64} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			b := newCB(t, "octets")
+			x := b.param(s(hlo.F32, 1, 256))
+			w := b.param(s(hlo.S4, n, 256))
+			rhs := b.declared(hlo.OpConvert, s(hlo.F32, n, 256), hlo.Attributes{}, w)
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}}, nil, x, rhs)
+			p := lowerOK(t, b.build(root))
+			d := disassembly(t, p)
+			require.Equal(t, 10, strings.Count(d, "OpImageFetch"), "one word fetch per column, and x's two quads")
+			signExtends := regexp.MustCompile(`OpShiftRightArithmetic %int %\d+ %uint_28`).FindAllString(d, -1)
+			require.Len(t, signExtends, 64, "8 nibbles of each of the 8 columns' words")
+		})
+	}
+}
+
+// TestQuantisedRowTexels: the sliced one-row GEMV of x·W with W s4 (stored K×N,
+// N a multiple of 32) takes 32 columns, one RGBA32 texel of W per k (4 words,
+// 32 nibbles); with N = 240 it takes 16 columns, two R32 words per k. The loop
+// body is one quad of k.
+func TestQuantisedRowTexels(t *testing.T) {
+	for _, tc := range []struct {
+		n      int64
+		format TexelFormat
+	}{{256, TexelRGBA32U}, {240, TexelR32U}} {
+		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
+			b := newCB(t, "rows")
+			x := b.param(s(hlo.F32, 1, 1024))
+			w := b.param(s(hlo.S4, 1024, tc.n))
+			rhs := b.declared(hlo.OpConvert, s(hlo.F32, 1024, tc.n), hlo.Attributes{}, w)
+			root := b.op(hlo.OpDot, hlo.Attributes{Dot: &hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}, nil, x, rhs)
+			d := disassembly(t, lowerOK(t, b.build(root)))
+			require.Contains(t, d, fmt.Sprintf("in1_%s", tc.format))
+			fetches := 1
+			if tc.format == TexelR32U {
+				fetches = 2
+			}
+			require.Equal(t, 4*fetches+1, strings.Count(d, "OpImageFetch"), "W's fetches for each of a quad's 4 k, and x's quad")
 		})
 	}
 }

@@ -44,13 +44,18 @@ const (
 // when K is sliced (gemvSliced), else 16 (a block's row at one k is a 64-byte
 // cache line of f32). Measured fastest on lavapipe (BenchmarkGEMV: with N minor
 // and K whole, 16 columns read 1.5-2× the bytes/s of 4 or 8 and as much as 32;
-// with k minor, 8 and 4 are alike and 16 slower).
+// with k minor, 8 and 4 are alike and 16 slower); a sliced one of a quantised B
+// 32 where N allows, read as one RGBA32 texel per k for s4 (quantB.words4:
+// 1.8–2.8× the speed of 16 columns in R32 words, which 32 columns of R32 words
+// do not reach).
 func gemvCols(gs gemmShape, t Target) int64 {
 	switch {
 	case kMinor(gs):
 		return 8
+	case gemvSliced(gs, t) && isQuantB(gs) && gs.n%32 == 0:
+		return 32 // one RGBA32 texel of s4 per k (BenchmarkGEMVInt4: 32 ≈ 64 > 16 > 8 > 4)
 	case gemvSliced(gs, t) && isQuantB(gs):
-		return 16 // two u32 of s4 per k (BenchmarkGEMVInt4: 16 > 8 > 4)
+		return 16 // two u32 of s4 per k
 	case gemvSliced(gs, t):
 		return 4
 	}
@@ -226,9 +231,15 @@ func (l *lowering) gemvBlocks(name string, gv gemvShape, parts int64, dest gemmD
 			if inGroup {
 				ld.beginGroup(f.IMul(start, k.ic(4)))
 			}
-			k.countLoop(perPart, func() {
-				f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
-			})
+			if ld.bOctet != nil && perPart%2 == 0 && quads%2 == 0 { // parts of whole octets
+				k.countLoop(perPart/2, func() {
+					f.Range(f.SDiv(start, k.ic(2)), f.SDiv(end, k.ic(2)), k.ic(1), func(ko spirv.ID) { acc.sumOctet(t.g, ld, ko) })
+				})
+			} else {
+				k.countLoop(perPart, func() {
+					f.Range(start, end, k.ic(1), func(kk spirv.ID) { acc.sumQuad(t.g, ld, kk) })
+				})
+			}
 			if inGroup {
 				ld.endGroup()
 			}
