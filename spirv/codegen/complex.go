@@ -189,6 +189,20 @@ func ComplexSupport(in *hlo.Instruction) string {
 	return ""
 }
 
+// ComplexTargetSupport is ComplexSupport on target t: also why t cannot compute
+// the c128 values in holds (missingFeature), or "".
+func ComplexTargetSupport(in *hlo.Instruction, t Target) string {
+	if why := ComplexSupport(in); why != "" {
+		return why
+	}
+	if dt, ok := complexDType(in); ok {
+		if why := missingFeature(dt, t); why != "" {
+			return fmt.Sprintf("uses %v, which %s", dt, why)
+		}
+	}
+	return ""
+}
+
 // hasComplex reports whether in's result or an operand has complex elements.
 func hasComplex(in *hlo.Instruction) bool {
 	_, ok := complexDType(in)
@@ -216,7 +230,8 @@ func complexDType(in *hlo.Instruction) (hlo.DType, bool) {
 
 // logAbs is log|x + iy| as log m + ½·log1p((n/m)²), m and n the larger and smaller
 // magnitude, so that |z| is never formed: it would overflow f32 above 2^128 where
-// cpuref's f64 does not (and f64 above 2^1024, where math/cmplx's hypot does too). As log(hypot): +inf if a part is infinite, NaN if one is
+// cpuref's f64 does not. In f64, math/cmplx (cpuref's c128) takes log(abs z),
+// +inf where abs z overflows: the kernel follows it there. As log(hypot): +inf if a part is infinite, NaN if one is
 // NaN, −inf at 0.
 func (k *kernel) logAbs(x, y spirv.ID) spirv.ID {
 	f := k.f
@@ -227,7 +242,11 @@ func (k *kernel) logAbs(x, y spirv.ID) spirv.ID {
 	r := f.Select(f.Equal(m, zero), zero, k.exact(f.FDiv(n, m)))
 	v := k.exact(f.FAdd(k.log(m), k.exact(f.FMul(k.partConst(0.5), k.log1p(k.exact(f.FMul(r, r)))))))
 	v = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.partConst(math.NaN()), v)
-	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.partConst(math.Inf(1)), v)
+	v = f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.partConst(math.Inf(1)), v)
+	if k.part == hlo.F64 { // math/cmplx's log|z| is +inf where |z| overflows f64; so is cpuref's
+		v = f.Select(f.IsInf(k.hypot(x, y)), k.partConst(math.Inf(1)), v)
+	}
+	return v
 }
 
 // complexExp is e^x·(cos y + i·sin y) with math/cmplx's special cases: exp(+inf ±

@@ -34,9 +34,21 @@ func (k *kernel) hyperbolic(y spirv.ID) hyperbolic {
 	hy.sh = mul(c(0.5), add(em, div(em, ep)))
 	hy.ch = add(c(1), div(mul(c(0.5), mul(em, em)), ep))
 	hy.h = mul(k.exp(mul(ay, c(0.5))), c(math.Sqrt2/2))
+	if k.m.Width(k.partType()) == 64 {
+		// math/cmplx (cpuref's c128) forms ½e^y and ½e^−y = 0.5/e^y, and e^y
+		// overflows above ln(max f64) although sinh and cosh stay finite up to
+		// ln(2·max): for such a positive y its products are ±inf, and NaN beside
+		// a zero (sin(0 + 710i) is NaN + inf·i, sin(0 − 710i) is −1.1e308·i).
+		// The kernel follows it: h = inf there.
+		hy.h = f.Select(f.Greater(y, c(expOverflow64)), c(math.Inf(1)), hy.h)
+	}
 	hy.q = div(c(0.25), mul(hy.h, hy.h))
 	return hy
 }
+
+// expOverflow64 is the largest x whose e^x math.Exp returns finite (Go's
+// math.Exp: Overflow).
+const expOverflow64 = 7.09782712893383973096e+02
 
 // times is a·cosh y (sinh false) or a·sinh y.
 func (hy hyperbolic) times(a spirv.ID, sinh bool) spirv.ID {
