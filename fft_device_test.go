@@ -32,12 +32,21 @@ import (
 // levels, as a chain of those transforms and two chirp products would. Measured:
 // at most 2.7ε for powers of two (L = 12), 7.2ε for Bluestein (N = 50000, L =
 // 53), logged by each case.
+//
+// c128 computes in f64 (twiddles by the same reduction, with f64 Taylor
+// polynomials within half an ulp: μ ≈ 4ε again), ε = 2⁻⁵³; cpuref's own f64
+// transform is no longer exact beside it: its twiddles from math.Sincos are within
+// ε, so its η < 7ε per level, and the bound is (10·L + 7·L + 1)·ε.
 
 func init() { opCases[hlo.OpFft] = fftOpCases }
 
 // fftOpCases are the differential suite's small cases (per-element tolerance
 // of the op table's; TestFFTAgainstCPU checks the norm bound over more sizes).
 func fftOpCases(t testing.TB, g *gen) []opCase {
+	return append(fftOpCasesOf(t, g, hlo.C64), fftOpCasesOf(t, g, hlo.C128)...)
+}
+
+func fftOpCasesOf(t testing.TB, g *gen, dt hlo.DType) []opCase {
 	var cases []opCase
 	for _, c := range []struct {
 		t    hlo.FftType
@@ -51,25 +60,25 @@ func fftOpCases(t testing.TB, g *gen) []opCase {
 		{hlo.FFT, []int64{3, 12}, []int64{12}}, // Bluestein
 		{hlo.RFFT, []int64{6, 10}, []int64{6, 10}},
 	} {
-		x := fftInput(g.rng, c.t, c.dims)
+		x := fftInput(g.rng, dt, c.t, c.dims)
 		b := hlo.NewBuilder("fft")
 		root := b.Fft(b.Parameter(x.Shape(), "x"), c.t, c.n...)
-		cases = append(cases, opCase{name: fmt.Sprintf("%v%v", c.t, c.dims), module: mustBuild(t, b, root),
-			inputs: []*hlo.Literal{x}, spec: vkxla.Tolerance(hlo.OpFft, hlo.C64)})
+		cases = append(cases, opCase{name: fmt.Sprintf("%v %v%v", dt, c.t, c.dims), module: mustBuild(t, b, root),
+			inputs: []*hlo.Literal{x}, spec: vkxla.Tolerance(hlo.OpFft, dt)})
 	}
 	return cases
 }
 
-// fftInput is a random operand of a transform of type ft: uniform in [−1, 1) in
-// every part.
-func fftInput(rng *rand.Rand, ft hlo.FftType, dims []int64) *hlo.Literal {
-	dt := hlo.C64
+// fftInput is a random operand of a transform of type ft in complex type cdt:
+// uniform in [−1, 1) in every part.
+func fftInput(rng *rand.Rand, cdt hlo.DType, ft hlo.FftType, dims []int64) *hlo.Literal {
+	dt := cdt
 	if ft == hlo.RFFT {
-		dt = hlo.F32
+		dt = cdt.ComplexPart()
 	}
 	l := hlo.NewLiteral(hlo.MakeShape(dt, dims...))
 	for i := range l.NumElements() {
-		if dt == hlo.F32 {
+		if !dt.IsComplex() {
 			l.SetFloat64(i, rng.Float64()*2-1)
 		} else {
 			l.SetComplex128(i, complex(rng.Float64()*2-1, rng.Float64()*2-1))
@@ -82,7 +91,7 @@ func fftInput(rng *rand.Rand, ft hlo.FftType, dims []int64) *hlo.Literal {
 // 64, 1024 and 4096 (passes of radix 16, then 8, 4 or 2: 128 is 16·8, 1024 is
 // 16·16·4) and lengths that are not powers of two (3, 5, 12, 17, 1000, 50000 and
 // mixed with powers of two in 2-D and 3-D), with and without batch dimensions,
-// within the bound above.
+// within the bound above, in c64 and c128.
 func TestFFTAgainstCPU(t *testing.T) {
 	rt := newRuntime(t)
 	rng := rand.New(rand.NewPCG(21, 2))
@@ -96,19 +105,21 @@ func TestFFTAgainstCPU(t *testing.T) {
 		{nil, []int64{8, 16}}, {[]int64{3}, []int64{32, 4}}, {nil, []int64{1, 8}}, {nil, []int64{8, 1}},
 		{nil, []int64{4, 8, 16}}, {[]int64{2}, []int64{8, 8, 8}}, {nil, []int64{2, 1, 2}},
 	}
-	for _, ft := range []hlo.FftType{hlo.FFT, hlo.IFFT, hlo.RFFT, hlo.IRFFT} {
-		for _, sh := range shapes {
-			name := fmt.Sprintf("%v/batch%v_n%v", ft, sh.batch, sh.n)
-			t.Run(name, func(t *testing.T) {
-				dims := append(append([]int64(nil), sh.batch...), sh.n...)
-				if ft == hlo.IRFFT {
-					dims[len(dims)-1] = dims[len(dims)-1]/2 + 1
-				}
-				x := fftInput(rng, ft, dims)
-				b := hlo.NewBuilder("fft")
-				m := mustBuild(t, b, b.Fft(b.Parameter(x.Shape(), "x"), ft, sh.n...))
-				checkFFT(t, rt, m, len(sh.batch), fftPasses(sh.n), x)
-			})
+	for _, dt := range hlo.ComplexDTypes {
+		for _, ft := range []hlo.FftType{hlo.FFT, hlo.IFFT, hlo.RFFT, hlo.IRFFT} {
+			for _, sh := range shapes {
+				name := fmt.Sprintf("%v/%v/batch%v_n%v", dt, ft, sh.batch, sh.n)
+				t.Run(name, func(t *testing.T) {
+					dims := append(append([]int64(nil), sh.batch...), sh.n...)
+					if ft == hlo.IRFFT {
+						dims[len(dims)-1] = dims[len(dims)-1]/2 + 1
+					}
+					x := fftInput(rng, dt, ft, dims)
+					b := hlo.NewBuilder("fft")
+					m := mustBuild(t, b, b.Fft(b.Parameter(x.Shape(), "x"), ft, sh.n...))
+					checkFFT(t, rt, m, len(sh.batch), fftPasses(sh.n), x)
+				})
+			}
 		}
 	}
 }
@@ -160,7 +171,10 @@ func checkFFTBound(t *testing.T, got, want *hlo.Literal, batchDims, passes int) 
 		return
 	}
 	per := n / lines
-	eps := math.Ldexp(1, -24)
+	eps, levels := math.Ldexp(1, -24), 10*float64(passes)+1
+	if dt := want.DType(); dt == hlo.C128 || dt == hlo.F64 {
+		eps, levels = math.Ldexp(1, -53), 17*float64(passes)+1 // and cpuref's own f64 error
+	}
 	worst := 0.0
 	for l := range lines {
 		var errSq, refSq float64
@@ -170,7 +184,7 @@ func checkFFTBound(t *testing.T, got, want *hlo.Literal, batchDims, passes int) 
 			errSq += real(d)*real(d) + imag(d)*imag(d)
 			refSq += real(w)*real(w) + imag(w)*imag(w)
 		}
-		bound := (10*float64(passes) + 1) * eps * math.Sqrt(refSq)
+		bound := levels * eps * math.Sqrt(refSq)
 		require.LessOrEqual(t, math.Sqrt(errSq), bound, "transform %d of %d: ‖error‖₂ %g > bound %g", l, lines, math.Sqrt(errSq), bound)
 		if refSq > 0 {
 			worst = max(worst, math.Sqrt(errSq/refSq)/eps)
@@ -188,8 +202,8 @@ func TestFFTSpectralConv(t *testing.T) {
 	m, err := hlo.ParseModuleFile("testdata/programs/spectral_conv.hlo")
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(21, 3))
-	x := fftInput(rng, hlo.RFFT, []int64{4, 32, 32})
-	w := fftInput(rng, hlo.FFT, []int64{32, 17})
+	x := fftInput(rng, hlo.C64, hlo.RFFT, []int64{4, 32, 32})
+	w := fftInput(rng, hlo.C64, hlo.FFT, []int64{32, 17})
 	checkFFT(t, rt, m, 1, 21, x, w)
 	exe, err := rt.Compile(context.Background(), m)
 	require.NoError(t, err)

@@ -275,6 +275,9 @@ func computeType(s hlo.Shape, out hlo.DType) hlo.DType {
 // cpuref's f32 operations in cpuref's order; abs is within a few ulp; the others
 // (exp: the f32 exp's, 1e-5) take their part type's.
 func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
+	if dt == hlo.C128 {
+		return c128Tolerance(op)
+	}
 	switch op {
 	case hlo.OpAbs, hlo.OpSign: // the kernel's hypot rounds four times (complex.go)
 		return ErrorSpec{Rel: 1e-6}
@@ -285,4 +288,28 @@ func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
 		return ErrorSpec{}
 	}
 	return Tolerance(op, dt.ComplexPart())
+}
+
+// c128Tolerance is the tolerance of an op on c128, whose kernels compute in f64
+// the algorithms cpuref runs in Go's complex128 and math/cmplx (docs/complex.md,
+// "On the GPU", with the errors measured): the arithmetic without rounding
+// choices (the textbook product, part by part sums) is exact; abs, sign, divide,
+// sqrt and rsqrt are cpuref's operations in cpuref's order but for hypot's and
+// sqrt's roundings, within 4ε of the modulus (ε = 2⁻⁵²); exp, log, sine and
+// cosine add the f64 exp's, log's, atan2's and sine's few ulp, within 16ε;
+// sums (reduce, fft) reorder, within f64 reduce's 1e-12 of the result's modulus.
+func c128Tolerance(op hlo.Opcode) ErrorSpec {
+	const eps = 0x1p-52
+	switch op {
+	case hlo.OpAbs, hlo.OpSign, hlo.OpDivide, hlo.OpSqrt, hlo.OpRsqrt:
+		return ErrorSpec{Rel: 4 * eps}
+	case hlo.OpExp, hlo.OpLog, hlo.OpSin, hlo.OpCos:
+		return ErrorSpec{Rel: 16 * eps}
+	case hlo.OpReduce, hlo.OpFft:
+		return ErrorSpec{Rel: 1e-12}
+	}
+	if exactOp(op) || op == hlo.OpComplex || op == hlo.OpAdd || op == hlo.OpSubtract || op == hlo.OpMultiply {
+		return ErrorSpec{}
+	}
+	return Tolerance(op, hlo.F64) // an op with a c128 kernel yet to come
 }

@@ -106,7 +106,7 @@ func (p *Plan) Lowered() string { return p.lowered }
 // target's kernels and limits) that places the buffers, so a budget the remat pass
 // meets is met by the plan; one it cannot meet fails with ErrOverBudget.
 func Build(m *hlo.Module, t Target, o Options) (*Plan, error) {
-	if err := rejectUnsupported(m); err != nil {
+	if err := rejectUnsupported(m, t.Codegen); err != nil {
 		return nil, err
 	}
 	memo := codegen.NewMemo(t.Codegen)

@@ -11,11 +11,11 @@ import (
 	"github.com/vkxla/vkxla/targets"
 )
 
-// TestComplexPlanning: GPU planning takes c64 in the ops codegen has kernels for,
-// and refuses c128 (an fft of c128 too) and a c64 op without a kernel with an
-// ErrUnsupported
-// naming the instruction, before any pass runs; code generation called directly
-// refuses them too.
+// TestComplexPlanning: GPU planning takes c64 and c128 in the ops codegen has
+// kernels for, and refuses a complex op without a kernel, and c128 (an fft of
+// c128 too) on a target without 64-bit floats, with an ErrUnsupported naming the
+// instruction, before any pass runs; code generation called directly refuses
+// them too.
 func TestComplexPlanning(t *testing.T) {
 	d, err := targets.Builtin("lavapipe")
 	if err != nil {
@@ -28,25 +28,38 @@ func TestComplexPlanning(t *testing.T) {
 		}
 		return m
 	}
-	ok := parse("HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  c = c64[4] complex(x, x)\n  p = c64[4] multiply(c, c)\n  ROOT r = f32[4] imag(p)\n}")
-	if _, err := plan.Build(ok, d.Plan(), plan.Options{}); err != nil {
-		t.Fatalf("Build of a c64 module with kernels: %v", err)
+	c128Copy := "HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}"
+	c128FFT := "HloModule m\nENTRY e {\n  x = c128[12] parameter(0)\n  ROOT f = c128[12] fft(x), fft_type=FFT, fft_length={12}\n}"
+	for _, text := range []string{
+		"HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  c = c64[4] complex(x, x)\n  p = c64[4] multiply(c, c)\n  ROOT r = f32[4] imag(p)\n}",
+		"HloModule m\nENTRY e {\n  x = f64[4] parameter(0)\n  c = c128[4] complex(x, x)\n  p = c128[4] multiply(c, c)\n  ROOT r = f64[4] imag(p)\n}",
+		c128Copy, c128FFT,
+	} {
+		if _, err := plan.Build(parse(text), d.Plan(), plan.Options{}); err != nil {
+			t.Fatalf("Build of a complex module with kernels: %v\n%s", err, text)
+		}
 	}
-	for _, tc := range []struct{ text, want string }{
-		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}", "%x (parameter): uses c128"},
-		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh"},
-		{"HloModule m\nENTRY e {\n  x = c128[12] parameter(0)\n  ROOT f = c128[12] fft(x), fft_type=FFT, fft_length={12}\n}", "%x (parameter): uses c128"},
+	noF64 := d.Plan()
+	noF64.Codegen.Float64 = false
+	for _, tc := range []struct {
+		text, want string
+		target     plan.Target
+	}{
+		{c128Copy, "%x (parameter): uses c128, which has f64 parts and needs 64-bit floats", noF64},
+		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh", d.Plan()},
+		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] tanh(x)\n}", "%n (tanh): uses c128, and GPU code generation has no complex kernel for tanh", d.Plan()},
+		{c128FFT, "%x (parameter): uses c128, which has f64 parts", noF64},
 	} {
 		m := parse(tc.text)
-		_, err = plan.Build(m, d.Plan(), plan.Options{})
+		_, err = plan.Build(m, tc.target, plan.Options{})
 		if !errors.Is(err, hlo.ErrUnsupported) {
 			t.Fatalf("Build: %v, want ErrUnsupported", err)
 		}
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Build: %q does not say %q", err, tc.want)
 		}
-		if _, err = codegen.Lower(m.Entry, d.Plan().Codegen); err == nil {
-			t.Errorf("codegen.Lower of %s: no error", tc.want)
+		if _, err = codegen.Lower(m.Entry, tc.target.Codegen); !errors.Is(err, hlo.ErrUnsupported) {
+			t.Errorf("codegen.Lower of %s: %v, want ErrUnsupported", tc.want, err)
 		}
 	}
 }

@@ -8,16 +8,19 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// c64 on the GPU: a vec2 of f32, (real, imaginary), in registers and in storage
-// (an array of vec2 has ArrayStride 8: XLA's layout of c64). The ops below are
-// computed in f32, where cpuref computes in f64 and rounds once, so results agree
-// within a tolerance, as for f32 (vkxla.Tolerance). c128, and the complex
-// transcendentals, have no kernels yet: Lower refuses them (checkTypes), and
-// plan.Build refuses a module using them before any pass runs.
+// Complex numbers on the GPU: c64 a vec2 of f32, c128 a vec2 of f64, (real,
+// imaginary), in registers and in storage (ArrayStride 8 and 16: XLA's layouts).
+// One kernel per op serves both (complex_part.go). c64 is computed in f32, where
+// cpuref computes in f64 and rounds once, and c128 in f64, where cpuref uses Go's
+// complex128 arithmetic and math/cmplx: results agree within a tolerance
+// (vkxla.Tolerance). Ops outside ComplexOps have no complex kernel: Lower refuses
+// them (checkTypes), and plan.Build refuses a module using them before any pass
+// runs; a target without Float64 and Int64 refuses c128 (missingFeature).
 
-// ComplexOps are the ops whose kernels handle c64 values: the arithmetic that
-// needs no transcendental function, the parts, and everything that only moves or
-// selects elements. plan.Build reads it.
+// ComplexOps are the ops whose kernels handle c64 and c128 values: the
+// arithmetic, the parts, abs, sign, exp, log, sqrt, rsqrt, sine and cosine,
+// reductions, fft and everything that only moves or selects elements.
+// plan.Build reads it.
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
@@ -37,10 +40,11 @@ var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpFft: true,
 }
 
-// complexType is c64's register and storage type.
-func (k *kernel) complexType() spirv.ID { return k.m.TypeVector(k.m.TypeF32(), 2) }
+// complexType is the register and storage type of the complex value being
+// lowered: a vec2 of partType.
+func (k *kernel) complexType() spirv.ID { return k.m.TypeVector(k.partType(), 2) }
 
-// makeComplex joins two f32 values.
+// makeComplex joins two values of partType.
 func (k *kernel) makeComplex(re, im spirv.ID) spirv.ID {
 	return k.f.CompositeConstruct(k.complexType(), re, im)
 }
@@ -49,16 +53,15 @@ func (k *kernel) parts(z spirv.ID) (re, im spirv.ID) {
 	return k.f.CompositeExtract(z, 0), k.f.CompositeExtract(z, 1)
 }
 
-// complexConstant is element i of a c64 literal.
+// complexConstant is element i of a c64 or c128 literal.
 func (k *kernel) complexConstant(l *hlo.Literal, i int) spirv.ID {
-	z, f32 := l.Complex128(i), k.m.TypeF32()
-	return k.m.ConstComposite(k.complexType(), k.m.ConstFloat(f32, real(z)), k.m.ConstFloat(f32, imag(z)))
+	k.lowerComplex(l.DType())
+	z := l.Complex128(i)
+	return k.m.ConstComposite(k.complexType(), k.partConst(real(z)), k.partConst(imag(z)))
 }
 
 func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID, error) {
-	if dt != hlo.C64 {
-		return 0, fmt.Errorf("%v of %v has no GPU kernel yet", op, dt)
-	}
+	k.lowerComplex(dt)
 	switch op {
 	case hlo.OpNegate:
 		return k.f.FNegate(x), nil
@@ -78,13 +81,13 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.complexReciprocal(k.complexSqrt(x)), nil
 	case hlo.OpLog: // log|z| + i·arg z, as math/cmplx (arg: atan2, cut along the negative reals)
 		re, im := k.parts(x)
-		arg, err := k.atan2(hlo.F32, im, re)
+		arg, err := k.atan2(k.part, im, re)
 		return k.makeComplex(k.logAbs(re, im), arg), err
 	case hlo.OpSign: // z/|z|, and z itself at 0 (cpuref's complexSign)
 		re, im := k.parts(x)
 		r := k.hypot(re, im)
 		q := k.makeComplex(k.exact(k.f.FDiv(re, r)), k.exact(k.f.FDiv(im, r)))
-		zero := k.fc(re, 0)
+		zero := k.partConst(0)
 		return k.f.Select(k.f.LogicalAnd(k.f.Equal(re, zero), k.f.Equal(im, zero)), x, q), nil
 	}
 	return 0, fmt.Errorf("%v of %v has no GPU kernel yet (cpuref computes it)", op, dt)
@@ -92,7 +95,7 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 
 // hypot is √(x² + y²) without overflow or underflow in the squares: m·√(1 + (n/m)²)
 // with m and n the larger and smaller magnitude, within a few ulp of cpuref's
-// (math.Hypot in f64, rounded once). As math.Hypot: +inf if either part is
+// (math.Hypot in f64, rounded once for c64). As math.Hypot: +inf if either part is
 // infinite (even beside a NaN), else NaN if either is NaN, and 0 at 0.
 func (k *kernel) hypot(x, y spirv.ID) spirv.ID {
 	f := k.f
@@ -100,19 +103,18 @@ func (k *kernel) hypot(x, y spirv.ID) spirv.ID {
 	bigger := f.Greater(ax, ay)
 	m, n := f.Select(bigger, ax, ay), f.Select(bigger, ay, ax)
 	r := k.exact(f.FDiv(n, m))
-	h := k.exact(f.FMul(m, k.sqrt(k.exact(f.FAdd(k.fc(x, 1), k.exact(f.FMul(r, r)))))))
-	h = f.Select(f.Equal(m, k.fc(x, 0)), k.fc(x, 0), h)
-	h = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.fc(x, math.NaN()), h)
-	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.fc(x, math.Inf(1)), h)
+	h := k.exact(f.FMul(m, k.sqrt(k.exact(f.FAdd(k.partConst(1), k.exact(f.FMul(r, r)))))))
+	h = f.Select(f.Equal(m, k.partConst(0)), k.partConst(0), h)
+	h = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.partConst(math.NaN()), h)
+	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.partConst(math.Inf(1)), h)
 }
 
 // complexBinary: add and subtract part by part; multiply the textbook product in
-// f32, every operation rounded on its own (NoContraction: no FMA, no
-// reassociation), which is cpuref's definition of the c64 product.
+// the part type, every operation rounded on its own (NoContraction: no FMA, no
+// reassociation), which is cpuref's definition of the c64 product (and Go's
+// complex128 product, cpuref's c128 one, where Go does not fuse).
 func (k *kernel) complexBinary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spirv.ID, error) {
-	if dt != hlo.C64 {
-		return 0, fmt.Errorf("%v of %v has no GPU kernel yet", op, dt)
-	}
+	k.lowerComplex(dt)
 	f := k.f
 	switch op {
 	case hlo.OpAdd:
@@ -146,40 +148,57 @@ func (k *kernel) complexCompare(dir hlo.ComparisonDirection, a, b spirv.ID) (spi
 	return 0, fmt.Errorf("compare %v of complex operands (EQ and NE only)", dir)
 }
 
-// toComplex converts a real value (through its conversion to f32, as cpuref) or a
-// c64 value to c64.
+// toComplex converts a real value (through its conversion to the part type, as
+// cpuref) or a complex value (part by part: c64 ↔ c128, each part as the f32 ↔
+// f64 conversion) to c64 or c128. complex → real is not an HLO convert (the
+// verifier refuses it; take real or imag).
 func (k *kernel) toComplex(v spirv.ID, from, to hlo.DType) (spirv.ID, error) {
-	switch {
-	case to != hlo.C64:
-		return 0, fmt.Errorf("convert from %v to %v has no GPU kernel yet", from, to)
-	case from == hlo.C64:
-		return v, nil
-	case from.IsComplex():
-		return 0, fmt.Errorf("convert from %v to %v has no GPU kernel yet", from, to)
+	if !to.IsComplex() {
+		return 0, fmt.Errorf("convert from %v to %v: a complex value converts only to a complex type", from, to)
 	}
-	return k.makeComplex(k.convert(v, from, hlo.F32), k.m.F32(0)), nil
+	part := to.ComplexPart()
+	if from.IsComplex() {
+		re, im := k.parts(v)
+		re, im = k.convert(re, from.ComplexPart(), part), k.convert(im, from.ComplexPart(), part)
+		k.lowerComplex(to)
+		return k.makeComplex(re, im), nil
+	}
+	re := k.convert(v, from, part)
+	k.lowerComplex(to)
+	return k.makeComplex(re, k.partConst(0)), nil
 }
 
-// emitComplex is complex(re, im) of two f32 operands.
+// emitComplex is complex(re, im) of two f32 (f64) operands.
 func emitComplex(g *gen, in *hlo.Instruction, idx []spirv.ID) spirv.ID {
-	if in.Shape.DType != hlo.C64 {
-		g.fail(in, "complex of %v parts has no GPU kernel yet", in.Operands[0].Shape.DType)
-		return 0
-	}
-	return g.k.makeComplex(g.emit(in.Operands[0], idx), g.emit(in.Operands[1], idx))
+	re, im := g.emit(in.Operands[0], idx), g.emit(in.Operands[1], idx)
+	g.k.lowerComplex(in.Shape.DType)
+	return g.k.makeComplex(re, im)
 }
 
 // ComplexSupport says why an instruction with c64 or c128 values (its result's or
-// an operand's) has no kernel, or "" where it has one (or holds none).
+// an operand's) has no kernel, or "" where it has one (or holds none). Whether the
+// target computes in f64 (c128) is checkTypes's question (missingFeature).
 func ComplexSupport(in *hlo.Instruction) string {
 	dt, ok := complexDType(in)
 	switch {
 	case !ok:
 		return ""
-	case dt == hlo.C128:
-		return "uses c128, which GPU code generation does not support yet (cpuref evaluates it)"
 	case !ComplexOps[in.Op]:
 		return fmt.Sprintf("uses %v, and GPU code generation has no complex kernel for %v yet (cpuref evaluates it)", dt, in.Op)
+	}
+	return ""
+}
+
+// ComplexTargetSupport is ComplexSupport on target t: also why t cannot compute
+// the c128 values in holds (missingFeature), or "".
+func ComplexTargetSupport(in *hlo.Instruction, t Target) string {
+	if why := ComplexSupport(in); why != "" {
+		return why
+	}
+	if dt, ok := complexDType(in); ok {
+		if why := missingFeature(dt, t); why != "" {
+			return fmt.Sprintf("uses %v, which %s", dt, why)
+		}
 	}
 	return ""
 }
@@ -211,18 +230,23 @@ func complexDType(in *hlo.Instruction) (hlo.DType, bool) {
 
 // logAbs is log|x + iy| as log m + ½·log1p((n/m)²), m and n the larger and smaller
 // magnitude, so that |z| is never formed: it would overflow f32 above 2^128 where
-// cpuref's f64 does not. As log(hypot): +inf if a part is infinite, NaN if one is
+// cpuref's f64 does not. In f64, math/cmplx (cpuref's c128) takes log(abs z),
+// +inf where abs z overflows: the kernel follows it there. As log(hypot): +inf if a part is infinite, NaN if one is
 // NaN, −inf at 0.
 func (k *kernel) logAbs(x, y spirv.ID) spirv.ID {
 	f := k.f
 	ax, ay := f.GLSL(spirv.GLSLFAbs, x), f.GLSL(spirv.GLSLFAbs, y)
 	bigger := f.Greater(ax, ay)
 	m, n := f.Select(bigger, ax, ay), f.Select(bigger, ay, ax)
-	zero := k.fc(x, 0)
+	zero := k.partConst(0)
 	r := f.Select(f.Equal(m, zero), zero, k.exact(f.FDiv(n, m)))
-	v := k.exact(f.FAdd(k.log(m), k.exact(f.FMul(k.fc(x, 0.5), k.log1p(k.exact(f.FMul(r, r)))))))
-	v = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.fc(x, math.NaN()), v)
-	return f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.fc(x, math.Inf(1)), v)
+	v := k.exact(f.FAdd(k.log(m), k.exact(f.FMul(k.partConst(0.5), k.log1p(k.exact(f.FMul(r, r)))))))
+	v = f.Select(f.LogicalOr(f.IsNan(x), f.IsNan(y)), k.partConst(math.NaN()), v)
+	v = f.Select(f.LogicalOr(f.IsInf(x), f.IsInf(y)), k.partConst(math.Inf(1)), v)
+	if k.part == hlo.F64 { // math/cmplx's log|z| is +inf where |z| overflows f64; so is cpuref's
+		v = f.Select(f.IsInf(k.hypot(x, y)), k.partConst(math.Inf(1)), v)
+	}
+	return v
 }
 
 // complexExp is e^x·(cos y + i·sin y) with math/cmplx's special cases: exp(+inf ±
@@ -236,11 +260,11 @@ func (k *kernel) complexExp(z spirv.ID) spirv.ID {
 	re, im := k.parts(z)
 	r := k.exp(re)
 	v := k.makeComplex(k.exact(f.FMul(r, k.sinCos(im, true))), k.exact(f.FMul(r, k.sinCos(im, false))))
-	zero, nan, inf := k.fc(re, 0), k.fc(re, math.NaN()), k.fc(re, math.Inf(1))
+	zero, nan, inf := k.partConst(0), k.partConst(math.NaN()), k.partConst(math.Inf(1))
 	imZero := f.Equal(im, zero)
 	infRe, negRe := f.IsInf(re), f.Less(re, zero)
 	v = f.Select(f.LogicalAnd(f.IsNan(re), imZero), k.makeComplex(nan, im), v)
-	atInf := f.Select(negRe, k.makeComplex(zero, k.copysign(zero, im)), k.makeComplex(inf, nan))
+	atInf := f.Select(negRe, k.makeComplex(zero, k.copySign(zero, im)), k.makeComplex(inf, nan))
 	v = f.Select(f.LogicalAnd(infRe, f.LogicalOr(f.IsInf(im), f.IsNan(im))), atInf, v)
 	return f.Select(f.LogicalAnd(infRe, f.LogicalAnd(f.LogicalNot(negRe), imZero)), z, v)
 }

@@ -6,11 +6,12 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// complexDivide is n/m on c64 by the algorithm of Go's complex division (which
-// cpuref's is): Smith's, dividing by the larger part of m, then C99's recovery
-// (G.5.1) of infinities and zeros where both parts came out NaN. It computes in
-// f32 where cpuref computes in f64 and rounds once: within a few ulp of the
-// modulus (vkxla.Tolerance), with the same special values.
+// complexDivide is n/m on c64 or c128 by the algorithm of Go's complex division
+// (which cpuref's is): Smith's, dividing by the larger part of m, then C99's
+// recovery (G.5.1) of infinities and zeros where both parts came out NaN. For c64
+// it computes in f32 where cpuref computes in f64 and rounds once: within a few
+// ulp of the modulus (vkxla.Tolerance), with the same special values; for c128
+// it is Go's complex128 division, operation for operation.
 func (k *kernel) complexDivide(n, m spirv.ID) spirv.ID {
 	f := k.f
 	a, b := k.parts(n)
@@ -37,17 +38,17 @@ func (k *kernel) complexDivide(n, m spirv.ID) spirv.ID {
 // finite number over an infinity; NaN otherwise.
 func (k *kernel) divideRecovery(a, b, c, d spirv.ID) spirv.ID {
 	f := k.f
-	inf, zero, one := k.fc(a, math.Inf(1)), k.fc(a, 0), k.fc(a, 1)
+	inf, zero, one := k.partConst(math.Inf(1)), k.partConst(0), k.partConst(1)
 	mul := func(x, y spirv.ID) spirv.ID { return k.exact(f.FMul(x, y)) }
 	add := func(x, y spirv.ID) spirv.ID { return k.exact(f.FAdd(x, y)) }
 	sub := func(x, y spirv.ID) spirv.ID { return k.exact(f.FSub(x, y)) }
 	finite := func(x spirv.ID) spirv.ID { return f.LogicalNot(f.LogicalOr(f.IsNan(x), f.IsInf(x))) }
 	anyInf := func(x, y spirv.ID) spirv.ID { return f.LogicalOr(f.IsInf(x), f.IsInf(y)) }
-	unit := func(x spirv.ID) spirv.ID { return k.copysign(f.Select(f.IsInf(x), one, zero), x) }
+	unit := func(x spirv.ID) spirv.ID { return k.copySign(f.Select(f.IsInf(x), one, zero), x) }
 	// a nonzero (non-NaN) number over 0
 	overZero := f.LogicalAnd(f.LogicalAnd(f.Equal(c, zero), f.Equal(d, zero)),
 		f.LogicalNot(f.LogicalAnd(f.IsNan(a), f.IsNan(b))))
-	s := k.copysign(inf, c)
+	s := k.copySign(inf, c)
 	v1 := k.makeComplex(mul(s, a), mul(s, b))
 	// an infinity over a finite number
 	infOver := f.LogicalAnd(anyInf(a, b), f.LogicalAnd(finite(c), finite(d)))
@@ -57,18 +58,10 @@ func (k *kernel) divideRecovery(a, b, c, d spirv.ID) spirv.ID {
 	overInf := f.LogicalAnd(anyInf(c, d), f.LogicalAnd(finite(a), finite(b)))
 	uc, ud := unit(c), unit(d)
 	v3 := k.makeComplex(mul(zero, add(mul(a, uc), mul(b, ud))), mul(zero, sub(mul(b, uc), mul(a, ud))))
-	nan := k.fc(a, math.NaN())
+	nan := k.partConst(math.NaN())
 	r := f.Select(overInf, v3, k.makeComplex(nan, nan))
 	r = f.Select(infOver, v2, r)
 	return f.Select(overZero, v1, r)
-}
-
-// copysign is |x| with the sign of s (f32).
-func (k *kernel) copysign(x, s spirv.ID) spirv.ID {
-	f, u32 := k.f, k.m.TypeU32()
-	mag := f.And(f.Bitcast(u32, x), k.u32(0x7fffffff))
-	sign := f.And(f.Bitcast(u32, s), k.u32(0x80000000))
-	return f.Bitcast(k.m.TypeF32(), f.Or(mag, sign))
 }
 
 // complexReciprocal is 1/m by complexDivide's algorithm with the numerator's parts
@@ -82,7 +75,7 @@ func (k *kernel) complexReciprocal(m spirv.ID) spirv.ID {
 	add := func(x, y spirv.ID) spirv.ID { return k.exact(f.FAdd(x, y)) }
 	sub := func(x, y spirv.ID) spirv.ID { return k.exact(f.FSub(x, y)) }
 	div := func(x, y spirv.ID) spirv.ID { return k.exact(f.FDiv(x, y)) }
-	zero, one := k.fc(c, 0), k.fc(c, 1)
+	zero, one := k.partConst(0), k.partConst(1)
 	byReal := f.GreaterEqual(f.GLSL(spirv.GLSLFAbs, c), f.GLSL(spirv.GLSLFAbs, d))
 	r1 := div(d, c)
 	den1 := add(c, mul(r1, d))
@@ -92,11 +85,11 @@ func (k *kernel) complexReciprocal(m spirv.ID) spirv.ID {
 	e2, f2 := div(r2, den2), div(sub(zero, one), den2)
 	e, g := f.Select(byReal, e1, e2), f.Select(byReal, f1, f2)
 	bothNaN := f.LogicalAnd(f.IsNan(e), f.IsNan(g))
-	nan := k.fc(c, math.NaN())
+	nan := k.partConst(math.NaN())
 	overZero := f.LogicalAnd(f.Equal(c, zero), f.Equal(d, zero))
-	unit := func(x spirv.ID) spirv.ID { return k.copysign(f.Select(f.IsInf(x), one, zero), x) }
+	unit := func(x spirv.ID) spirv.ID { return k.copySign(f.Select(f.IsInf(x), one, zero), x) }
 	overInf := f.LogicalOr(f.IsInf(c), f.IsInf(d))
-	rec := f.Select(overInf, k.makeComplex(k.copysign(zero, unit(c)), k.copysign(zero, f.FNegate(unit(d)))), k.makeComplex(nan, nan))
-	rec = f.Select(overZero, k.makeComplex(k.copysign(k.fc(c, math.Inf(1)), c), nan), rec)
+	rec := f.Select(overInf, k.makeComplex(k.copySign(zero, unit(c)), k.copySign(zero, f.FNegate(unit(d)))), k.makeComplex(nan, nan))
+	rec = f.Select(overZero, k.makeComplex(k.copySign(k.partConst(math.Inf(1)), c), nan), rec)
 	return f.Select(bothNaN, rec, k.makeComplex(e, g))
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // complexSqrt is the principal square root by math/cmplx's algorithm (which is
-// cpuref's) in f32: exact forms on the axes (the sign of a zero imaginary part
+// cpuref's) in the part type: exact forms on the axes (the sign of a zero imaginary part
 // picks the side of the cut along the negative reals), +inf ± inf·i for an infinite
 // imaginary part, and otherwise t = √(½(|z| + |a|)) after rescaling a and b (by ¼
 // above 4, by 2^54 below, so that neither |z| overflows nor tiny parts underflow),
@@ -15,7 +15,7 @@ import (
 func (k *kernel) complexSqrt(z spirv.ID) spirv.ID {
 	f := k.f
 	a0, b0 := k.parts(z)
-	c := func(v float64) spirv.ID { return k.fc(a0, v) }
+	c := func(v float64) spirv.ID { return k.partConst(v) }
 	mul := func(x, y spirv.ID) spirv.ID { return k.exact(f.FMul(x, y)) }
 	abs := func(x spirv.ID) spirv.ID { return f.GLSL(spirv.GLSLFAbs, x) }
 	big := f.LogicalOr(f.Greater(abs(a0), c(4)), f.Greater(abs(b0), c(4)))
@@ -39,10 +39,10 @@ func (k *kernel) complexSqrt(z spirv.ID) spirv.ID {
 // imaginary parts.
 func (k *kernel) sqrtAxes(a, b, v spirv.ID) spirv.ID {
 	f := k.f
-	c := func(x float64) spirv.ID { return k.fc(a, x) }
+	c := func(x float64) spirv.ID { return k.partConst(x) }
 	zero := c(0)
 	// imaginary part 0: √a on the positive axis, ±i√−a on the negative one, and 0.
-	negAxis := k.makeComplex(zero, k.copysign(k.sqrt(f.FNegate(a)), b))
+	negAxis := k.makeComplex(zero, k.copySign(k.sqrt(f.FNegate(a)), b))
 	onReal := f.Select(f.Less(a, zero), negAxis, k.makeComplex(k.sqrt(a), b))
 	onReal = f.Select(f.Equal(a, zero), k.makeComplex(zero, b), onReal)
 	// real part 0 (imaginary part nonzero): (r, ±r) with r = √(|b|/2).

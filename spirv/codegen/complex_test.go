@@ -9,14 +9,30 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// TestComplexKernelsValidate lowers a c64 kernel for every op ComplexOps names
-// (those that are not runtime ops) and validates each module; the device tests
-// compare their results with cpuref.
+// TestComplexKernelsValidate lowers a c64 and a c128 kernel for every op
+// ComplexOps names (those that are not runtime ops) and validates each module;
+// the device tests compare their results with cpuref.
 func TestComplexKernelsValidate(t *testing.T) {
-	c64 := func(dims ...int64) hlo.Shape { return s(hlo.C64, dims...) }
+	for _, dt := range hlo.ComplexDTypes {
+		t.Run(dt.String(), func(t *testing.T) { complexKernelsValidate(t, dt) })
+	}
+}
+
+func complexKernelsValidate(t *testing.T, dt hlo.DType) {
+	c64 := func(dims ...int64) hlo.Shape { return s(dt, dims...) }
+	part := s(dt.ComplexPart(), 8)
+	// constant, complex of two parts, and a convert from the other complex type.
+	other := hlo.C128
+	if dt == hlo.C128 {
+		other = hlo.C64
+	}
+	lit := hlo.NewLiteral(c64(3))
+	for i, z := range []complex128{complex(1, 2), complex(-3, 0.5), 0} {
+		lit.SetComplex128(i, z)
+	}
 	samples := map[hlo.Opcode]func(b *cb) *hlo.Instruction{
 		hlo.OpConstant: func(b *cb) *hlo.Instruction {
-			return b.constant(hlo.MustFromSlice([]int64{3}, []complex64{complex(1, 2), complex(-3, 0.5), 0}))
+			return b.constant(lit)
 		},
 		hlo.OpNegate: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpNegate, b.param(c64(8))) },
 		hlo.OpReal:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpReal, b.param(c64(8))) },
@@ -30,7 +46,7 @@ func TestComplexKernelsValidate(t *testing.T) {
 		hlo.OpSign:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSign, b.param(c64(8))) },
 		hlo.OpImag:   func(b *cb) *hlo.Instruction { return b.simple(hlo.OpImag, b.param(c64(8))) },
 		hlo.OpComplex: func(b *cb) *hlo.Instruction {
-			return b.simple(hlo.OpComplex, b.param(s(hlo.F32, 8)), b.param(s(hlo.F32, 8)))
+			return b.simple(hlo.OpComplex, b.param(part), b.param(part))
 		},
 		hlo.OpAdd:      func(b *cb) *hlo.Instruction { return b.simple(hlo.OpAdd, b.param(c64(8)), b.param(c64(8))) },
 		hlo.OpSubtract: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpSubtract, b.param(c64(8)), b.param(c64(8))) },
@@ -43,7 +59,10 @@ func TestComplexKernelsValidate(t *testing.T) {
 			return b.simple(hlo.OpSelect, b.param(s(hlo.Pred)), b.param(c64(8)), b.param(c64(8)))
 		},
 		hlo.OpConvert: func(b *cb) *hlo.Instruction {
-			return b.declared(hlo.OpConvert, c64(8), hlo.Attributes{}, b.param(s(hlo.S32, 8)))
+			fromInt := b.declared(hlo.OpConvert, c64(8), hlo.Attributes{}, b.param(s(hlo.S32, 8)))
+			fromPart := b.declared(hlo.OpConvert, c64(8), hlo.Attributes{}, b.param(part))
+			fromOther := b.declared(hlo.OpConvert, c64(8), hlo.Attributes{}, b.param(s(other, 8)))
+			return b.simple(hlo.OpAdd, b.simple(hlo.OpAdd, fromInt, fromPart), fromOther)
 		},
 		hlo.OpBroadcast: func(b *cb) *hlo.Instruction {
 			return b.declared(hlo.OpBroadcast, c64(3, 8), hlo.Attributes{Dimensions: []int64{1}}, b.param(c64(8)))
@@ -68,7 +87,7 @@ func TestComplexKernelsValidate(t *testing.T) {
 		},
 		hlo.OpCopy: func(b *cb) *hlo.Instruction { return b.simple(hlo.OpCopy, b.param(c64(8))) },
 		hlo.OpReduce: func(b *cb) *hlo.Instruction {
-			adder := addComp(t, hlo.C64)
+			adder := addComp(t, dt)
 			return b.op(hlo.OpReduce, hlo.Attributes{Dimensions: []int64{1}}, []*hlo.Computation{adder}, b.param(c64(3, 2000)), b.param(c64()))
 		},
 		hlo.OpDynamicSlice: func(b *cb) *hlo.Instruction {
@@ -86,17 +105,17 @@ func TestComplexKernelsValidate(t *testing.T) {
 			continue
 		}
 		sample, ok := samples[op]
-		require.True(t, ok, "no c64 sample for %v", op)
+		require.True(t, ok, "no %v sample for %v", dt, op)
 		t.Run(op.String(), func(t *testing.T) {
-			b := newCB(t, "c64_"+op.String())
+			b := newCB(t, dt.String()+"_"+op.String())
 			p := lowerOK(t, b.build(sample(b)))
 			assert.NotEmpty(t, p.Dispatches)
 		})
 	}
 }
 
-// TestComplexWithoutKernelIsRefused: c64 in an op without a complex kernel, and
-// c128 anywhere, are errors naming the instruction.
+// TestComplexWithoutKernelIsRefused: c64 or c128 in an op without a complex
+// kernel is an error naming the instruction.
 func TestComplexWithoutKernelIsRefused(t *testing.T) {
 	b := newCB(t, "tanh")
 	_, err := Lower(b.build(b.simple(hlo.OpTanh, b.param(s(hlo.C64, 4)))), LavapipeTarget())
@@ -106,8 +125,38 @@ func TestComplexWithoutKernelIsRefused(t *testing.T) {
 	_, err = Lower(b.build(b.simple(hlo.OpPower, b.param(s(hlo.C64, 4)), b.param(s(hlo.C64, 4)))), LavapipeTarget())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no complex kernel for power")
-	b = newCB(t, "c128")
-	_, err = Lower(b.build(b.simple(hlo.OpNegate, b.param(s(hlo.C128, 4)))), LavapipeTarget())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "c128")
+	b = newCB(t, "c128_tanh")
+	_, err = Lower(b.build(b.simple(hlo.OpTanh, b.param(s(hlo.C128, 4)))), LavapipeTarget())
+	require.ErrorIs(t, err, hlo.ErrUnsupported)
+	assert.Contains(t, err.Error(), "uses c128, and GPU code generation has no complex kernel for tanh")
+}
+
+// TestC128NeedsFloat64: a target without 64-bit floats, or without 64-bit
+// integers (the f64 math works on encodings), refuses c128 with ErrUnsupported
+// naming the instruction and the feature; c64 lowers there.
+func TestC128NeedsFloat64(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		strip func(*Target)
+		want  string
+	}{
+		{"float64", func(t *Target) { t.Float64 = false }, "shaderFloat64"},
+		{"int64", func(t *Target) { t.Int64 = false }, "shaderInt64"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			target := LavapipeTarget()
+			c.strip(&target)
+			b := newCB(t, "c128_exp")
+			_, err := Lower(b.build(b.simple(hlo.OpExp, b.param(s(hlo.C128, 4)))), target)
+			require.ErrorIs(t, err, hlo.ErrUnsupported)
+			assert.Contains(t, err.Error(), "parameter.0 (parameter) uses c128, which has f64 parts and needs")
+			assert.Contains(t, err.Error(), c.want)
+			b = newCB(t, "c128_fft")
+			_, err = Lower(b.build(b.op(hlo.OpFft, hlo.Attributes{FftType: hlo.FFT, FftLength: []int64{8}}, nil, b.param(s(hlo.C128, 8)))), target)
+			require.ErrorIs(t, err, hlo.ErrUnsupported)
+			assert.Contains(t, err.Error(), "(parameter) uses c128")
+			b = newCB(t, "c64_exp")
+			lowerOK(t, b.build(b.simple(hlo.OpExp, b.param(s(hlo.C64, 4)))))
+		})
+	}
 }

@@ -8,11 +8,12 @@ import (
 
 // Complex sine and cosine, as math/cmplx computes them (cpuref's definition):
 // sin(x + iy) = sin x·cosh y + i·cos x·sinh y, cos(x + iy) = cos x·cosh y −
-// i·sin x·sinh y, with its special cases on the axes and at infinities, in f32.
+// i·sin x·sinh y, with its special cases on the axes and at infinities, in the
+// part type.
 
 // hyperbolic holds what a·sinh y and a·cosh y are computed from: through expm1 for
 // |y| ≤ ½ (no cancellation), else as (a·h)·h ± a·¼/h² with h = √½·e^{|y|/2}, so that
-// ½e^|y| is never formed on its own: a product overflows f32 only where it does
+// ½e^|y| is never formed on its own: a product overflows only where it does
 // (sin(0 + 95i) is 0 + i·sinh 95, not 0·inf). sinh takes y's sign.
 type hyperbolic struct {
 	k              *kernel
@@ -22,7 +23,7 @@ type hyperbolic struct {
 
 func (k *kernel) hyperbolic(y spirv.ID) hyperbolic {
 	f := k.f
-	c := func(v float64) spirv.ID { return k.fc(y, v) }
+	c := func(v float64) spirv.ID { return k.partConst(v) }
 	mul := func(a, b spirv.ID) spirv.ID { return k.exact(f.FMul(a, b)) }
 	add := func(a, b spirv.ID) spirv.ID { return k.exact(f.FAdd(a, b)) }
 	div := func(a, b spirv.ID) spirv.ID { return k.exact(f.FDiv(a, b)) }
@@ -33,9 +34,21 @@ func (k *kernel) hyperbolic(y spirv.ID) hyperbolic {
 	hy.sh = mul(c(0.5), add(em, div(em, ep)))
 	hy.ch = add(c(1), div(mul(c(0.5), mul(em, em)), ep))
 	hy.h = mul(k.exp(mul(ay, c(0.5))), c(math.Sqrt2/2))
+	if k.m.Width(k.partType()) == 64 {
+		// math/cmplx (cpuref's c128) forms ½e^y and ½e^−y = 0.5/e^y, and e^y
+		// overflows above ln(max f64) although sinh and cosh stay finite up to
+		// ln(2·max): for such a positive y its products are ±inf, and NaN beside
+		// a zero (sin(0 + 710i) is NaN + inf·i, sin(0 − 710i) is −1.1e308·i).
+		// The kernel follows it: h = inf there.
+		hy.h = f.Select(f.Greater(y, c(expOverflow64)), c(math.Inf(1)), hy.h)
+	}
 	hy.q = div(c(0.25), mul(hy.h, hy.h))
 	return hy
 }
+
+// expOverflow64 is the largest x whose e^x math.Exp returns finite (Go's
+// math.Exp: Overflow).
+const expOverflow64 = 7.09782712893383973096e+02
 
 // times is a·cosh y (sinh false) or a·sinh y.
 func (hy hyperbolic) times(a spirv.ID, sinh bool) spirv.ID {
@@ -45,7 +58,7 @@ func (hy hyperbolic) times(a spirv.ID, sinh bool) spirv.ID {
 	small := mul(a, hy.ch)
 	if sinh { // a·sinh y = ±a·(h² − q), by y's sign
 		big = k.exact(f.FSub(big, mul(a, hy.q)))
-		big = f.Select(f.Less(hy.y, k.fc(a, 0)), f.FNegate(big), big)
+		big = f.Select(f.Less(hy.y, k.partConst(0)), f.FNegate(big), big)
 		small = mul(a, hy.sh)
 	} else {
 		big = k.exact(f.FAdd(big, mul(a, hy.q)))
@@ -74,7 +87,7 @@ func (k *kernel) complexSinCos(z spirv.ID, cos bool) spirv.ID {
 func (k *kernel) trigSpecials(z, v spirv.ID, cos bool) spirv.ID {
 	f := k.f
 	re, im := k.parts(z)
-	zero, nan, inf := k.fc(re, 0), k.fc(re, math.NaN()), k.fc(re, math.Inf(1))
+	zero, nan, inf := k.partConst(0), k.partConst(math.NaN()), k.partConst(math.Inf(1))
 	reBad := f.LogicalOr(f.IsInf(re), f.IsNan(re))
 	onRealAxis := f.LogicalAnd(f.Equal(im, zero), reBad)
 	reZero := f.Equal(re, zero)
@@ -83,8 +96,8 @@ func (k *kernel) trigSpecials(z, v spirv.ID, cos bool) spirv.ID {
 	mul := func(a, b spirv.ID) spirv.ID { return k.exact(f.FMul(a, b)) }
 	var c1, c2a, c2b, c3 spirv.ID
 	if cos {
-		c1 = k.makeComplex(nan, mul(f.FNegate(im), k.copysign(zero, re)))
-		c2a = k.makeComplex(inf, mul(f.FNegate(re), k.copysign(zero, im)))
+		c1 = k.makeComplex(nan, mul(f.FNegate(im), k.copySign(zero, re)))
+		c2a = k.makeComplex(inf, mul(f.FNegate(re), k.copySign(zero, im)))
 		c2b = k.makeComplex(inf, nan)
 		c3 = k.makeComplex(nan, zero)
 	} else {

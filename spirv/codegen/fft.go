@@ -8,7 +8,7 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
-// fft (hlo/op_fft.go) on c64 runs as Stockham autosort passes of radix 16 (the
+// fft (hlo/op_fft.go) on c64 and c128 runs as Stockham autosort passes of radix 16 (the
 // last of a line 8, 4 or 2 where log2 n is not a multiple of 4: fftRadix), one
 // dispatch per pass: the pass of radix r
 // and stride s (the product of the radices before it) along a length-n axis reads
@@ -89,6 +89,9 @@ type fftSpec struct {
 	// result is zeros. direct: no axis has a length above 1, and the result is the
 	// operand converted to its type.
 	fill, direct bool
+	// elem is the bytes of a complex element of the intermediates: 8 (c64) or
+	// 16 (c128).
+	elem int64
 }
 
 // fftMaxRadix is the largest radix of a pass: a 16-point DFT in registers.
@@ -134,15 +137,15 @@ func withExtent(dims []int64, a int, e int64) []int64 {
 	return out
 }
 
-// planFFT decides the dispatches of root, an fft of c64 (f32 for RFFT's operand
-// and IRFFT's result). Lower and Facts share it.
+// planFFT decides the dispatches of root, an fft of c64 or c128 (f32 or f64 for
+// RFFT's operand and IRFFT's result). Lower and Facts share it.
 func planFFT(root *hlo.Instruction, target Target) (fftSpec, error) {
 	if why := fftSupport(root, target); why != "" {
 		return fftSpec{}, fmt.Errorf("%w: %s (fft) %s", hlo.ErrUnsupported, root.Name, why)
 	}
 	x := root.Operands[0].Shape
 	t, lengths := root.Attrs.FftType, root.Attrs.FftLength
-	spec := fftSpec{}
+	spec := fftSpec{elem: int64(fftComplexType(root).Size())}
 	switch {
 	case root.Shape.NumElements() == 0:
 		return spec, nil
@@ -253,7 +256,7 @@ func bluesteinPasses(a int, n int64, dims []int64, inverse bool) []fftPass {
 func (s *fftSpec) assignBuffers(out hlo.Shape) {
 	outArg := Arg{Kind: ArgOutput, Index: 0}
 	outBytes := int64(-1)
-	if out.DType == hlo.C64 {
+	if out.DType.IsComplex() {
 		outBytes = out.ByteSize()
 	}
 	s.fftChain(s.passes, outArg, outBytes)
@@ -279,11 +282,11 @@ func (s *fftSpec) bluesteinKernel(n, m int64, inverse bool) Arg {
 		s.scratch = append(s.scratch, 0) // scratch 0: the chain's intermediates
 	}
 	k := Arg{Kind: ArgScratch, Index: len(s.scratch)}
-	s.scratch = append(s.scratch, m*8)
+	s.scratch = append(s.scratch, m*s.elem)
 	dims := []int64{m}
 	chain := append([]fftPass{{gen: true, n: m, dims: dims, dstExt: m, trueN: n, chirpInverse: inverse}},
 		fftAxisPasses(0, m, dims, false)...)
-	s.fftChain(chain, k, m*8)
+	s.fftChain(chain, k, m*s.elem)
 	s.pre = append(s.pre, chain...)
 	return k
 }
@@ -298,7 +301,7 @@ func (s *fftSpec) fftChain(ps []fftPass, final Arg, finalBytes int64) {
 	next := final
 	ps[len(ps)-1].dst = final
 	for i := len(ps) - 2; i >= 0; i-- {
-		bytes := product(withExtent(ps[i].dims, ps[i].axis, ps[i].dstExt)) * 8
+		bytes := product(withExtent(ps[i].dims, ps[i].axis, ps[i].dstExt)) * s.elem
 		dst := final
 		if next == final || bytes > finalBytes {
 			dst = s.scratchOtherThan(next, bytes)

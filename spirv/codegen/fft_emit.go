@@ -36,8 +36,10 @@ func (l *lowering) lowerFFT() error {
 func (l *lowering) fftFill() error {
 	k := l.newKernel("fft_zero", defaultLocal)
 	out := l.bindOutputs(k)[0]
-	zero := k.makeComplex(k.m.F32(0), k.m.F32(0))
-	return l.add(k, k.gridStride(l.p.Outputs[0].NumElements(), func(i spirv.ID) { k.store(out, i, zero, hlo.C64) }))
+	cdt := fftComplexType(l.c.Root)
+	k.lowerComplex(cdt)
+	zero := k.makeComplex(k.partConst(0), k.partConst(0))
+	return l.add(k, k.gridStride(l.p.Outputs[0].NumElements(), func(i spirv.ID) { k.store(out, i, zero, cdt) }))
 }
 
 // fftDirect is a transform whose lengths are all 1: the identity, with RFFT's
@@ -48,13 +50,14 @@ func (l *lowering) fftDirect() error {
 	g := l.kernelGen(k)
 	x := l.c.Root.Operands[0]
 	dt := l.p.Outputs[0].DType
+	k.lowerComplex(fftComplexType(l.c.Root))
 	groups := k.gridStride(l.p.Outputs[0].NumElements(), func(i spirv.ID) {
 		g.scoped(func() {
 			v := g.emit(x, k.delinearize(i, x.Shape.Dims))
 			switch {
-			case x.Shape.DType == hlo.F32:
-				v = k.makeComplex(v, k.m.F32(0))
-			case dt == hlo.F32:
+			case !x.Shape.DType.IsComplex():
+				v = k.makeComplex(v, k.partConst(0))
+			case !dt.IsComplex():
 				v = k.f.CompositeExtract(v, 0)
 			}
 			k.store(out, i, v, dt)
@@ -68,16 +71,18 @@ func (l *lowering) fftDirect() error {
 // consecutive elements of a strided axis.
 func (l *lowering) fftPassKernel(p fftPass) error {
 	k := l.newKernel(p.name(), defaultLocal)
-	io := fftIO{p: p, inner: product(p.dims[p.axis+1:])}
+	cdt := fftComplexType(l.c.Root)
+	k.lowerComplex(cdt)
+	io := fftIO{p: p, inner: product(p.dims[p.axis+1:]), cdt: cdt}
 	if !p.fromOperand {
-		io.src = k.bind(p.src, hlo.C64, spirv.ReadOnly)
+		io.src = k.bind(p.src, cdt, spirv.ReadOnly)
 	}
 	if p.hasKernel {
-		io.kernel = k.bind(p.kernel, hlo.C64, spirv.ReadOnly)
+		io.kernel = k.bind(p.kernel, cdt, spirv.ReadOnly)
 	}
-	dstDT := hlo.C64
+	dstDT := cdt
 	if p.writeReal {
-		dstDT = hlo.F32
+		dstDT = cdt.ComplexPart()
 	}
 	io.dst = k.bind(p.dst, dstDT, 0)
 	io.g = l.kernelGen(k)
@@ -99,7 +104,7 @@ func (l *lowering) fftPassKernel(p fftPass) error {
 			w := k.fftTwiddles(base, p)
 			for j, v := range y {
 				if j > 0 {
-					v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, w[j])
+					v, _ = k.complexBinary(hlo.OpMultiply, cdt, v, w[j])
 				}
 				io.write(k, o, f.IAdd(first, k.ic(int64(j)*p.s)), i, v)
 			}
@@ -115,17 +120,18 @@ type fftIO struct {
 	src, kernel, dst spirv.Buffer
 	g                *gen
 	x                *hlo.Instruction // the program's operand
+	cdt              hlo.DType        // the transform's complex type
 }
 
-// load is stored entry pos of line (o, i) of the source, as c64.
+// load is stored entry pos of line (o, i) of the source, as a complex value.
 func (io fftIO) load(k *kernel, o, pos, i spirv.ID) spirv.ID {
 	at := k.fftIndex(o, pos, i, io.p.srcExt, io.inner)
 	if !io.p.fromOperand {
-		return k.load(io.src, at, hlo.C64)
+		return k.load(io.src, at, io.cdt)
 	}
 	v := io.g.emit(io.x, k.delinearize(at, io.x.Shape.Dims))
 	if io.p.readReal {
-		return k.makeComplex(v, k.m.F32(0))
+		return k.makeComplex(v, k.partConst(0))
 	}
 	return v
 }
@@ -152,11 +158,11 @@ func (io fftIO) read(k *kernel, o, j, i spirv.ID) spirv.ID {
 		v = k.makeComplex(re, f.Select(stored, im, f.FNegate(im)))
 	}
 	if p.chirpIn {
-		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.chirp(f.Select(inRange, j, k.ic(0)), p.trueN, p.chirpInverse))
-		v = k.selectComplex(inRange, v, k.makeComplex(k.m.F32(0), k.m.F32(0)))
+		v, _ = k.complexBinary(hlo.OpMultiply, io.cdt, v, k.chirp(f.Select(inRange, j, k.ic(0)), p.trueN, p.chirpInverse))
+		v = k.selectComplex(inRange, v, k.makeComplex(k.partConst(0), k.partConst(0)))
 	}
 	if p.hasKernel {
-		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.load(io.kernel, j, hlo.C64))
+		v, _ = k.complexBinary(hlo.OpMultiply, io.cdt, v, k.load(io.kernel, j, io.cdt))
 	}
 	return v
 }
@@ -170,14 +176,14 @@ func (io fftIO) write(k *kernel, o, j, i, v spirv.ID) {
 	keep := p.dstExt < p.n
 	if p.chirpOut {
 		in := f.Less(j, k.ic(p.trueN))
-		v, _ = k.complexBinary(hlo.OpMultiply, hlo.C64, v, k.chirp(f.Select(in, j, k.ic(0)), p.trueN, p.chirpInverse))
+		v, _ = k.complexBinary(hlo.OpMultiply, io.cdt, v, k.chirp(f.Select(in, j, k.ic(0)), p.trueN, p.chirpInverse))
 	}
 	if p.scale != 0 && p.scale != 1 {
-		v = k.exact(f.FMul(v, f.Splat(k.m.F32(float32(p.scale)), 2)))
+		v = k.exact(f.FMul(v, f.Splat(k.partConst(p.scale), 2)))
 	}
-	dt := hlo.C64
+	dt := io.cdt
 	if p.writeReal {
-		v, dt = f.CompositeExtract(v, 0), hlo.F32
+		v, dt = f.CompositeExtract(v, 0), io.cdt.ComplexPart()
 	}
 	at := k.fftIndex(o, j, i, p.dstExt, io.inner)
 	if !keep {
@@ -187,7 +193,7 @@ func (io fftIO) write(k *kernel, o, j, i, v spirv.ID) {
 	f.If(f.Less(j, k.ic(p.dstExt)), func() { k.store(io.dst, at, v, dt) }, nil)
 }
 
-// selectComplex is cond ? a : b for c64 values (part by part: SPIR-V 1.3 selects
+// selectComplex is cond ? a : b for complex values (part by part: SPIR-V 1.3 selects
 // a vector by a vector of conditions).
 func (k *kernel) selectComplex(cond, a, b spirv.ID) spirv.ID {
 	ar, ai := k.parts(a)
@@ -213,7 +219,9 @@ func (k *kernel) chirp(j spirv.ID, n int64, inverse bool) spirv.ID {
 // between. The forward passes after it make it K̂.
 func (l *lowering) bluesteinKernelGen(p fftPass) error {
 	k := l.newKernel(p.name(), defaultLocal)
-	dst := k.bind(p.dst, hlo.C64, 0)
+	cdt := fftComplexType(l.c.Root)
+	k.lowerComplex(cdt)
+	dst := k.bind(p.dst, cdt, 0)
 	f := k.f
 	n, m := p.trueN, p.n
 	groups := k.gridStride(m, func(j spirv.ID) {
@@ -221,7 +229,7 @@ func (l *lowering) bluesteinKernelGen(p fftPass) error {
 		back := f.Greater(j, k.ic(m-n))
 		e := f.Select(front, j, f.Select(back, f.ISub(k.ic(m), j), k.ic(0)))
 		v := k.chirp(e, n, !p.chirpInverse) // the conjugate chirp
-		k.store(dst, j, k.selectComplex(f.LogicalOr(front, back), v, k.makeComplex(k.m.F32(0), k.m.F32(0))), hlo.C64)
+		k.store(dst, j, k.selectComplex(f.LogicalOr(front, back), v, k.makeComplex(k.partConst(0), k.partConst(0))), cdt)
 	})
 	return l.add(k, groups)
 }
@@ -252,7 +260,7 @@ func (k *kernel) fftButterfly(a []spirv.ID, inverse bool) []spirv.ID {
 }
 
 // rotate is z·e^{∓2πi·j/r}: z itself for j = 0, a swap of the parts for a
-// quarter turn, else the product with the constant (rounded from f64).
+// quarter turn, else the product with the constant (rounded from f64 for c64).
 func (k *kernel) rotate(z spirv.ID, j, r int, inverse bool) spirv.ID {
 	switch {
 	case j == 0:
@@ -264,8 +272,8 @@ func (k *kernel) rotate(z spirv.ID, j, r int, inverse bool) spirv.ID {
 	if !inverse {
 		s = -s
 	}
-	w := k.m.ConstComposite(k.complexType(), k.m.ConstFloat(k.m.TypeF32(), c), k.m.ConstFloat(k.m.TypeF32(), s))
-	v, _ := k.complexBinary(hlo.OpMultiply, hlo.C64, z, w)
+	w := k.m.ConstComposite(k.complexType(), k.partConst(c), k.partConst(s))
+	v, _ := k.complexBinary(hlo.OpMultiply, k.complexDType(), z, w)
 	return v
 }
 
@@ -290,7 +298,7 @@ func (k *kernel) fftTwiddles(base spirv.ID, p fftPass) []spirv.ID {
 			continue
 		}
 		low := j & -j
-		w[j], _ = k.complexBinary(hlo.OpMultiply, hlo.C64, w[j-low], w[low])
+		w[j], _ = k.complexBinary(hlo.OpMultiply, k.complexDType(), w[j-low], w[low])
 	}
 	return w
 }
@@ -328,8 +336,9 @@ func (k *kernel) fftIndex(o, j, i spirv.ID, ext, inner int64) spirv.ID {
 // cos(π − θ) = −cos θ and cos(π/2 − θ) = sin θ (D/2, D/4 and D/8's multiples
 // are integers or halves), so that u = T/D ∈ [0, 1/8] is one rounded product
 // (exact for d a power of two); sine and cosine of 2π·u ≤ π/4 are their Taylor
-// polynomials to x⁹ and x¹⁰, whose truncation errors (2e-9, 1e-10) lie below
-// half an f32 ulp.
+// polynomials, in f32 to x⁹ and x¹⁰, whose truncation errors (2e-9, 1e-10) lie
+// below half an f32 ulp, and in f64 (c128) to x¹⁷ and x¹⁸ (1e-19, 3e-21: below
+// half an f64 ulp, 5.5e-17).
 func (k *kernel) fftRoot(t spirv.ID, d int64, plus bool) spirv.ID {
 	f, m := k.f, k.m
 	big := f.IMul(t, k.ic(4))
@@ -339,11 +348,17 @@ func (k *kernel) fftRoot(t spirv.ID, d int64, plus bool) spirv.ID {
 	big = f.Select(far, f.ISub(k.ic(2*d), big), big)
 	swap := f.Greater(f.IMul(big, k.ic(2)), k.ic(d)) // θ > π/4
 	big = f.Select(swap, f.ISub(k.ic(d), big), big)
-	u := k.fmul(f.Convert(m.TypeF32(), big), m.F32(float32(1/float64(4*d))))
-	x := k.fmul(u, m.F32(float32(2*math.Pi)))
+	u := k.fmul(f.Convert(k.partType(), big), k.partConst(1/float64(4*d)))
+	x := k.fmul(u, k.partConst(2*math.Pi))
 	x2 := k.fmul(x, x)
-	sin := k.fmul(x, k.horner(x2, []float64{1, -1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880}))
-	cos := k.horner(x2, []float64{1, -1.0 / 2, 1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800})
+	terms := 4 // beyond the leading 1: sine's to x⁹, cosine's to x¹⁰
+	if m.Width(k.partType()) == 64 {
+		terms = 8 // to x¹⁷ and x¹⁸
+	}
+	sinC, _ := taylorSinCos(terms)
+	_, cosC := taylorSinCos(terms + 1)
+	sin := k.fmul(x, k.horner(x2, append([]float64{1}, sinC...)))
+	cos := k.horner(x2, append([]float64{1}, cosC...))
 	s, c := f.Select(swap, cos, sin), f.Select(swap, sin, cos)
 	c = f.Select(far, f.FNegate(c), c)
 	if plus { // e^{+iθ}: the sine, negated where the reduction turned θ into 2π − θ
@@ -352,4 +367,13 @@ func (k *kernel) fftRoot(t spirv.ID, d int64, plus bool) spirv.ID {
 		s = f.Select(lower, s, f.FNegate(s))
 	}
 	return k.makeComplex(c, s)
+}
+
+// fftComplexType is the complex type an fft computes in: its result's, or its
+// operand's for IRFFT.
+func fftComplexType(root *hlo.Instruction) hlo.DType {
+	if root.Shape.DType.IsComplex() {
+		return root.Shape.DType
+	}
+	return root.Operands[0].Shape.DType
 }

@@ -3,6 +3,7 @@ package codegen
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -62,7 +63,8 @@ func fftComputation(tb testing.TB, t, in, out, lengths string) *hlo.Computation 
 // where the output takes the one intermediate; else, from the last pass
 // backwards, the output where it is a c64 array large enough, a scratch buffer
 // otherwise (RFFT's full-length last axis, IRFFT's intermediates, which its f32
-// output cannot hold).
+// output cannot hold). Each case runs in c128 (f64 for the real sides) too, with
+// the same dispatches and scratch buffers of twice the bytes.
 func TestFFTKernelsValidate(t *testing.T) {
 	want := map[string]struct {
 		dispatches int
@@ -94,21 +96,34 @@ func TestFFTKernelsValidate(t *testing.T) {
 		// the last axis' last pass.
 		"rfft 6x10": {3 + 2 + 4 + 2, []int64{6 * 32 * 8, 6 * 32 * 8, 32 * 8, 16 * 8}},
 	}
+	wide := strings.NewReplacer("c64", "c128", "f32", "f64")
 	for name, c := range fftCases {
+		w, ok := want[name]
+		require.True(t, ok, "no expectation for %s", name)
 		t.Run(name, func(t *testing.T) {
 			p := lowerOK(t, fftComputation(t, c.t, c.in, c.out, c.lengths))
-			w, ok := want[name]
-			require.True(t, ok, "no expectation for %s", name)
 			require.Len(t, p.Dispatches, w.dispatches)
 			require.Equal(t, w.scratch, p.Scratch)
+		})
+		t.Run(name+" c128", func(t *testing.T) {
+			p := lowerOK(t, fftComputation(t, c.t, wide.Replace(c.in), wide.Replace(c.out), c.lengths))
+			require.Len(t, p.Dispatches, w.dispatches)
+			var scratch []int64
+			for _, b := range w.scratch {
+				scratch = append(scratch, 2*b)
+			}
+			require.Equal(t, scratch, p.Scratch)
 		})
 	}
 }
 
-// TestFFTRefusals: c128 is refused; so is, on a target without Int64, a length
-// that is not a power of two above 46340 (Bluestein's k² needs 64 bits), naming
-// the instruction and the length, with ErrUnsupported; with Int64 it lowers.
+// TestFFTRefusals: c128 on a target without Float64 is refused; so is, on a
+// target without Int64, a length that is not a power of two above 46340
+// (Bluestein's k² needs 64 bits), naming the instruction and the length, with
+// ErrUnsupported; with Int64 it lowers.
 func TestFFTRefusals(t *testing.T) {
+	noFloat64 := LavapipeTarget()
+	noFloat64.Float64 = false
 	noInt64 := LavapipeTarget()
 	noInt64.Int64, noInt64.BufferDeviceAddress = false, false
 	long := fftComputation(t, "FFT", "c64[50000]", "c64[50000]", "{50000}")
@@ -117,7 +132,7 @@ func TestFFTRefusals(t *testing.T) {
 		target Target
 		want   string
 	}{
-		{fftComputation(t, "FFT", "c128[8]", "c128[8]", "{8}"), LavapipeTarget(), "uses c128"},
+		{fftComputation(t, "FFT", "c128[8]", "c128[8]", "{8}"), noFloat64, "a (parameter) uses c128, which has f64 parts and needs 64-bit floats"},
 		{long, noInt64, "f (fft) has fft_length={50000}; Bluestein's chirp of length 50000 needs 64-bit integers"},
 	} {
 		_, err := Lower(c.c, c.target)

@@ -55,6 +55,9 @@ type kernel struct {
 	tables map[spirv.ID]spirv.ID
 	// texels are the inputs read through uniform texel buffers (texel.go).
 	texels []texelView
+	// part is the part type (f32, f64) of the complex value being lowered
+	// (complex_part.go).
+	part hlo.DType
 }
 
 // newKernel starts a kernel with a 1-D workgroup of local invocations. wide selects

@@ -114,7 +114,7 @@ func checkTypes(c *hlo.Computation, t Target, seen map[*hlo.Computation]bool) er
 				continue
 			}
 			if why := missingFeature(s.DType, t); why != "" {
-				return fmt.Errorf("%s (%v) uses %v, which %s", in.Name, in.Op, s.DType, why)
+				return fmt.Errorf("%w: %s (%v) uses %v, which %s", hlo.ErrUnsupported, in.Name, in.Op, s.DType, why)
 			}
 		}
 		why := f8Limit(in)
@@ -162,6 +162,10 @@ func missingFeature(dt hlo.DType, t Target) string {
 		return "is stored as 8-bit integers and needs shaderInt8 and storageBuffer8BitAccess, which the target lacks"
 	case dt == hlo.F64 && !t.Float64:
 		return "needs 64-bit floats (shaderFloat64), which the target lacks"
+	case dt == hlo.C128 && !(t.Float64 && t.Int64):
+		// f64 parts, and the f64 math's work on their encodings (log, sqrt's
+		// sign tests, trig's reduction) in 64-bit integers.
+		return "has f64 parts and needs 64-bit floats and integers (shaderFloat64, shaderInt64), which the target lacks"
 	case (dt == hlo.S64 || dt == hlo.U64) && !t.Int64:
 		return "needs 64-bit integers (shaderInt64), which the target lacks"
 	case dt.Size() == 1 && !(t.Int8 && t.StorageBuffer8Bit):

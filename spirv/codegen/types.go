@@ -24,8 +24,8 @@ func (k *kernel) regType(dt hlo.DType) spirv.ID {
 		return m.TypeF32()
 	case hlo.F64:
 		return m.TypeFloat(64)
-	case hlo.C64:
-		return k.complexType()
+	case hlo.C64, hlo.C128:
+		return k.complexTypeOf(dt)
 	case hlo.F8E4M3FN, hlo.F8E5M2, hlo.F8E4M3, hlo.F8E3M4, hlo.F8E4M3FNUZ, hlo.F8E5M2FNUZ, hlo.F8E4M3B11FNUZ,
 		hlo.F6E2M3FN, hlo.F6E3M2FN, hlo.F4E2M1FN, hlo.F8E8M0FNU:
 		return m.TypeF32() // f8.go
@@ -234,7 +234,7 @@ func (k *kernel) constant(l *hlo.Literal, i int) spirv.ID {
 	switch {
 	case dt == hlo.Pred:
 		return k.m.ConstBool(l.Bool(i))
-	case dt == hlo.C64:
+	case dt.IsComplex():
 		return k.complexConstant(l, i)
 	case dt.IsFloat():
 		return k.m.ConstFloat(t, l.Float64(i))
