@@ -79,7 +79,8 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			return b.Tuple(pd, bc, ds, du)
 		}),
 	}
-	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos,
+		hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p} {
 		cases = append(cases, c64Case(t, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 			return b.Unary(op, ps[0])
 		}))
@@ -94,11 +95,12 @@ func complexOpCases(t testing.TB, g *gen) []opCase {
 			expIn = append(expIn, complex(re, im))
 		}
 	}
-	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
+	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos, hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p} {
 		cases = append(cases, c64Case(t, op.String()+" special values", op,
 			[]*hlo.Literal{hlo.MustFromSlice([]int64{int64(len(expIn))}, expIn)},
 			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Unary(op, ps[0]) }))
 	}
+	cases = append(cases, complexTranscendentalCases(t, g)...)
 	// Every pair of special values (and of them and random ones), then random
 	// pairs.
 	sx, sy := specialPairs(g)

@@ -20,7 +20,7 @@ import (
 func TestNoGPUOpsAreRefused(t *testing.T) {
 	rt := newRuntime(t)
 	for _, text := range []string{
-		"HloModule m\nENTRY e {\n  a = c64[4] parameter(0)\n  ROOT c = c64[4] tanh(a)\n}",
+		"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}",
 		"HloModule m\nENTRY e {\n  a = c128[12] parameter(0)\n  ROOT f = c128[12] fft(a), fft_type=FFT, fft_length={12}\n}",
 		"HloModule m\nENTRY e {\n  a = c128[2,2] parameter(0)\n  ROOT t = c128[2,2] transpose(a), dimensions={1,0}\n}",
 	} {

@@ -34,7 +34,7 @@ func TestComplexPlanning(t *testing.T) {
 	}
 	for _, tc := range []struct{ text, want string }{
 		{"HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}", "%x (parameter): uses c128"},
-		{"HloModule m\nENTRY e {\n  x = c64[4] parameter(0)\n  ROOT n = c64[4] tanh(x)\n}", "%n (tanh): uses c64, and GPU code generation has no complex kernel for tanh"},
+		{"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}", "%n (reduce-window): uses c64, and GPU code generation has no complex kernel for reduce-window"},
 		{"HloModule m\nENTRY e {\n  x = c128[12] parameter(0)\n  ROOT f = c128[12] fft(x), fft_type=FFT, fft_length={12}\n}", "%x (parameter): uses c128"},
 	} {
 		m := parse(tc.text)
