@@ -121,5 +121,13 @@ func complexTranscendentalCases(t testing.TB, g *gen) []opCase {
 			return b.Binary(hlo.OpPower, ps[0], ps[1])
 		})
 	}
-	return append(cases, power("", x, y), power(" special pairs", c64Vector(zs), c64Vector(ws)))
+	cases = append(cases, power("", x, y), power(" special pairs", c64Vector(zs), c64Vector(ws)))
+	// The five in one fused kernel, power of an expm1 (its error carried on, well
+	// within power's tolerance), on the random values with the special ones first.
+	fused := c64Case(t, "power of expm1, tanh, tan, log1p fused", hlo.OpPower, []*hlo.Literal{randomC64(g, 3, 43), y},
+		func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			return b.Tuple(b.Binary(hlo.OpPower, b.Unary(hlo.OpExpm1, ps[0]), ps[1]),
+				b.Unary(hlo.OpTanh, ps[0]), b.Unary(hlo.OpTan, ps[1]), b.Unary(hlo.OpLog1p, ps[0]))
+		})
+	return append(cases, fused)
 }
