@@ -78,12 +78,12 @@ func powExponents() []complex64 {
 // a rounded multiple of π/2, an exact 0 that neither side holds, and each takes
 // its sign from its own rounding of π/2 (f32's lies above it, f64's below):
 // (1 − i·inf)¹ is −inf − i·inf on the GPU and +inf − i·inf in cpuref, where the
-// true value is 1 − i·inf; docs/complex.md.
+// true value is 1 − i·inf; docs/complex.md. (A zero base has cases of its own.)
 func ambiguousPower(z, w complex64) bool {
 	p := float64(real(w))
 	r := math.Pow(cmplx.Abs(complex128(z)), p)
 	k := p * cmplx.Phase(complex128(z)) / (math.Pi / 2)
-	return imag(w) == 0 && r > math.MaxFloat32 && k != 0 && math.Abs(k-math.Round(k)) < 1e-9
+	return z != 0 && imag(w) == 0 && r > math.MaxFloat32 && k != 0 && math.Abs(k-math.Round(k)) < 1e-9
 }
 
 func c64Vector(vals []complex64) *hlo.Literal {
