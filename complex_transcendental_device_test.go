@@ -11,8 +11,9 @@ import (
 // The differential cases of c64 tanh, tan, expm1, log1p and power beyond the
 // random values and exp's special values (complex_device_test.go): the poles of
 // tanh and tan, large real parts, values near 0 where expm1 and log1p must keep
-// their relative accuracy, log1p's cut along x < −1, and power over every pair of
-// its special bases and exponents.
+// their relative accuracy, expm1 near its zeros 2πik, log1p's cut along x < −1,
+// and power over every pair of its special bases and exponents, with moduli and
+// factors out of f32's range (cases BenchmarkComplexTranscendentalSweep found).
 
 // tanhPoints are near tanh's poles iπ(k + ½) (tan's, rotated, at π(k + ½)), on and
 // off the axis, and where the real part saturates.
@@ -37,6 +38,18 @@ func nearZero() []complex64 {
 		complex(float32(math.Cos(0.3)-1), float32(math.Sin(0.3))), complex(float32(math.Cos(0.01)-1), float32(-math.Sin(0.01))),
 		complex(float32(-math.Log(math.Cos(0.2))), 0.2), complex(float32(-math.Log(math.Cos(0.9))), -0.9),
 		complex(0.4999, 0.4999), complex(0.5, 0.1), complex(1, 1e-3),
+	}
+}
+
+// expm1Zeros are near expm1's other zeros, 2πik (where e^x·cos y − 1 cancels in
+// f32: the kernel takes the identity form there too), and real parts above
+// ln(f32 max) beside small imaginary parts (e^x·sin y finite where e^x is not).
+func expm1Zeros() []complex64 {
+	tau := 2 * math.Pi
+	return []complex64{
+		complex(-0.005457306, float32(-tau-0.0023)), complex(1e-5, float32(tau)), complex(-2e-6, float32(3*tau+1e-4)),
+		complex(-2.27302207e-05, -1.378283389e20), complex(3e-7, float32(-1000*tau)),
+		complex(111.52086, 2.015185e-27), complex(65.72299, -2.7535926e-22), complex(88.5, 1e-3), complex(89, -0.2),
 	}
 }
 
@@ -100,6 +113,7 @@ func complexTranscendentalCases(t testing.TB, g *gen) []opCase {
 		unary("near 0", hlo.OpExpm1, nearZero()),
 		unary("near 0", hlo.OpLog1p, nearZero()),
 		unary("cut", hlo.OpLog1p, cutPoints()),
+		unary("near 2πik and large", hlo.OpExpm1, expm1Zeros()),
 	}
 	// tan at tanh's points rotated (tan z = −i·tanh(iz)): its poles on the real axis.
 	var rotated []complex64
@@ -121,6 +135,11 @@ func complexTranscendentalCases(t testing.TB, g *gen) []opCase {
 			return b.Binary(hlo.OpPower, ps[0], ps[1])
 		})
 	}
+	// Moduli and factors out of f32's normal range with finite operands: |z|^p
+	// subnormal (e^{−103.6}) brought back by e^{−q·arg z}, |z|^p above f32 max
+	// brought back by cos θ and e^{−q·arg z}.
+	zs = append(zs, complex(0.0016485477, 3857.8757), complex(2.2908813e25, 2.2600629e11), complex(1e-30, 2e-30), complex(-1e20, 3e19))
+	ws = append(ws, complex(-12.543718, -17.763212), complex(1.5289088, -0.969705), complex(-1.2, 0.5), complex(2.1, 3))
 	cases = append(cases, power("", x, y), power(" special pairs", c64Vector(zs), c64Vector(ws)))
 	// The five in one fused kernel, power of an expm1 (its error carried on, well
 	// within power's tolerance), on the random values with the special ones first.

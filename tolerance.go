@@ -296,8 +296,10 @@ func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
 func complexTranscendentalTolerance(op hlo.Opcode) ErrorSpec {
 	const flushed = 0x1p-126
 	switch op {
-	case hlo.OpExpm1, hlo.OpPower: // f32 exp's error on a large real part (1.7e-6 and 2.4e-6 measured)
+	case hlo.OpExpm1: // f32 exp's error on a large real part (3.4e-6 measured)
 		return ErrorSpec{Abs: flushed, Rel: 1e-5}
+	case hlo.OpPower: // f32 pow's: the angle's error grows with it (docs/complex.md)
+		return ErrorSpec{Abs: flushed, Rel: 1e-4}
 	}
 	return ErrorSpec{Abs: flushed, Rel: 1e-6} // 2.3e-7 measured
 }

@@ -9,10 +9,9 @@ import (
 
 // complexPow is pow(z, w) by cmplx.Pow's algorithm (cpuref's), in f32: with z =
 // a + ib, w = p + iq, r = |z|^p (the real pow, C's special values), θ = p·arg z
-// (atan2), and where q ≠ 0, r
-// times e^{−q·arg z} and θ plus q·log|z| (logAbs); the result r·(cos θ + i·sin θ)
-// (where |z| overflows f32 with finite parts, r·cos θ is (h·cos θ)·h, h = √r).
-// A zero base takes powZeroBase's answers. Zeros are told on the encoding (a
+// (atan2), and where q ≠ 0, r times e^{−q·arg z} and θ plus q·log|z| (logAbs);
+// the result r·(cos θ + i·sin θ) (where |z|, a factor of r or r leaves f32's
+// normal range with finite operands, r·cos θ is (h·cos θ)·h, h = √r). A zero base takes powZeroBase's answers. Zeros are told on the encoding (a
 // subnormal part is not zero, as in cpuref).
 func (k *kernel) complexPow(z, w spirv.ID) (spirv.ID, error) {
 	f := k.f
@@ -31,18 +30,23 @@ func (k *kernel) complexPow(z, w spirv.ID) (spirv.ID, error) {
 	theta := mul(p, arg)
 	qNonZero := f.LogicalNot(k.isZeroBits(q))
 	qArg := mul(f.FNegate(q), arg)
-	r = f.Select(qNonZero, mul(r, k.exp(qArg)), r)
+	damp := f.Select(qNonZero, k.exp(qArg), k.partConst(1))
+	inRange := f.LogicalAnd(k.isNormal(r), k.isNormal(damp)) // before r·damp: a subnormal factor has lost its digits
+	r = f.Select(qNonZero, mul(r, damp), r)
 	theta = f.Select(qNonZero, k.exact(f.FAdd(theta, mul(q, logMod))), theta)
 	cos, sin := k.sinCos(theta, true), k.sinCos(theta, false)
 	v := k.makeComplex(mul(r, cos), mul(r, sin))
-	// |z| above f32's range with finite parts: r·cos θ as (h·cos θ)·h with h =
-	// e^{½(p·log|z| − q·arg z)}, which overflows only where the product does
-	// ((3e38 + 3e38i)¹ stays finite).
+	// Finite operands where |z|, |z|^p, e^{−q·arg z} or r leaves f32's normal
+	// range: r·cos θ as (h·cos θ)·h with h = e^{½(p·log|z| − q·arg z)}, which
+	// overflows or underflows only where the product does ((3e38 + 3e38i)¹ stays
+	// finite, and so does a |z|^p above f32 max that e^{−q·arg z} or cos θ brings
+	// back; a subnormal |z|^p would carry its few digits into r·e^{−q·arg z}).
 	logR := f.Select(qNonZero, k.exact(f.FAdd(mul(p, logMod), qArg)), mul(p, logMod))
 	h := k.exp(mul(k.partConst(0.5), logR))
-	big := k.makeComplex(mul(mul(h, cos), h), mul(mul(h, sin), h))
-	overflow := f.LogicalAnd(f.IsInf(mod), f.LogicalAnd(k.isFinite(a), k.isFinite(b)))
-	v = f.Select(overflow, big, v)
+	scaled := k.makeComplex(mul(mul(h, cos), h), mul(mul(h, sin), h))
+	finite := f.LogicalAnd(f.LogicalAnd(k.isFinite(a), k.isFinite(b)), f.LogicalAnd(k.isFinite(p), k.isFinite(q)))
+	inRange = f.LogicalAnd(inRange, f.LogicalAnd(k.isNormal(r), f.LogicalNot(f.IsInf(mod))))
+	v = f.Select(f.LogicalAnd(finite, f.LogicalNot(inRange)), scaled, v)
 	zeroBase := f.LogicalAnd(k.isZeroBits(a), k.isZeroBits(b))
 	return f.Select(zeroBase, k.powZeroBase(p, q), v), nil
 }
@@ -70,4 +74,10 @@ func (k *kernel) isZeroBits(x spirv.ID) spirv.ID {
 // isFinite reports a value neither infinite nor NaN.
 func (k *kernel) isFinite(x spirv.ID) spirv.ID {
 	return k.f.LogicalNot(k.f.LogicalOr(k.f.IsInf(x), k.f.IsNan(x)))
+}
+
+// isNormal reports a finite value of at least f32's smallest normal magnitude.
+func (k *kernel) isNormal(x spirv.ID) spirv.ID {
+	least := k.f.GreaterEqual(k.absBits(x), k.absBits(k.fc(x, 0x1p-126)))
+	return k.f.LogicalAnd(least, k.isFinite(x))
 }
