@@ -139,16 +139,20 @@ func complexOpCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 			return b.Tuple(pd, bc, ds, du)
 		}),
 	}
-	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
+	for _, op := range []hlo.Opcode{hlo.OpNegate, hlo.OpReal, hlo.OpImag, hlo.OpAbs, hlo.OpSign, hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos,
+		hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p} {
 		cases = append(cases, complexCase(t, dt, op.String(), op, []*hlo.Literal{x}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 			return b.Unary(op, ps[0])
 		}))
 	}
 	// exp's and log's special cases (math/cmplx's): infinite and NaN parts with
 	// zero, finite, infinite and NaN partners; log's branch cut (−100 ± 0i).
-	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos} {
+	for _, op := range []hlo.Opcode{hlo.OpExp, hlo.OpLog, hlo.OpSqrt, hlo.OpRsqrt, hlo.OpSin, hlo.OpCos, hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p} {
 		cases = append(cases, complexCase(t, dt, op.String()+" special values", op, []*hlo.Literal{specialGrid(dt, op)},
 			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Unary(op, ps[0]) }))
+	}
+	if dt == hlo.C64 {
+		cases = append(cases, complexTranscendentalCases(t, g)...)
 	}
 	// Every pair of special values (and of them and random ones), then random
 	// pairs.

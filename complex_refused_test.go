@@ -20,9 +20,8 @@ import (
 func TestNoGPUOpsAreRefused(t *testing.T) {
 	rt := newRuntime(t)
 	for _, text := range []string{
-		"HloModule m\nENTRY e {\n  a = c64[4] parameter(0)\n  ROOT c = c64[4] tanh(a)\n}",
-		"HloModule m\nENTRY e {\n  a = c128[4] parameter(0)\n  ROOT c = c128[4] tanh(a)\n}",
-		"HloModule m\nENTRY e {\n  a = c128[4] parameter(0)\n  ROOT c = c128[4] power(a, a)\n}",
+		"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}",
+		"HloModule m\nadd {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ROOT s = c128[] add(a, b)\n}\nENTRY e {\n  x = c128[4] parameter(0)\n  z = c128[] constant((0, 0))\n  ROOT n = c128[2] reduce-window(x, z), window={size=3}, to_apply=add\n}",
 	} {
 		m, err := hlo.ParseModule(text)
 		require.NoError(t, err)

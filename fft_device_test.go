@@ -242,7 +242,7 @@ func spectralConvGrad(t testing.TB, seed uint64) (m, vjp *hlo.Module, inputs []*
 	vjp, err = autodiff.VJP(m, []int{0, 1}, nil)
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(21, seed))
-	inputs = []*hlo.Literal{fftInput(rng, hlo.RFFT, []int64{4, 32, 32}), fftInput(rng, hlo.FFT, []int64{32, 17}),
-		fftInput(rng, hlo.RFFT, []int64{4, 32, 32})}
+	inputs = []*hlo.Literal{fftInput(rng, hlo.C64, hlo.RFFT, []int64{4, 32, 32}), fftInput(rng, hlo.C64, hlo.FFT, []int64{32, 17}),
+		fftInput(rng, hlo.C64, hlo.RFFT, []int64{4, 32, 32})}
 	return m, vjp, inputs
 }

@@ -10,10 +10,12 @@ import (
 // The element functions of complex numbers (c64, c128). Every one computes in
 // complex128 and the result is rounded once per part to the element type, as the
 // float ops compute f32 in float64. The transcendental functions are Go's
-// math/cmplx, whose branch cuts are C99's (Annex G) and StableHLO's: log, sqrt and
-// power are cut along the negative real axis, approached from above for an
-// imaginary part of +0 and from below for −0 (log(−1+0i) = iπ, log(−1−0i) = −iπ).
-// docs/complex.md lists the definitions.
+// math/cmplx (tanh and tan by a stable form of their own, complex_tanh.go, and
+// power guarded against a panic of cmplx.Pow, complex_pow.go), whose branch cuts
+// are C99's (Annex G) and StableHLO's: log, sqrt and power are cut along the
+// negative real axis, approached from above for an imaginary part of +0 and from
+// below for −0 (log(−1+0i) = iπ, log(−1−0i) = −iπ). docs/complex.md lists the
+// definitions.
 
 // complexUnaryMath maps the unary opcodes that keep a complex type.
 var complexUnaryMath = map[hlo.Opcode]func(complex128) complex128{
@@ -25,10 +27,10 @@ var complexUnaryMath = map[hlo.Opcode]func(complex128) complex128{
 	hlo.OpLog1p:  complexLog1p,
 	hlo.OpSqrt:   cmplx.Sqrt,
 	hlo.OpRsqrt:  func(z complex128) complex128 { return 1 / cmplx.Sqrt(z) },
-	hlo.OpTanh:   cmplx.Tanh,
+	hlo.OpTanh:   complexTanh,
 	hlo.OpSin:    cmplx.Sin,
 	hlo.OpCos:    cmplx.Cos,
-	hlo.OpTan:    cmplx.Tan,
+	hlo.OpTan:    complexTan,
 }
 
 // complexRealMath maps the unary opcodes whose result of a complex operand is real.
@@ -47,7 +49,7 @@ var complexBinaryMath = map[hlo.Opcode]func(x, y complex128) complex128{
 	hlo.OpSubtract: func(x, y complex128) complex128 { return x - y },
 	hlo.OpMultiply: complexMul,
 	hlo.OpDivide:   func(x, y complex128) complex128 { return x / y },
-	hlo.OpPower:    cmplx.Pow,
+	hlo.OpPower:    complexPow,
 }
 
 // complexBinaryFor is the element function of a binary op on complex type dt: the

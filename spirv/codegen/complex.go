@@ -26,6 +26,7 @@ var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpFusion: true, hlo.OpCall: true,
 	hlo.OpNegate: true, hlo.OpReal: true, hlo.OpImag: true, hlo.OpComplex: true, hlo.OpAbs: true, hlo.OpSign: true, hlo.OpExp: true, hlo.OpLog: true, hlo.OpSqrt: true, hlo.OpRsqrt: true,
 	hlo.OpSin: true, hlo.OpCos: true,
+	hlo.OpTanh: true, hlo.OpTan: true, hlo.OpExpm1: true, hlo.OpLog1p: true, hlo.OpPower: true,
 	hlo.OpAdd: true, hlo.OpSubtract: true, hlo.OpMultiply: true, hlo.OpDivide: true,
 	hlo.OpCompare: true, hlo.OpSelect: true, hlo.OpConvert: true,
 	hlo.OpBroadcast: true, hlo.OpReshape: true, hlo.OpTranspose: true, hlo.OpSlice: true,
@@ -77,6 +78,14 @@ func (k *kernel) complexUnary(op hlo.Opcode, dt hlo.DType, x spirv.ID) (spirv.ID
 		return k.complexSqrt(x), nil
 	case hlo.OpSin, hlo.OpCos:
 		return k.complexSinCos(x, op == hlo.OpCos), nil
+	case hlo.OpTanh:
+		return k.complexTanh(x), nil
+	case hlo.OpTan:
+		return k.complexTan(x), nil
+	case hlo.OpExpm1:
+		return k.complexExpm1(x), nil
+	case hlo.OpLog1p:
+		return k.complexLog1p(x)
 	case hlo.OpRsqrt: // 1/sqrt, as cpuref
 		return k.complexReciprocal(k.complexSqrt(x)), nil
 	case hlo.OpLog: // log|z| + i·arg z, as math/cmplx (arg: atan2, cut along the negative reals)
@@ -130,6 +139,8 @@ func (k *kernel) complexBinary(op hlo.Opcode, dt hlo.DType, a, b spirv.ID) (spir
 		return k.makeComplex(re, im), nil
 	case hlo.OpDivide:
 		return k.complexDivide(a, b), nil
+	case hlo.OpPower:
+		return k.complexPow(a, b)
 	}
 	return 0, fmt.Errorf("%v of %v has no GPU kernel yet (cpuref computes it)", op, dt)
 }
