@@ -238,8 +238,7 @@ func onlyRootAfter(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Ins
 func refetch(m *hlo.Module, b, next int) {
 	c := m.Entry
 	x := c.Instructions[b]
-	dev := &hlo.Instruction{Name: moduleNames(m).fresh(x.Operands[0].Name + ".device"), Op: hlo.OpCustomCall,
-		Shape: x.Shape.Clone(), Operands: []*hlo.Instruction{x.Operands[0]}, Attrs: x.Attrs.Clone()}
+	dev := move(moduleNames(m).fresh(x.Operands[0].Name+".device"), x.Operands[0], false)
 	for _, in := range c.Instructions[next:] {
 		for j, op := range in.Operands {
 			if op == x {
@@ -283,8 +282,7 @@ func offloadParam(m *hlo.Module, p, at int) {
 		cuts = []cut{{first, after}, {after, len(c.Instructions)}}
 	}
 	for k := len(cuts) - 1; k >= 0; k-- { // the later cut first: positions stay valid
-		dev := &hlo.Instruction{Name: names.fresh(x.Name + ".device"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
-			Operands: []*hlo.Instruction{x}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToDeviceTarget}}}
+		dev := move(names.fresh(x.Name+".device"), x, false)
 		for _, in := range c.Instructions[cuts[k].pos:cuts[k].end] {
 			for j, op := range in.Operands {
 				if op == x {
@@ -313,8 +311,7 @@ func offloadOutputs(m *hlo.Module, b int, outs []int) {
 				Operands: []*hlo.Instruction{x}, Attrs: op.Attrs.Clone()}
 			made = append(made, v)
 		}
-		host := &hlo.Instruction{Name: names.fresh(v.Name + ".host"), Op: hlo.OpCustomCall, Shape: v.Shape.Clone(),
-			Operands: []*hlo.Instruction{v}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}}
+		host := move(names.fresh(v.Name+".host"), v, true)
 		made = append(made, host)
 		c.Root.Operands[k] = host
 	}
@@ -342,11 +339,8 @@ func offload(m *hlo.Module, b, next int) {
 	c := m.Entry
 	names := moduleNames(m)
 	x := c.Instructions[b]
-	attrs := hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}}
-	host := &hlo.Instruction{Name: names.fresh(x.Name + ".host"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
-		Operands: []*hlo.Instruction{x}, Attrs: attrs}
-	dev := &hlo.Instruction{Name: names.fresh(x.Name + ".device"), Op: hlo.OpCustomCall, Shape: x.Shape.Clone(),
-		Operands: []*hlo.Instruction{host}, Attrs: hlo.Attributes{CustomCall: &hlo.CustomCallAttrs{Target: hlo.MoveToDeviceTarget}}}
+	host := move(names.fresh(x.Name+".host"), x, true)
+	dev := move(names.fresh(x.Name+".device"), host, false)
 	rw := &rewirer{b: x, last: dev, names: names, done: map[*hlo.Instruction]*hlo.Instruction{}}
 	for _, in := range c.Instructions[next:] {
 		for k, op := range in.Operands {
@@ -358,4 +352,15 @@ func offload(m *hlo.Module, b, next int) {
 	c.Instructions = slices.Insert(c.Instructions, next, append([]*hlo.Instruction{dev}, rw.aliases...)...)
 	c.Instructions = slices.Insert(c.Instructions, b+1, host)
 	c.Renumber()
+}
+
+// move is a MoveToHost (toHost) or MoveToDevice of x, named name. MoveToHost has a
+// side effect, as XLA writes it, so that no pass drops or merges the copy.
+func move(name string, x *hlo.Instruction, toHost bool) *hlo.Instruction {
+	cc := &hlo.CustomCallAttrs{Target: hlo.MoveToDeviceTarget}
+	if toHost {
+		cc = &hlo.CustomCallAttrs{Target: hlo.MoveToHostTarget, HasSideEffect: true}
+	}
+	return &hlo.Instruction{Name: name, Op: hlo.OpCustomCall, Shape: x.Shape.Clone(), Operands: []*hlo.Instruction{x},
+		Attrs: hlo.Attributes{CustomCall: cc}}
 }

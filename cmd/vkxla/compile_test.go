@@ -54,7 +54,9 @@ func TestCompileWithoutDevice(t *testing.T) {
 	assert.Contains(t, out.String(), "peak 53248 B")
 	err := run([]string{"compile", "-budget", "40960", "../../testdata/programs/checkpoint.hlo"}, &out)
 	require.ErrorIs(t, err, vkxla.ErrOverBudget)
-	assert.Contains(t, err.Error(), "needs 53248 bytes of device memory, over the budget of 40960 bytes")
+	// remat and host-offload (the parameters and an output to host memory) reach
+	// 48 KiB, no lower
+	assert.Contains(t, err.Error(), "needs 49152 bytes of device memory, over the budget of 40960 bytes")
 }
 
 // TestCompileTargetList: `-target list` names every built-in profile with its
