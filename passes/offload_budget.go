@@ -33,6 +33,35 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 	if cfg.MemoryBudget <= 0 {
 		return false, nil
 	}
+	// The search is greedy, so its floor depends on which moves come first:
+	// values a kernel made, then the entry values; where that leaves the plan
+	// over the budget, the entry values first, and the lower of the two plans.
+	var best *hlo.Module
+	bestPeak := int64(-1)
+	for _, entryFirst := range []bool{false, true} {
+		t := m.Clone()
+		peak, changed := offloadGreedy(t, cfg, entryFirst)
+		if !changed {
+			continue
+		}
+		if bestPeak < 0 || peak < bestPeak {
+			best, bestPeak = t, peak
+		}
+		if peak <= cfg.MemoryBudget {
+			break
+		}
+	}
+	if best == nil {
+		return false, nil
+	}
+	*m = *best
+	return true, nil
+}
+
+// offloadGreedy applies moves to m until its plan fits the budget or no move
+// lowers it, and returns the plan's peak (-1 where the model fails) and whether
+// it moved anything; m is left at the lowest peak it reached.
+func offloadGreedy(m *hlo.Module, cfg Config, entryFirst bool) (int64, bool) {
 	changed, flat := false, 0
 	var best *hlo.Module // the module at the lowest peak so far
 	bestPeak := int64(-1)
@@ -52,7 +81,7 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 		if peak <= cfg.MemoryBudget || at < 0 {
 			break
 		}
-		move := bestOffload(m, cfg.Memory, at, peak)
+		move := bestOffload(m, cfg.Memory, at, peak, entryFirst)
 		if move == nil {
 			break
 		}
@@ -62,7 +91,7 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 	if best != nil && flat > 0 {
 		*m = *best // the moves after the lowest peak did not lower it
 	}
-	return changed, nil
+	return bestPeak, changed
 }
 
 // plateauMoves bounds the moves in a row that leave the peak where it was: where
@@ -79,14 +108,14 @@ const maxOffloads = 256
 // largest does. (Taking the first that helps, not the best of several, keeps a
 // budget's compile to about two simulations per move: the floor searches of
 // docs/results.md compile dozens of budgets.)
-func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) func(*hlo.Module) {
+func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64, entryFirst bool) func(*hlo.Module) {
 	c := m.Entry
 	mm := newMemoryModel(c)
 	live := liveOrdered(mm.liveAt(c.Instructions, at), mm)
 	slices.SortStableFunc(live, func(a, b *hlo.Instruction) int { return cmp.Compare(mm.size[b], mm.size[a]) })
-	// Values a kernel made first: a parameter or an output moves only where
-	// moving them cannot meet the budget (each costs the same two copies, but
-	// entry values on the host are the caller's to notice).
+	// Values a kernel made first, unless entryFirst: a parameter or an output
+	// moves only where moving them cannot meet the budget (each costs the same two
+	// copies, but entry values on the host are the caller's to notice).
 	// Copies back from the host come with them: made again after the peak, each
 	// frees a buffer a first move had only shortened.
 	entry := func(b *hlo.Instruction) bool {
@@ -94,7 +123,7 @@ func bestOffload(m *hlo.Module, mc heapsim.Config, at int, peak int64) func(*hlo
 		return b.Op == hlo.OpParameter || mm.pinned[b] || moves
 	}
 	caller := callerMemory(m, mc)
-	for _, entryValues := range []bool{false, true} {
+	for _, entryValues := range []bool{entryFirst, !entryFirst} {
 		tried := 0
 		for _, b := range live {
 			if entry(b) != entryValues {
