@@ -71,3 +71,68 @@ func TestScanStepCheckpointOnDevice(t *testing.T) {
 	r := rand.New(rand.NewPCG(18, 2))
 	checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), randomLiteral(r, xs, unitDomain), randomLiteral(r, ws, unitDomain))
 }
+
+// chainedStepScans is two scans of n steps x ← tanh(W·x) over f32[rows] in a row,
+// each step a checkpointed region under policy, summed: the gradient's module.
+func chainedStepScans(t *testing.T, policy hlo.CheckpointPolicy, n, rows int64) *hlo.Module {
+	ws, xs := hlo.MakeShape(hlo.F32, rows, rows), hlo.MakeShape(hlo.F32, rows)
+	state := hlo.MakeTuple(hlo.Scalar(hlo.S32), xs, ws)
+	cb := hlo.NewBuilder("scan.cond")
+	c := cb.Parameter(state, "s")
+	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(c, 0), cb.ScalarConstant(hlo.S32, float64(n)), hlo.CmpLT))
+	require.NoError(t, err)
+	bb := hlo.NewBuilder("scan.body")
+	s := bb.Parameter(state, "s")
+	i, x, w := bb.GetTupleElement(s, 0), bb.GetTupleElement(s, 1), bb.GetTupleElement(s, 2)
+	next := bb.Checkpoint(policy, func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
+		return b.Tanh(b.Dot(a[0], a[1]))
+	}, w, x)
+	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), next, w))
+	require.NoError(t, err)
+	b := hlo.NewBuilder("scans")
+	px, pw := b.Parameter(xs, "x"), b.Parameter(ws, "w")
+	out := px
+	for range 2 {
+		out = b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), out, pw)), 1)
+	}
+	fwd, err := b.Build(b.Reduce([]*hlo.Instruction{out}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{0}))
+	require.NoError(t, err)
+	m, err := autodiff.Grad(fwd, []int{0, 1}, nil)
+	require.NoError(t, err)
+	return m
+}
+
+// TestScanStepOffloadOnDevice: each scan's steps saved by
+// offload_dot_with_no_batch_dims stack their W·x products as dots_saveable does,
+// but each stack waits in host memory between its forward and its backward loop:
+// the plan holds 2 stacks (n·rows f32 each) on the host and needs less device
+// memory than dots_saveable's, and the gradient is dots_saveable's, bit for bit,
+// and cpuref's.
+func TestScanStepOffloadOnDevice(t *testing.T) {
+	const n, rows = 64, 256
+	rt := newRuntime(t)
+	ctx := context.Background()
+	offloaded := chainedStepScans(t, hlo.OffloadDotWithNoBatchDims(), n, rows)
+	onDevice := chainedStepScans(t, hlo.DotsSaveable(), n, rows)
+	r := rand.New(rand.NewPCG(18, 3))
+	in := []*hlo.Literal{randomLiteral(r, offloaded.Entry.Params[0].Shape, unitDomain), randomLiteral(r, offloaded.Entry.Params[1].Shape, unitDomain)}
+	run := func(m *hlo.Module) ([]*hlo.Literal, vkxla.MemoryStats) {
+		exe, err := rt.Compile(ctx, m)
+		require.NoError(t, err)
+		defer func() { require.NoError(t, exe.Close()) }()
+		out, err := exe.Run(ctx, in...)
+		require.NoError(t, err)
+		return out, exe.MemoryStats()
+	}
+	got, off := run(offloaded)
+	want, dev := run(onDevice)
+	t.Logf("device peak %d B offloaded (host %d B), %d B dots_saveable", off.PeakBytes, off.HostBytes, dev.PeakBytes)
+	const stack = n * rows * 4
+	require.Equal(t, int64(2*stack), off.HostBytes, "the two scans' stacks of W·x")
+	require.Zero(t, dev.HostBytes)
+	require.Less(t, off.PeakBytes, dev.PeakBytes)
+	for i := range want {
+		require.Equal(t, want[i].Bytes(), got[i].Bytes(), "output %d", i)
+	}
+	checkAgainstCPU(t, rt, offloaded, vkxla.ProgramTolerance(offloaded, hlo.F32), in...)
+}

@@ -25,6 +25,9 @@ import (
 type loopKeeps struct {
 	order []*hlo.Instruction                    // the kept instructions, in replay order
 	saves map[*hlo.Instruction]bool             // the same, as a set
+	// offload are the kept values a policy keeps in host memory: their stacks go
+	// to the host after the forward loop and back before the backward loop.
+	offload map[*hlo.Instruction]bool
 	reach map[*hlo.Instruction]bool             // regions, calls and fusions holding one: inlined
 	rows  map[*hlo.Instruction]*hlo.Instruction // backward: each kept value's row; nil forward
 	got   map[*hlo.Instruction]*hlo.Instruction // forward: each kept value as replayed
@@ -36,7 +39,7 @@ func keptInLoop(body *hlo.Computation) (*loopKeeps, error) {
 	if err := redrawn(body, false); err != nil {
 		return nil, err
 	}
-	k := &loopKeeps{saves: map[*hlo.Instruction]bool{}, reach: map[*hlo.Instruction]bool{}}
+	k := &loopKeeps{saves: map[*hlo.Instruction]bool{}, offload: map[*hlo.Instruction]bool{}, reach: map[*hlo.Instruction]bool{}}
 	if _, err := k.walk(body, hlo.NothingSaveable()); err != nil {
 		return nil, err
 	}
@@ -51,10 +54,6 @@ func keptInLoop(body *hlo.Computation) (*loopKeeps, error) {
 func (k *loopKeeps) walk(c *hlo.Computation, policy hlo.CheckpointPolicy) (bool, error) {
 	saves, offload := map[*hlo.Instruction]bool{}, map[*hlo.Instruction]bool{}
 	savedInstructions(c, policy, saves, offload)
-	for in := range offload {
-		return false, fmt.Errorf("autodiff: loop body: policy %v offloads %s to host memory: host offload of a loop's stacked values is not implemented: %w",
-			policy, in.Name, hlo.ErrUnsupported)
-	}
 	found := false
 	for _, in := range c.Instructions {
 		inner, err := k.walkCalled(in, policy)
@@ -75,6 +74,7 @@ func (k *loopKeeps) walk(c *hlo.Computation, policy hlo.CheckpointPolicy) (bool,
 			return false, fmt.Errorf("autodiff: loop body: the kept value %s is a %v, not an array: %w", in.Name, in.Shape, hlo.ErrUnsupported)
 		}
 		k.saves[in], found = true, true
+		k.offload[in] = offload[in]
 		k.order = append(k.order, in)
 	}
 	return found, nil
@@ -111,7 +111,7 @@ func (e *engine) replayKept(in *hlo.Instruction, ops []*hlo.Instruction, anyActi
 		return nil, err
 	}
 	if s := e.saving; s != nil && s.saves[in] && !s.recomputes {
-		s.values = append(s.values, out) // a loop's row: on the device (walk refuses offload there)
+		s.values = append(s.values, out) // a loop's row: on the device (its stack came back before the loop)
 		s.hosted = append(s.hosted, false)
 		s.origs = append(s.origs, in)
 	}

@@ -100,16 +100,20 @@ func TestScanStepCheckpointSavesByPolicy(t *testing.T) {
 	want, err := cpuref.Eval(plain, in...)
 	require.NoError(t, err)
 	nothing, dots, named, h := hlo.NothingSaveable(), hlo.DotsSaveable(), hlo.SaveOnlyTheseNames("y"), hlo.SaveOnlyTheseNames("h")
+	offloadH, offloadDots := hlo.SaveAndOffloadOnlyTheseNames(nil, []string{"h"}), hlo.OffloadDotWithNoBatchDims()
 	cases := []struct {
 		name           string
 		p              *hlo.CheckpointPolicy
 		stacks, bwdDot int // stacks the forward loop writes; dots in the backward body
+		moved          int // stacks moved to host memory after the forward loop and back before the backward one
 	}{
-		{"plain", nil, 2, 3}, // the stacks of i and x
-		{"nothing_saveable", &nothing, 2, 3},
-		{"dots_saveable", &dots, 3, 2},
-		{"save_only_these_names y", &named, 3, 2},
-		{"save_only_these_names h", &h, 3, 2}, // tanh's VJP reads only h: W·x is not recomputed
+		{"plain", nil, 2, 3, 0}, // the stacks of i and x
+		{"nothing_saveable", &nothing, 2, 3, 0},
+		{"dots_saveable", &dots, 3, 2, 0},
+		{"save_only_these_names y", &named, 3, 2, 0},
+		{"save_only_these_names h", &h, 3, 2, 0}, // tanh's VJP reads only h: W·x is not recomputed
+		{"save_and_offload_only_these_names h", &offloadH, 3, 2, 1},
+		{"offload_dot_with_no_batch_dims", &offloadDots, 3, 2, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,6 +122,15 @@ func TestScanStepCheckpointSavesByPolicy(t *testing.T) {
 			fwd, bwd := loopBodies(t, g)
 			require.Equal(t, c.stacks, liveCount(fwd, hlo.OpDynamicUpdateSlice), "stacks written per iteration")
 			require.Equal(t, c.bwdDot, liveCount(bwd, hlo.OpDot), "dots in the backward body")
+			toHost, toDevice := 0, 0
+			for _, in := range g.Entry.Instructions {
+				if host, ok := hlo.Placement(in); ok && host {
+					toHost++
+				} else if ok {
+					toDevice++
+				}
+			}
+			require.Equal(t, []int{c.moved, c.moved}, []int{toHost, toDevice}, "moves of stacks to the host and back")
 			got, err := cpuref.Eval(g, in...)
 			require.NoError(t, err)
 			require.NoError(t, hlo.LiteralsClose(got, want, 1e-12, 1e-12))

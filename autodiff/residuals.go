@@ -120,7 +120,7 @@ func (e *engine) loopResiduals(in *hlo.Instruction, lt *loopTape) {
 	}
 	for j, x := range lt.kept {
 		k := lt.keeps.order[j]
-		e.residuals.add(x, Residual{Producer: k.Name, Op: k.Op, Stacked: true, Of: in.Name})
+		e.residuals.add(x, Residual{Producer: k.Name, Op: k.Op, Stacked: true, OnHost: lt.keeps.offload[k], Of: in.Name})
 	}
 }
 

@@ -95,8 +95,12 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 		}
 		lt.saved = append(lt.saved, v)
 	}
-	for range keepOrder(keeps) {
-		lt.kept = append(lt.kept, e.b.GetTupleElement(loop, next))
+	for _, k := range keepOrder(keeps) {
+		stack := e.b.GetTupleElement(loop, next)
+		if keeps.offload[k] {
+			stack = e.b.MoveToHost(stack) // until the backward loop (vjpLoop)
+		}
+		lt.kept = append(lt.kept, stack)
 		next++
 	}
 	if err := e.b.Err(); err != nil {
@@ -122,7 +126,13 @@ func (e *engine) loopWhile(in *hlo.Instruction, init *hlo.Instruction, n int64, 
 func (e *engine) vjpLoop(lt *loopTape, n *node, ct *cot) ([]*cot, error) {
 	stateShape := n.args[0].Shape
 	shapes := []hlo.Shape{hlo.Scalar(hlo.S32), stateShape}
-	carried := append(slices.Clone(lt.saved), lt.kept...)
+	carried := slices.Clone(lt.saved)
+	for j, stack := range lt.kept {
+		if lt.keeps.offload[lt.keeps.order[j]] {
+			stack = e.b.MoveToDevice(stack)
+		}
+		carried = append(carried, stack)
+	}
 	for _, s := range carried {
 		shapes = append(shapes, s.Shape)
 	}
