@@ -23,14 +23,14 @@ import (
 
 // loopKeeps is what a loop body keeps per iteration.
 type loopKeeps struct {
-	order []*hlo.Instruction                    // the kept instructions, in replay order
-	saves map[*hlo.Instruction]bool             // the same, as a set
+	order []*hlo.Instruction        // the kept instructions, in replay order
+	saves map[*hlo.Instruction]bool // the same, as a set
 	// offload are the kept values a policy keeps in host memory: their stacks go
 	// to the host after the forward loop and back before the backward loop.
 	offload map[*hlo.Instruction]bool
-	reach map[*hlo.Instruction]bool             // regions, calls and fusions holding one: inlined
-	rows  map[*hlo.Instruction]*hlo.Instruction // backward: each kept value's row; nil forward
-	got   map[*hlo.Instruction]*hlo.Instruction // forward: each kept value as replayed
+	reach   map[*hlo.Instruction]bool             // regions, calls and fusions holding one: inlined
+	rows    map[*hlo.Instruction]*hlo.Instruction // backward: each kept value's row; nil forward
+	got     map[*hlo.Instruction]*hlo.Instruction // forward: each kept value as replayed
 }
 
 // keptInLoop walks body for the values its loop must stack. It returns nil when
