@@ -45,36 +45,20 @@ func TestScanGradOnDevice(t *testing.T) {
 // loop keeps). The gradient on the GPU equals cpuref's.
 func TestScanStepCheckpointOnDevice(t *testing.T) {
 	rt := newRuntime(t)
-	ws, xs := hlo.MakeShape(hlo.F32, 16, 16), hlo.MakeShape(hlo.F32, 16)
-	state := hlo.MakeTuple(hlo.Scalar(hlo.S32), xs, ws)
-	cb := hlo.NewBuilder("scan.cond")
-	c := cb.Parameter(state, "s")
-	cond, err := cb.BuildComputation(cb.Compare(cb.GetTupleElement(c, 0), cb.ScalarConstant(hlo.S32, 6), hlo.CmpLT))
-	require.NoError(t, err)
-	bb := hlo.NewBuilder("scan.body")
-	s := bb.Parameter(state, "s")
-	i, x, w := bb.GetTupleElement(s, 0), bb.GetTupleElement(s, 1), bb.GetTupleElement(s, 2)
-	next := bb.Checkpoint(hlo.DotsSaveable(), func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
+	m := stepScans(t, 1, 6, 16, hlo.DotsSaveable(), func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
+		xs := a[1].Shape
 		u := b.Rng(b.ScalarConstant(hlo.F32, 0), b.ScalarConstant(hlo.F32, 1), hlo.RngUniform, xs)
 		keep := b.Convert(b.Compare(u, b.BroadcastScalar(b.ScalarConstant(hlo.F32, 0.5), 16), hlo.CmpLT), hlo.F32)
 		return b.Mul(b.Tanh(b.Dot(a[0], a[1])), b.Add(keep, keep))
-	}, w, x)
-	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), next, w))
-	require.NoError(t, err)
-	b := hlo.NewBuilder("scan")
-	px, pw := b.Parameter(xs, "x"), b.Parameter(ws, "w")
-	out := b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), px, pw)), 1)
-	fwd, err := b.Build(b.Reduce([]*hlo.Instruction{out}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{0}))
-	require.NoError(t, err)
-	m, err := autodiff.Grad(fwd, []int{0, 1}, nil)
-	require.NoError(t, err)
+	})
 	r := rand.New(rand.NewPCG(18, 2))
-	checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), randomLiteral(r, xs, unitDomain), randomLiteral(r, ws, unitDomain))
+	checkAgainstCPU(t, rt, m, vkxla.ProgramTolerance(m, hlo.F32), randomLiteral(r, m.Entry.Params[0].Shape, unitDomain),
+		randomLiteral(r, m.Entry.Params[1].Shape, unitDomain))
 }
 
-// chainedStepScans is two scans of n steps x ← tanh(W·x) over f32[rows] in a row,
-// each step a checkpointed region under policy, summed: the gradient's module.
-func chainedStepScans(t *testing.T, policy hlo.CheckpointPolicy, n, rows int64) *hlo.Module {
+// stepScans is the gradient of sum(x) after `scans` scans in a row of n steps
+// x ← step(W, x) over f32[rows], each step a checkpointed region under policy.
+func stepScans(t *testing.T, scans int, n, rows int64, policy hlo.CheckpointPolicy, step func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction) *hlo.Module {
 	ws, xs := hlo.MakeShape(hlo.F32, rows, rows), hlo.MakeShape(hlo.F32, rows)
 	state := hlo.MakeTuple(hlo.Scalar(hlo.S32), xs, ws)
 	cb := hlo.NewBuilder("scan.cond")
@@ -84,15 +68,13 @@ func chainedStepScans(t *testing.T, policy hlo.CheckpointPolicy, n, rows int64) 
 	bb := hlo.NewBuilder("scan.body")
 	s := bb.Parameter(state, "s")
 	i, x, w := bb.GetTupleElement(s, 0), bb.GetTupleElement(s, 1), bb.GetTupleElement(s, 2)
-	next := bb.Checkpoint(policy, func(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
-		return b.Tanh(b.Dot(a[0], a[1]))
-	}, w, x)
+	next := bb.Checkpoint(policy, step, w, x)
 	body, err := bb.BuildComputation(bb.Tuple(bb.Add(i, bb.ScalarConstant(hlo.S32, 1)), next, w))
 	require.NoError(t, err)
 	b := hlo.NewBuilder("scans")
 	px, pw := b.Parameter(xs, "x"), b.Parameter(ws, "w")
 	out := px
-	for range 2 {
+	for range scans {
 		out = b.GetTupleElement(b.While(cond, body, b.Tuple(b.ScalarConstant(hlo.S32, 0), out, pw)), 1)
 	}
 	fwd, err := b.Build(b.Reduce([]*hlo.Instruction{out}, []*hlo.Instruction{b.ScalarConstant(hlo.F32, 0)}, b.Reducer(hlo.OpAdd, hlo.F32), []int64{0}))
@@ -101,6 +83,9 @@ func chainedStepScans(t *testing.T, policy hlo.CheckpointPolicy, n, rows int64) 
 	require.NoError(t, err)
 	return m
 }
+
+// tanhStep is x ← tanh(W·x).
+func tanhStep(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return b.Tanh(b.Dot(a[0], a[1])) }
 
 // TestScanStepOffloadOnDevice: each scan's steps saved by
 // offload_dot_with_no_batch_dims stack their W·x products as dots_saveable does,
@@ -112,8 +97,8 @@ func TestScanStepOffloadOnDevice(t *testing.T) {
 	const n, rows = 64, 256
 	rt := newRuntime(t)
 	ctx := context.Background()
-	offloaded := chainedStepScans(t, hlo.OffloadDotWithNoBatchDims(), n, rows)
-	onDevice := chainedStepScans(t, hlo.DotsSaveable(), n, rows)
+	offloaded := stepScans(t, 2, n, rows, hlo.OffloadDotWithNoBatchDims(), tanhStep)
+	onDevice := stepScans(t, 2, n, rows, hlo.DotsSaveable(), tanhStep)
 	r := rand.New(rand.NewPCG(18, 3))
 	in := []*hlo.Literal{randomLiteral(r, offloaded.Entry.Params[0].Shape, unitDomain), randomLiteral(r, offloaded.Entry.Params[1].Shape, unitDomain)}
 	run := func(m *hlo.Module) ([]*hlo.Literal, vkxla.MemoryStats) {
