@@ -1,8 +1,13 @@
 package vkxla_test
 
 import (
+	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
+	"github.com/vkxla/vkxla"
+	"github.com/vkxla/vkxla/cpuref"
 	"github.com/vkxla/vkxla/hlo"
 )
 
@@ -20,16 +25,13 @@ import (
 // case, or its part type when the reference builds the op on one plane.
 type planeBuild func(t testing.TB, b *hlo.Builder, ps []*hlo.Instruction, et hlo.DType) *hlo.Instruction
 
-// complexPlaneCase is a case of the op build makes on complex type dt; for
-// c128 its reference applies build to the real and to the imaginary planes of
-// the complex inputs (other inputs, indices, as they are) and joins them.
+// complexPlaneCase is a case of the op build makes on complex type dt; its
+// reference applies build to the real and to the imaginary planes of the
+// complex inputs (other inputs, indices, as they are) and joins them.
 func complexPlaneCase(t testing.TB, dt hlo.DType, name string, op hlo.Opcode, inputs []*hlo.Literal, build planeBuild) opCase {
 	c := complexCase(t, dt, name, op, inputs, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 		return build(t, b, ps, dt)
 	})
-	if dt != hlo.C128 {
-		return c
-	}
 	b := hlo.NewBuilder(c.name + " on planes")
 	re, im := make([]*hlo.Instruction, len(inputs)), make([]*hlo.Instruction, len(inputs))
 	for i, in := range inputs {
@@ -68,9 +70,45 @@ func int32Literal(t testing.TB, dims []int64, v ...int32) *hlo.Literal {
 	return l
 }
 
+// complexIndexedCases are the cases of dt; c64's compare with cpuref's c64
+// itself, not with their plane references (TestComplexPlaneReferences checks
+// that the two agree).
 func complexIndexedCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
-	return append(append(append(complexGatherCases(t, g, dt), complexScatterCases(t, g, dt)...),
+	cases := append(append(append(complexGatherCases(t, g, dt), complexScatterCases(t, g, dt)...),
 		complexReduceWindowCases(t, g, dt)...), complexSortCases(t, g, dt)...)
+	if dt == hlo.C64 {
+		for i := range cases {
+			cases[i].reference = nil
+		}
+	}
+	return cases
+}
+
+// TestComplexPlaneReferences checks the plane references on c64, where cpuref
+// evaluates both the op and its reference (no device): their outputs are equal,
+// bit for bit (NaNs as NaNs).
+func TestComplexPlaneReferences(t *testing.T) {
+	g := &gen{rng: rand.New(rand.NewPCG(3, 4))}
+	cases := append(append(complexScatterCases(t, g, hlo.C64), complexReduceWindowCases(t, g, hlo.C64)...), complexSortCases(t, g, hlo.C64)...)
+	checked := 0
+	for _, c := range cases {
+		if c.reference == nil {
+			continue // multiply: c64 only, against cpuref itself
+		}
+		checked++
+		t.Run(c.name, func(t *testing.T) {
+			got, err := cpuref.Eval(c.module, c.inputs...)
+			require.NoError(t, err)
+			want, err := cpuref.Eval(c.reference, c.inputs...)
+			require.NoError(t, err)
+			gl, wl := got.Leaves(), want.Leaves()
+			require.Len(t, gl, len(wl))
+			for i := range gl {
+				require.NoError(t, vkxla.ErrorSpec{}.Check(gl[i], wl[i]), "output %d", i)
+			}
+		})
+	}
+	require.Equal(t, 8, checked, "plane references")
 }
 
 // complexGatherCases: rows (indices out of range clamp to the last row and the
@@ -125,7 +163,10 @@ func complexScatterCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 			}),
 	}
 	if dt == hlo.C64 {
-		cases = append(cases, complexPlaneCase(t, dt, "scatter multiply rows", hlo.OpScatter, []*hlo.Literal{x, repeated, upd}, rowScatter(hlo.OpMultiply, false)))
+		// No plane reference: a product mixes the parts.
+		mul := rowScatter(hlo.OpMultiply, false)
+		cases = append(cases, complexCase(t, dt, "scatter multiply rows", hlo.OpScatter, []*hlo.Literal{x, repeated, upd},
+			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return mul(t, b, ps, dt) }))
 	}
 	return cases
 }
@@ -227,7 +268,7 @@ func complexSortCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 }
 
 // complexSortCase sorts inputs (complex keys, then values) along dim by
-// complexLexLess; for c128 the reference sorts the keys' planes and the values
+// complexLexLess; the reference sorts the keys' planes and the values
 // by planeLexLess and joins the planes.
 func complexSortCase(t testing.TB, dt hlo.DType, name string, inputs []*hlo.Literal, dim int64) opCase {
 	var rest []hlo.DType
@@ -237,9 +278,6 @@ func complexSortCase(t testing.TB, dt hlo.DType, name string, inputs []*hlo.Lite
 	c := complexCase(t, dt, name, hlo.OpSort, inputs, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
 		return b.Sort(ps, complexLexLess(t, dt, rest...), dim, true)
 	})
-	if dt != hlo.C128 {
-		return c
-	}
 	b := hlo.NewBuilder(c.name + " on planes")
 	ps := make([]*hlo.Instruction, len(inputs))
 	for i, in := range inputs {
