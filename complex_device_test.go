@@ -174,6 +174,7 @@ func complexOpCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 				return b.Reduce([]*hlo.Instruction{ps[0]}, []*hlo.Instruction{zero}, complexAdder(t, dt), []int64{1})
 			}))
 	}
+	cases = append(cases, complexIndexedCases(t, g, dt)...)
 	// A fused chain, |z·w + z|² as real² + imag², one kernel: exact, as every
 	// operation rounds on its own on both sides.
 	return append(cases, complexCase(t, dt, "fused chain", hlo.OpMultiply, []*hlo.Literal{x, y}, func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {

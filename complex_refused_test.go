@@ -20,8 +20,8 @@ import (
 func TestNoGPUOpsAreRefused(t *testing.T) {
 	rt := newRuntime(t)
 	for _, text := range []string{
-		"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}",
-		"HloModule m\nadd {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ROOT s = c128[] add(a, b)\n}\nENTRY e {\n  x = c128[4] parameter(0)\n  z = c128[] constant((0, 0))\n  ROOT n = c128[2] reduce-window(x, z), window={size=3}, to_apply=add\n}",
+		"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nge {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ra = f32[] real(a)\n  rb = f32[] real(b)\n  ROOT g = pred[] compare(ra, rb), direction=GE\n}\nENTRY e {\n  x = c64[6] parameter(0)\n  s = c64[2] parameter(1)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[6] select-and-scatter(x, s, z), window={size=3 stride=3}, select=ge, scatter=add\n}",
+		"HloModule m\nadd {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ROOT s = c128[] add(a, b)\n}\nge {\n  a = c128[] parameter(0)\n  b = c128[] parameter(1)\n  ra = f64[] real(a)\n  rb = f64[] real(b)\n  ROOT g = pred[] compare(ra, rb), direction=GE\n}\nENTRY e {\n  x = c128[6] parameter(0)\n  s = c128[2] parameter(1)\n  z = c128[] constant((0, 0))\n  ROOT n = c128[6] select-and-scatter(x, s, z), window={size=3 stride=3}, select=ge, scatter=add\n}",
 	} {
 		m, err := hlo.ParseModule(text)
 		require.NoError(t, err)

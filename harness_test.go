@@ -83,7 +83,15 @@ func checkAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, spec vkxla.
 // Both sides draw rng from the state of testRngSeed.
 func checkCompiledAgainstCPU(t testing.TB, rt *vkxla.Runtime, m *hlo.Module, opts []vkxla.CompileOption, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
 	t.Helper()
-	want, _, err := cpuref.Limits{}.EvalWithRngState(context.Background(), m, hlo.RngSeedState(testRngSeed), inputs...)
+	checkAgainstReference(t, rt, m, m, opts, spec, inputs...)
+}
+
+// checkAgainstReference runs m on the GPU and ref (m itself, or a module that
+// computes the same outputs from the same inputs by ops cpuref evaluates) in
+// cpuref, and compares their outputs within spec.
+func checkAgainstReference(t testing.TB, rt *vkxla.Runtime, m, ref *hlo.Module, opts []vkxla.CompileOption, spec vkxla.ErrorSpec, inputs ...*hlo.Literal) {
+	t.Helper()
+	want, _, err := cpuref.Limits{}.EvalWithRngState(context.Background(), ref, hlo.RngSeedState(testRngSeed), inputs...)
 	require.NoError(t, err, "cpuref")
 	exe, err := rt.Compile(context.Background(), m, opts...)
 	require.NoError(t, err, "compile")

@@ -275,6 +275,9 @@ func computeType(s hlo.Shape, out hlo.DType) hlo.DType {
 // cpuref's f32 operations in cpuref's order; abs is within a few ulp; the others
 // (exp: the f32 exp's, 1e-5) take their part type's.
 func complexTolerance(op hlo.Opcode, dt hlo.DType) ErrorSpec {
+	if op == hlo.OpReduceWindow { // a sum over each window: reduce's tolerance
+		op = hlo.OpReduce
+	}
 	if dt == hlo.C128 {
 		return c128Tolerance(op)
 	}

@@ -29,11 +29,12 @@ func TestComplexPlanning(t *testing.T) {
 		return m
 	}
 	c128Copy := "HloModule m\nENTRY e {\n  x = c128[4] parameter(0)\n  ROOT n = c128[4] copy(x)\n}"
+	c64Window := "HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}"
 	c128FFT := "HloModule m\nENTRY e {\n  x = c128[12] parameter(0)\n  ROOT f = c128[12] fft(x), fft_type=FFT, fft_length={12}\n}"
 	for _, text := range []string{
 		"HloModule m\nENTRY e {\n  x = f32[4] parameter(0)\n  c = c64[4] complex(x, x)\n  p = c64[4] multiply(c, c)\n  ROOT r = f32[4] imag(p)\n}",
 		"HloModule m\nENTRY e {\n  x = f64[4] parameter(0)\n  c = c128[4] complex(x, x)\n  p = c128[4] multiply(c, c)\n  ROOT r = f64[4] imag(p)\n}",
-		c128Copy, c128FFT,
+		c128Copy, c128FFT, c64Window,
 	} {
 		if _, err := plan.Build(parse(text), d.Plan(), plan.Options{}); err != nil {
 			t.Fatalf("Build of a complex module with kernels: %v\n%s", err, text)
@@ -46,7 +47,7 @@ func TestComplexPlanning(t *testing.T) {
 		target     plan.Target
 	}{
 		{c128Copy, "%x (parameter): uses c128, which has f64 parts and needs 64-bit floats", noF64},
-		{"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nENTRY e {\n  x = c64[4] parameter(0)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[2] reduce-window(x, z), window={size=3}, to_apply=add\n}", "%n (reduce-window): uses c64, and GPU code generation has no complex kernel for reduce-window", d.Plan()},
+		{"HloModule m\nadd {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ROOT s = c64[] add(a, b)\n}\nge {\n  a = c64[] parameter(0)\n  b = c64[] parameter(1)\n  ra = f32[] real(a)\n  rb = f32[] real(b)\n  ROOT g = pred[] compare(ra, rb), direction=GE\n}\nENTRY e {\n  x = c64[6] parameter(0)\n  s = c64[2] parameter(1)\n  z = c64[] constant((0, 0))\n  ROOT n = c64[6] select-and-scatter(x, s, z), window={size=3 stride=3}, select=ge, scatter=add\n}", "%n (select-and-scatter): uses c64, and GPU code generation has no complex kernel for select-and-scatter", d.Plan()},
 		{c128FFT, "%x (parameter): uses c128, which has f64 parts", noF64},
 	} {
 		m := parse(tc.text)

@@ -19,8 +19,8 @@ import (
 
 // ComplexOps are the ops whose kernels handle c64 and c128 values: the
 // arithmetic, the parts, abs, sign, exp, log, sqrt, rsqrt, sine and cosine,
-// reductions, fft and everything that only moves or selects elements.
-// plan.Build reads it.
+// reductions, gather, scatter, reduce-window, sort, fft and everything that
+// only moves or selects elements. plan.Build reads it.
 var ComplexOps = map[hlo.Opcode]bool{
 	hlo.OpParameter: true, hlo.OpConstant: true, hlo.OpTuple: true, hlo.OpGetTupleElement: true,
 	hlo.OpFusion: true, hlo.OpCall: true,
@@ -36,6 +36,14 @@ var ComplexOps = map[hlo.Opcode]bool{
 	// elemental loop, the workgroup tree and the two-pass reduction hold the
 	// accumulators as vec2 (no subgroup path: subgroupReducer takes real types).
 	hlo.OpReduce: true,
+	// gather is index arithmetic (emitGather), as for real types. scatter,
+	// reduce-window and sort call their computations (a combiner, a reducer, a
+	// comparator of complex scalars) through the same emitter: scatter's
+	// combiner is never atomic for complex (atomicCombiner takes 32-bit
+	// integers), so updates run in cpuref's order (scatterSerial) or, with
+	// unique indices, one invocation each; sort's comparator compares parts
+	// (real, imag) or uses EQ/NE, the only complex compares.
+	hlo.OpGather: true, hlo.OpScatter: true, hlo.OpReduceWindow: true, hlo.OpSort: true,
 	// fft of c64, every length (fft.go; fftSupport: a target without Int64
 	// refuses Bluestein lengths above 46340).
 	hlo.OpFft: true,

@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -101,6 +102,21 @@ func complexKernelsValidate(t *testing.T, dt hlo.DType) {
 		hlo.OpDynamicUpdateSlice: func(b *cb) *hlo.Instruction {
 			return b.simple(hlo.OpDynamicUpdateSlice, b.param(c64(8)), b.param(c64(3)), b.param(s(hlo.S32)))
 		},
+		hlo.OpGather: func(b *cb) *hlo.Instruction {
+			gd := &hlo.GatherDims{OffsetDims: []int64{1}, CollapsedSliceDims: []int64{0}, StartIndexMap: []int64{0}, IndexVectorDim: 1}
+			return b.op(hlo.OpGather, hlo.Attributes{Gather: gd, SliceSizes: []int64{1, 4}}, nil, b.param(c64(8, 4)), b.param(s(hlo.S32, 3)))
+		},
+		hlo.OpScatter: func(b *cb) *hlo.Instruction { // every path: TestComplexScatterPaths
+			return complexScatter(t, b, dt, hlo.OpAdd, false)
+		},
+		hlo.OpReduceWindow: func(b *cb) *hlo.Instruction {
+			w := []hlo.WindowDim{{Size: 3, Stride: 2, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}}
+			return b.op(hlo.OpReduceWindow, hlo.Attributes{Window: w}, []*hlo.Computation{addComp(t, dt)}, b.param(c64(9)), b.param(c64()))
+		},
+		hlo.OpSort: func(b *cb) *hlo.Instruction {
+			return b.op(hlo.OpSort, hlo.Attributes{Dimensions: []int64{1}, IsStable: true},
+				[]*hlo.Computation{complexLexLess(t, dt)}, b.param(c64(3, 40)))
+		},
 		hlo.OpFft: func(b *cb) *hlo.Instruction { // every fft_type: TestFFTKernelsValidate
 			return b.op(hlo.OpFft, hlo.Attributes{FftType: hlo.FFT, FftLength: []int64{8}}, nil, b.param(c64(3, 8)))
 		},
@@ -119,15 +135,76 @@ func complexKernelsValidate(t *testing.T, dt hlo.DType) {
 	}
 }
 
+// complexScatter scatters rows of updates c[4, 6] into an operand c[10, 6] at
+// s32 indices by a combiner (add, or the update itself for OpCopy).
+func complexScatter(t testing.TB, b *cb, dt hlo.DType, combiner hlo.Opcode, unique bool) *hlo.Instruction {
+	x, ind, upd := b.param(s(dt, 10, 6)), b.param(s(hlo.S32, 4)), b.param(s(dt, 4, 6))
+	sd := &hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
+		ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1, UniqueIndices: unique}
+	comb := newCB(t, "combine_"+dt.String())
+	cur, u := comb.param(s(dt)), comb.param(s(dt))
+	root := u
+	if combiner != hlo.OpCopy {
+		root = comb.simple(combiner, cur, u)
+	}
+	return b.op(hlo.OpScatter, hlo.Attributes{Scatter: sd}, []*hlo.Computation{comb.build(root)}, x, ind, upd)
+}
+
+// TestComplexScatterPaths lowers complex scatters on each path a non-atomic
+// combiner takes: unique indices (one invocation per update), rows (one
+// invocation per window element) and the single serial invocation (a window
+// that is not disjoint), by add and by replacement.
+func TestComplexScatterPaths(t *testing.T) {
+	for _, dt := range hlo.ComplexDTypes {
+		for _, op := range []hlo.Opcode{hlo.OpAdd, hlo.OpCopy, hlo.OpMultiply} {
+			for _, unique := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%v/unique=%v", dt, op, unique), func(t *testing.T) {
+					b := newCB(t, "scatter")
+					p := lowerOK(t, b.build(complexScatter(t, b, dt, op, unique)))
+					require.Len(t, p.Dispatches, 2)
+				})
+			}
+		}
+		t.Run(dt.String()+"/serial", func(t *testing.T) {
+			b := newCB(t, "scatter_serial")
+			x, ind, upd := b.param(s(dt, 10, 6)), b.param(s(hlo.S32, 4, 1)), b.param(s(dt, 4, 3))
+			sd := &hlo.ScatterDims{UpdateWindowDims: []int64{1}, InsertedWindowDims: []int64{0},
+				ScatterDimsToOperandDims: []int64{1}, IndexVectorDim: 1}
+			p := lowerOK(t, b.build(b.op(hlo.OpScatter, hlo.Attributes{Scatter: sd}, []*hlo.Computation{addComp(t, dt)}, x, ind, upd)))
+			require.Len(t, p.Dispatches, 2)
+		})
+	}
+}
+
+// complexLexLess is the comparator real(a) < real(b), or equal real parts
+// and imag(a) < imag(b), on complex scalars of dt.
+func complexLexLess(t testing.TB, dt hlo.DType) *hlo.Computation {
+	b := newCB(t, "lex_less_"+dt.String())
+	x, y := b.param(s(dt)), b.param(s(dt))
+	cmp := func(dir hlo.ComparisonDirection, u, v *hlo.Instruction) *hlo.Instruction {
+		return b.op(hlo.OpCompare, hlo.Attributes{Direction: dir}, nil, u, v)
+	}
+	xr, yr := b.simple(hlo.OpReal, x), b.simple(hlo.OpReal, y)
+	xi, yi := b.simple(hlo.OpImag, x), b.simple(hlo.OpImag, y)
+	tie := b.simple(hlo.OpAnd, cmp(hlo.CmpEQ, xr, yr), cmp(hlo.CmpLT, xi, yi))
+	return b.build(b.simple(hlo.OpOr, cmp(hlo.CmpLT, xr, yr), tie))
+}
+
 // TestComplexWithoutKernelIsRefused: c64 or c128 in an op without a complex
 // kernel is an error naming the instruction.
 func TestComplexWithoutKernelIsRefused(t *testing.T) {
-	b := newCB(t, "reduce_window")
-	rw := b.op(hlo.OpReduceWindow, hlo.Attributes{Window: []hlo.WindowDim{hlo.NewWindowDim(3)}},
-		[]*hlo.Computation{addComp(t, hlo.C64)}, b.param(s(hlo.C64, 9)), b.param(s(hlo.C64)))
-	_, err := Lower(b.build(rw), LavapipeTarget())
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "no complex kernel for reduce-window")
+	sel := newCB(t, "real_ge")
+	a, c := sel.param(s(hlo.C64)), sel.param(s(hlo.C64))
+	ge := sel.build(sel.op(hlo.OpCompare, hlo.Attributes{Direction: hlo.CmpGE}, nil,
+		sel.simple(hlo.OpReal, a), sel.simple(hlo.OpReal, c)))
+	b := newCB(t, "select_and_scatter")
+	w := []hlo.WindowDim{hlo.NewWindowDim(3)}
+	w[0].Stride = 3
+	ss := b.op(hlo.OpSelectAndScatter, hlo.Attributes{Window: w}, []*hlo.Computation{ge, addComp(t, hlo.C64)},
+		b.param(s(hlo.C64, 9)), b.param(s(hlo.C64, 3)), b.param(s(hlo.C64)))
+	_, err := Lower(b.build(ss), LavapipeTarget())
+	require.ErrorIs(t, err, hlo.ErrUnsupported)
+	assert.Contains(t, err.Error(), "no complex kernel for select-and-scatter")
 }
 
 // TestC128NeedsFloat64: a target without 64-bit floats, or without 64-bit
