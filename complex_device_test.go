@@ -151,9 +151,7 @@ func complexOpCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 		cases = append(cases, complexCase(t, dt, op.String()+" special values", op, []*hlo.Literal{specialGrid(dt, op)},
 			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return b.Unary(op, ps[0]) }))
 	}
-	if dt == hlo.C64 {
-		cases = append(cases, complexTranscendentalCases(t, g)...)
-	}
+	cases = append(cases, complexTranscendentalCases(t, g, dt)...)
 	// Every pair of special values (and of them and random ones), then random
 	// pairs.
 	sx, sy := specialPairs(g, dt)

@@ -308,10 +308,20 @@ func c128Tolerance(op hlo.Opcode) ErrorSpec {
 	switch op {
 	case hlo.OpAbs, hlo.OpSign, hlo.OpDivide, hlo.OpSqrt, hlo.OpRsqrt:
 		return ErrorSpec{Rel: 4 * eps}
-	case hlo.OpExp, hlo.OpLog, hlo.OpSin, hlo.OpCos, hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p:
+	case hlo.OpExp, hlo.OpLog, hlo.OpSin, hlo.OpCos:
 		return ErrorSpec{Rel: 16 * eps}
-	case hlo.OpPower: // the angle w·arg z formed in f64: its error grows with it
-		return ErrorSpec{Rel: 1e-12}
+	case hlo.OpTanh, hlo.OpTan, hlo.OpExpm1, hlo.OpLog1p:
+		// cpuref's forms in f64 with the kernels' exp, sine and log: worst
+		// measured 1.3e-15 (6ε, tanh and tan at the pole i·f64(π/2), where the
+		// kernel's tan y is sin y·cos y/cos²y), 2.7e-16 for expm1 and log1p
+		// (TestComplexTranscendentalWorstError).
+		return ErrorSpec{Rel: 16 * eps}
+	case hlo.OpPower:
+		// cmplx.Pow's algorithm in f64: the angle p·arg z + q·log|z| carries
+		// atan2's and log's ulp times the exponent, so the error grows with it;
+		// worst measured 5.8e-15 (26ε, (2.3e250 + 2.3e110i)^(1.2 − 0.97i), an
+		// angle of 560).
+		return ErrorSpec{Rel: 64 * eps}
 	case hlo.OpReduce, hlo.OpFft:
 		return ErrorSpec{Rel: 1e-12}
 	}

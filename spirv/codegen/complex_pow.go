@@ -7,23 +7,24 @@ import (
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// complexPow is pow(z, w) by cmplx.Pow's algorithm (cpuref's), in f32: with z =
-// a + ib, w = p + iq, r = |z|^p (the real pow, C's special values), θ = p·arg z
-// (atan2), and where q ≠ 0, r times e^{−q·arg z} and θ plus q·log|z| (logAbs);
-// the result r·(cos θ + i·sin θ) (where |z|, a factor of r or r leaves f32's
-// normal range with finite operands, r·cos θ is (h·cos θ)·h, h = √r). A zero base takes powZeroBase's answers. Zeros are told on the encoding (a
-// subnormal part is not zero, as in cpuref).
+// complexPow is pow(z, w) by cmplx.Pow's algorithm (cpuref's), in the part type:
+// with z = a + ib, w = p + iq, r = |z|^p (the real pow, C's special values), θ =
+// p·arg z (atan2), and where q ≠ 0, r times e^{−q·arg z} and θ plus q·log|z|
+// (logAbs); the result r·(cos θ + i·sin θ). A zero base takes powZeroBase's
+// answers. Zeros are told on the encoding (a subnormal part is not zero, as in
+// cpuref). c64 also keeps the results that leave f32's range on the way
+// (powScaled); c128 does not, as cmplx.Pow in f64 does not.
 func (k *kernel) complexPow(z, w spirv.ID) (spirv.ID, error) {
 	f := k.f
 	mul := func(x, y spirv.ID) spirv.ID { return k.exact(f.FMul(x, y)) }
 	a, b := k.parts(z)
 	p, q := k.parts(w)
-	arg, err := k.atan2(hlo.F32, b, a)
+	arg, err := k.atan2(k.part, b, a)
 	if err != nil {
 		return 0, err
 	}
 	mod, logMod := k.hypot(a, b), k.logAbs(a, b)
-	r, err := k.pow(hlo.F32, mod, p) // math.Pow's answers at 0, inf and NaN
+	r, err := k.pow(k.part, mod, p) // math.Pow's answers at 0, inf and NaN
 	if err != nil {
 		return 0, err
 	}
@@ -31,24 +32,38 @@ func (k *kernel) complexPow(z, w spirv.ID) (spirv.ID, error) {
 	qNonZero := f.LogicalNot(k.isZeroBits(q))
 	qArg := mul(f.FNegate(q), arg)
 	damp := f.Select(qNonZero, k.exp(qArg), k.partConst(1))
-	inRange := f.LogicalAnd(k.isNormal(r), k.isNormal(damp)) // before r·damp: a subnormal factor has lost its digits
+	power := r // |z|^p, before r·damp
 	r = f.Select(qNonZero, mul(r, damp), r)
 	theta = f.Select(qNonZero, k.exact(f.FAdd(theta, mul(q, logMod))), theta)
 	cos, sin := k.sinCos(theta, true), k.sinCos(theta, false)
 	v := k.makeComplex(mul(r, cos), mul(r, sin))
-	// Finite operands where |z|, |z|^p, e^{−q·arg z} or r leaves f32's normal
-	// range: r·cos θ as (h·cos θ)·h with h = e^{½(p·log|z| − q·arg z)}, which
-	// overflows or underflows only where the product does ((3e38 + 3e38i)¹ stays
-	// finite, and so does a |z|^p above f32 max that e^{−q·arg z} or cos θ brings
-	// back; a subnormal |z|^p would carry its few digits into r·e^{−q·arg z}).
-	logR := f.Select(qNonZero, k.exact(f.FAdd(mul(p, logMod), qArg)), mul(p, logMod))
+	if k.part == hlo.F32 {
+		logR := f.Select(qNonZero, k.exact(f.FAdd(mul(p, logMod), qArg)), mul(p, logMod))
+		// A subnormal factor has lost its digits before r·damp.
+		inRange := f.LogicalAnd(f.LogicalAnd(k.isNormal(power), k.isNormal(damp)), f.LogicalAnd(k.isNormal(r), f.LogicalNot(f.IsInf(mod))))
+		v = k.powScaled(z, w, logR, cos, sin, inRange, v)
+	}
+	zeroBase := f.LogicalAnd(k.isZeroBits(a), k.isZeroBits(b))
+	return f.Select(zeroBase, k.powZeroBase(p, q), v), nil
+}
+
+// powScaled is c64's r·cos θ + i·r·sin θ for finite operands where |z|, |z|^p,
+// e^{−q·arg z} or r leaves f32's normal range (not inRange): (h·cos θ)·h with h =
+// e^{½·logR}, logR = p·log|z| − q·arg z, which overflows or underflows only where
+// the product does ((3e38 + 3e38i)¹ stays finite, and so does a |z|^p above f32
+// max that e^{−q·arg z} or cos θ brings back; a subnormal |z|^p would carry its
+// few digits into r·e^{−q·arg z}); v elsewhere. cpuref's c64 computes in f64, whose
+// range holds these; its c128 (cmplx.Pow in f64) overflows and underflows with r,
+// so c128 takes v as it is.
+func (k *kernel) powScaled(z, w, logR, cos, sin, inRange, v spirv.ID) spirv.ID {
+	f := k.f
+	mul := func(x, y spirv.ID) spirv.ID { return k.exact(f.FMul(x, y)) }
+	a, b := k.parts(z)
+	p, q := k.parts(w)
 	h := k.exp(mul(k.partConst(0.5), logR))
 	scaled := k.makeComplex(mul(mul(h, cos), h), mul(mul(h, sin), h))
 	finite := f.LogicalAnd(f.LogicalAnd(k.isFinite(a), k.isFinite(b)), f.LogicalAnd(k.isFinite(p), k.isFinite(q)))
-	inRange = f.LogicalAnd(inRange, f.LogicalAnd(k.isNormal(r), f.LogicalNot(f.IsInf(mod))))
-	v = f.Select(f.LogicalAnd(finite, f.LogicalNot(inRange)), scaled, v)
-	zeroBase := f.LogicalAnd(k.isZeroBits(a), k.isZeroBits(b))
-	return f.Select(zeroBase, k.powZeroBase(p, q), v), nil
+	return f.Select(f.LogicalAnd(finite, f.LogicalNot(inRange)), scaled, v)
 }
 
 // powZeroBase is cpuref's pow(±0 ± i0, p + iq): NaN + i·NaN for a NaN exponent
@@ -76,8 +91,13 @@ func (k *kernel) isFinite(x spirv.ID) spirv.ID {
 	return k.f.LogicalNot(k.f.LogicalOr(k.f.IsInf(x), k.f.IsNan(x)))
 }
 
-// isNormal reports a finite value of at least f32's smallest normal magnitude.
+// isNormal reports a finite value of at least the smallest normal magnitude of
+// x's type (f32's 2^-126, f64's 2^-1022).
 func (k *kernel) isNormal(x spirv.ID) spirv.ID {
-	least := k.f.GreaterEqual(k.absBits(x), k.absBits(k.fc(x, 0x1p-126)))
+	smallest := 0x1p-126
+	if k.m.Width(k.m.TypeOf(x)) == 64 {
+		smallest = 0x1p-1022
+	}
+	least := k.f.GreaterEqual(k.absBits(x), k.absBits(k.fc(x, smallest)))
 	return k.f.LogicalAnd(least, k.isFinite(x))
 }

@@ -3,19 +3,29 @@ package codegen
 import (
 	"math"
 
+	"github.com/vkxla/vkxla/hlo"
 	"github.com/vkxla/vkxla/spirv"
 )
 
-// Complex tanh and tan, cpuref's definition (cpuref/complex_tanh.go) in f32:
+// Complex tanh and tan, cpuref's definition (cpuref/complex_tanh.go) in the part
+// type (f32 for c64, f64 for c128):
 // tanh(x + iy) = (sinh x·cosh x + i·sin y·cos y)/(sinh²x + cos²y), whose
 // denominator is a sum of squares (no cancellation near the poles), and tan z =
 // −i·tanh(iz).
 
-// tanhFar is the |x| above which tanh's real part is ±1 in f32: 1 − |re| <
-// 4e^{−2|x|} = 8.2e-9 there, below half an ulp of 1 (2^-25).
-const tanhFar = 10
+// tanhFar is the |x| above which tanh's real part is ±1 in the part type: 1 −
+// |re| < 4e^{−2|x|}, below half an ulp of 1 beyond ½(ln 4 + p·ln 2) for p
+// significand bits and one guard: f32's 2^-25 from 9.4 on (10: 4e^{−20} = 8.2e-9),
+// f64's 2^-54 from 19.4 on (20: 4e^{−40} = 1.7e-17, cpuref's own threshold, so
+// that both take the same form on each side of it).
+func (k *kernel) tanhFar() float64 {
+	if k.part == hlo.F64 {
+		return 20
+	}
+	return 10
+}
 
-// complexTanh is tanh z: for |x| ≤ 10 the stable form, sinh|x| and cosh|x| from
+// complexTanh is tanh z: for |x| ≤ tanhFar the stable form, sinh|x| and cosh|x| from
 // expm1(|x|) (½(e + e/(e+1)) and ½((e+1) + 1/(e+1)): no cancellation near 0, and
 // e+1 never loses digits as it would for a negative argument), the sign of x put
 // back on sinh; beyond, ±1 + i·4·sin y·cos y·e^{−2|x|}. Then C99's special values
@@ -37,7 +47,7 @@ func (k *kernel) complexTanh(z spirv.ID) spirv.ID {
 	d := add(mul(sh, sh), mul(cy, cy))
 	near := k.makeComplex(div(mul(sh, ch), d), div(sc, d))
 	far := k.makeComplex(k.copySign(c(1), x), mul(mul(c(4), sc), k.exp(mul(c(-2), ax))))
-	v := f.Select(f.Greater(ax, c(tanhFar)), far, near) // NaN: near, NaN too
+	v := f.Select(f.Greater(ax, c(k.tanhFar())), far, near) // NaN: near, NaN too
 	return k.tanhSpecials(z, sc, v)
 }
 

@@ -221,6 +221,10 @@ func (k *kernel) atan2Finite(y, x spirv.ID) spirv.ID {
 	}
 	th := f.FMul(c(2), f.FMul(t, k.horner(f.FMul(t, t), coef)))
 	th = f.Select(shift, f.FAdd(th, c(math.Pi/4)), th)
+	// Below 2^-27, atan a = a (a³/3 is under half an ulp of a, f64's or f32's),
+	// where the half-angle step would halve a subnormal a and lose its digits
+	// (atan2(5e-324, 1) would be 0).
+	th = f.Select(f.Less(a, c(0x1p-27)), a, th)
 	th = f.Select(swap, f.FSub(c(math.Pi/2), th), th)
 	th = f.Select(k.signBit(x), f.FSub(c(math.Pi), th), th)
 	return k.copySign(th, y)
