@@ -118,6 +118,22 @@ func complexMovementCases(t *testing.T) []fdCase {
 		"reduce multiply": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
 			return b.Reduce([]*hlo.Instruction{z}, []*hlo.Instruction{first(b, w)}, b.Reducer(hlo.OpMultiply, hlo.C128), []int64{1})
 		},
+		"scatter add": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+			// Element (1, 2) twice: both updates add there.
+			idx := b.Constant(hlo.MustFromSlice([]int64{3, 2}, []int32{1, 2, 0, 0, 1, 2}))
+			return b.Scatter([]*hlo.Instruction{z}, idx, []*hlo.Instruction{firstRow(b, w)}, b.Reducer(hlo.OpAdd, hlo.C128), elementScatter)
+		},
+		"scatter replace": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+			idx := b.Constant(hlo.MustFromSlice([]int64{3, 2}, []int32{1, 2, 0, 0, 0, 1}))
+			return b.Scatter([]*hlo.Instruction{z}, idx, []*hlo.Instruction{firstRow(b, w)}, replaceC128(t), elementScatter)
+		},
+		"reduce-window add": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+			win := []hlo.WindowDim{hlo.NewWindowDim(2), {Size: 2, Stride: 2, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}}
+			return b.ReduceWindow([]*hlo.Instruction{z}, []*hlo.Instruction{first(b, w)}, b.Reducer(hlo.OpAdd, hlo.C128), win)
+		},
+		"sort by real part": func(b *hlo.Builder, z, w *hlo.Instruction) *hlo.Instruction {
+			return b.Sort([]*hlo.Instruction{z}, realLess(t), 1, true)
+		},
 	}
 	var cases []fdCase
 	for name, move := range moves {
@@ -129,6 +145,33 @@ func complexMovementCases(t *testing.T) []fdCase {
 }
 
 func TestComplexMovementVJPs(t *testing.T) { runFD(t, complexMovementCases(t)) }
+
+// elementScatter scatters single elements of a rank-2 operand: full index vectors.
+var elementScatter = hlo.ScatterDims{InsertedWindowDims: []int64{0, 1}, ScatterDimsToOperandDims: []int64{0, 1}, IndexVectorDim: 1}
+
+// firstRow is w[0, :], the updates of elementScatter's three indices.
+func firstRow(b *hlo.Builder, w *hlo.Instruction) *hlo.Instruction {
+	return b.Reshape(b.Slice(w, []int64{0, 0}, []int64{1, 3}, nil), 3)
+}
+
+// replaceC128 is the scatter combiner (old, new) -> new on c128.
+func replaceC128(t *testing.T) *hlo.Computation {
+	rb := hlo.NewBuilder("replace_c128")
+	rb.Parameter(hlo.Scalar(hlo.C128), "old")
+	c, err := rb.BuildComputation(rb.Parameter(hlo.Scalar(hlo.C128), "new"))
+	require.NoError(t, err)
+	return c
+}
+
+// realLess is the sort comparator real(a) < real(b) on c128.
+func realLess(t *testing.T) *hlo.Computation {
+	cb := hlo.NewBuilder("real_less")
+	a := cb.Parameter(hlo.Scalar(hlo.C128), "a")
+	c := cb.Parameter(hlo.Scalar(hlo.C128), "b")
+	comp, err := cb.BuildComputation(cb.Compare(cb.Unary(hlo.OpReal, a), cb.Unary(hlo.OpReal, c), hlo.CmpLT))
+	require.NoError(t, err)
+	return comp
+}
 
 // TestComplexConditionalVJP: a conditional whose branches take and return
 // complex values (exp(z) or z·w), each branch selected in turn.
@@ -236,17 +279,23 @@ func TestComplexSignGradAtZero(t *testing.T) {
 }
 
 // TestComplexWithoutRuleIsRefused: an op with no complex rule on the path is an
-// error naming it, not a zero gradient.
+// error naming it, not a zero gradient: select-and-scatter (max pooling's
+// gradient; max has no complex form) and a reduce-window that multiplies.
 func TestComplexWithoutRuleIsRefused(t *testing.T) {
 	for name, f := range map[string]func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction{
-		"reduce-window": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
-			return b.ReduceWindow([]*hlo.Instruction{z}, []*hlo.Instruction{b.ScalarConstant(hlo.C128, 0)},
-				b.Reducer(hlo.OpAdd, hlo.C128), []hlo.WindowDim{hlo.NewWindowDim(2)})
+		"select-and-scatter": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
+			sb := hlo.NewBuilder("real_ge")
+			l := sb.Parameter(hlo.Scalar(hlo.C128), "a")
+			r := sb.Parameter(hlo.Scalar(hlo.C128), "b")
+			sel, err := sb.BuildComputation(sb.Compare(sb.Unary(hlo.OpReal, l), sb.Unary(hlo.OpReal, r), hlo.CmpGE))
+			require.NoError(t, err)
+			src := b.Slice(z, []int64{0}, []int64{1}, nil)
+			return b.SelectAndScatter(z, src, b.ScalarConstant(hlo.C128, 0), sel, b.Reducer(hlo.OpAdd, hlo.C128),
+				[]hlo.WindowDim{{Size: 3, Stride: 3, WindowDilation: 1, BaseDilation: 1}})
 		},
-		"scatter": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
-			idx := b.Constant(hlo.MustFromSlice([]int64{2, 1}, []int32{2, 0}))
-			return b.Scatter([]*hlo.Instruction{z}, idx, []*hlo.Instruction{b.Slice(z, []int64{0}, []int64{2}, nil)},
-				b.Reducer(hlo.OpAdd, hlo.C128), hlo.ScatterDims{InsertedWindowDims: []int64{0}, ScatterDimsToOperandDims: []int64{0}, IndexVectorDim: 1})
+		"reduce-window multiply": func(b *hlo.Builder, z *hlo.Instruction) *hlo.Instruction {
+			return b.ReduceWindow([]*hlo.Instruction{z}, []*hlo.Instruction{b.ScalarConstant(hlo.C128, 1)},
+				b.Reducer(hlo.OpMultiply, hlo.C128), []hlo.WindowDim{hlo.NewWindowDim(2)})
 		},
 	} {
 		b := hlo.NewBuilder(name)
@@ -261,5 +310,6 @@ func TestComplexWithoutRuleIsRefused(t *testing.T) {
 		_, err = VJP(m, []int{0}, nil)
 		require.Error(t, err, name)
 		assert.True(t, errors.Is(err, hlo.ErrUnsupported), "%s: %v", name, err)
+		assert.ErrorContains(t, err, "complex", name)
 	}
 }

@@ -19,6 +19,8 @@ import (
 //	abs(z)        ct ↦ complex(ct, 0)·conj(sign(z))   (0 at z = 0)
 //	sign(z)       ct ↦ i·Im(ct·s)·conj(s)/|z|, s = sign(z)   (0 at z = 0)
 //	gather        the real rule on real(ct) and imag(ct), joined by complex
+//	reduce-window add only: the real rule (max/min pooling has no complex form)
+//	select-and-scatter  refused (max pooling's gradient; max has no complex form)
 //	convert       real → complex: real(ct); c64 ↔ c128: ct converted back
 //	fft           rules_fft.go (RFFT and IRFFT fold the conjugate half)
 //
@@ -51,6 +53,11 @@ var holomorphic = map[hlo.Opcode]bool{
 	// A complex reducer is add or multiply (compare orders no complex values):
 	// both rules are holomorphic.
 	hlo.OpReduce: true,
+	// Scatter (add or replace: the rule gathers the cotangent, and masks it by
+	// which update won) and sort (the cotangent permuted back by the permutation's
+	// scatter) move or sum the cotangent, as on the reals; their other combiners
+	// stay errors in the real rules.
+	hlo.OpScatter: true, hlo.OpSort: true,
 	// complex and fft rows serve real and complex alike (complexRows' ops).
 	hlo.OpComplex: true, hlo.OpFft: true,
 }
@@ -67,8 +74,10 @@ var complexRows = map[hlo.Opcode]row{
 	hlo.OpAbs: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		return e.b.Mul(e.b.Complex(ct, e.like(ct, 0)), conjugate(e, e.b.Sign(x)))
 	}),
-	hlo.OpSign:   unary(vjpComplexSign),
-	hlo.OpGather: arrayVJP(vjpComplexGather),
+	hlo.OpSign:             unary(vjpComplexSign),
+	hlo.OpGather:           arrayVJP(vjpComplexGather),
+	hlo.OpReduceWindow:     {vjp: vjpComplexReduceWindow},
+	hlo.OpSelectAndScatter: {vjp: vjpComplexSelectAndScatter},
 	hlo.OpConvert: unary(func(e *engine, x, out, ct *hlo.Instruction) *hlo.Instruction {
 		if !x.Shape.DType.IsComplex() {
 			return e.b.Convert(e.b.Unary(hlo.OpReal, ct), x.Shape.DType)
@@ -104,6 +113,24 @@ func vjpComplexGather(e *engine, n *node, ct *hlo.Instruction) ([]*hlo.Instructi
 		return nil, err
 	}
 	return []*hlo.Instruction{e.b.Complex(re[0], im[0]), nil}, nil
+}
+
+// vjpComplexReduceWindow: a windowed sum is C-linear, so the real rule (the
+// cotangent padded and summed over windows) holds; max and min pooling are not
+// defined on complex values, which have no order.
+func vjpComplexReduceWindow(e *engine, n *node, ct *cot) ([]*cot, error) {
+	if op, ok := reducerOp(n.orig.Called[0]); !ok || op != hlo.OpAdd {
+		return nil, fmt.Errorf("autodiff: %s: reduce-window on complex values has a VJP only with an add reducer, not %q: %w",
+			n.orig.Name, n.orig.Called[0].Name, hlo.ErrUnsupported)
+	}
+	return vjpReduceWindow(e, n, ct)
+}
+
+// vjpComplexSelectAndScatter refuses: select-and-scatter is max pooling's
+// gradient, and max is not defined on complex values (JAX defines no such rule).
+func vjpComplexSelectAndScatter(_ *engine, n *node, _ *cot) ([]*cot, error) {
+	return nil, fmt.Errorf("autodiff: %s: select-and-scatter on complex values has no VJP (max pooling is not defined on complex numbers): %w",
+		n.orig.Name, hlo.ErrUnsupported)
 }
 
 // complexRow is the rule for the VJP of complex(x, y).

@@ -155,7 +155,7 @@ func TestComplexConvert(t *testing.T) {
 
 // TestComplexReduce sums c64 values through a reduce (the scalar-program path, on
 // 64-bit words) and c128 values through reduce_wide.go's fold, and refuses c128 in
-// a kernel with no c128 path (reduce-window), naming the reason.
+// a kernel with no c128 path (all-reduce), naming the reason.
 func TestComplexReduce(t *testing.T) {
 	text := func(dt string) string {
 		return `HloModule m
@@ -206,8 +206,7 @@ add {
 }
 ENTRY e {
   x = c128[4] parameter(0)
-  z = c128[] constant((0, 0))
-  ROOT r = c128[3] reduce-window(x, z), window={size=2}, to_apply=add
+  ROOT r = c128[4] all-reduce(x), replica_groups={}, to_apply=add
 }`
 	_, err := Eval(parse(t, window), vec(make([]complex128, 4)...))
 	require.Error(t, err)

@@ -275,6 +275,24 @@ func (p *scatterPlan) check() error {
 func (p *scatterPlan) run(f *scalarFn, out [][]uint64) error {
 	n := len(out)
 	args, res := make([]uint64, 2*n), make([]uint64, n)
+	return p.forEachUpdate(func(o, u int64) error {
+		for k := range out {
+			args[k], args[n+k] = out[k][o], p.updates[k].Bits(int(u))
+		}
+		if err := f.call(args, res); err != nil {
+			return err
+		}
+		for k := range out {
+			out[k][o] = res[k]
+		}
+		return nil
+	})
+}
+
+// forEachUpdate calls visit(operand position, update position) for every update
+// element whose window fits, in scatter's order (scatter positions row-major, then
+// window elements row-major), so that every element type combines alike.
+func (p *scatterPlan) forEachUpdate(visit func(o, u int64) error) error {
 	updIdx := make([]int64, len(p.updStrides))
 	return forEachIndexErr(pick(p.updates[0].Shape().Dims, p.scatterDims), func(batch []int64) error {
 		sd := p.sd
@@ -293,17 +311,7 @@ func (p *scatterPlan) run(f *scalarFn, out [][]uint64) error {
 				o += w[k] * p.opStrides[d]
 				updIdx[sd.UpdateWindowDims[k]] = w[k]
 			}
-			u := linearIndex(p.updStrides, updIdx)
-			for k := range out {
-				args[k], args[n+k] = out[k][o], p.updates[k].Bits(int(u))
-			}
-			if err := f.call(args, res); err != nil {
-				return err
-			}
-			for k := range out {
-				out[k][o] = res[k]
-			}
-			return nil
+			return visit(o, linearIndex(p.updStrides, updIdx))
 		})
 	})
 }

@@ -6,6 +6,63 @@ import (
 	"github.com/vkxla/vkxla/hlo"
 )
 
+// literalFn calls a computation on scalar literals: the slow path of the kernels
+// whose elements (c128) do not fit the 64-bit words of scalarFn. reduce,
+// reduce-window, scatter, select-and-scatter and sort on c128 all fold through it.
+type literalFn struct {
+	ev      *evaluator
+	comp    *hlo.Computation
+	results int
+}
+
+// newLiteralFn is the computation in.Called[i], returning results scalars.
+func newLiteralFn(ev *evaluator, in *hlo.Instruction, i, results int) (*literalFn, error) {
+	comp, err := called(in, i)
+	if err != nil {
+		return nil, err
+	}
+	return &literalFn{ev: ev, comp: comp, results: results}, nil
+}
+
+// call evaluates the computation on args and returns its scalar results.
+func (f *literalFn) call(args ...*hlo.Literal) ([]*hlo.Literal, error) {
+	out, err := f.ev.callComputation(f.comp, args...)
+	if err != nil {
+		return nil, err
+	}
+	res, err := reducerResults(out, f.results)
+	if err != nil {
+		return nil, err
+	}
+	return res, f.ev.cancelled()
+}
+
+// combine is one step of an N-ary fold: to_apply(acc_0 … acc_N-1, x_0 … x_N-1).
+func (f *literalFn) combine(acc, x []*hlo.Literal) ([]*hlo.Literal, error) {
+	return f.call(append(append([]*hlo.Literal{}, acc...), x...)...)
+}
+
+// predicate calls a computation returning one pred scalar.
+func (f *literalFn) predicate(args ...*hlo.Literal) (bool, error) {
+	res, err := f.call(args...)
+	if err != nil {
+		return false, err
+	}
+	if !res[0].Shape().Equal(hlo.Scalar(hlo.Pred)) {
+		return false, fmt.Errorf("comparator returns %v, want pred[]", res[0].Shape())
+	}
+	return res[0].Bytes()[0] != 0, nil
+}
+
+// elementsAt are element i of each literal, as scalar literals.
+func elementsAt(ls []*hlo.Literal, i int) []*hlo.Literal {
+	out := make([]*hlo.Literal, len(ls))
+	for k, l := range ls {
+		out[k] = scalarElement(l, i)
+	}
+	return out
+}
+
 // evalReduceWide is reduce over values with c128 elements, which do not fit the
 // 64-bit words evalReduce folds: the same strictly sequential left fold in
 // row-major order of the reduced dimensions, each step a call of to_apply on scalar
@@ -15,7 +72,7 @@ func evalReduceWide(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	if err != nil {
 		return nil, err
 	}
-	comp, err := called(in, 0)
+	f, err := newLiteralFn(ev, in, 0, len(inputs))
 	if err != nil {
 		return nil, err
 	}
@@ -37,19 +94,10 @@ func evalReduceWide(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hl
 	i := 0
 	err = forEachIndexErr(inShape.Dims, func(idx []int64) error {
 		o := linearIndex(toOut, idx)
-		args := append([]*hlo.Literal{}, acc[o]...)
-		for _, x := range inputs {
-			args = append(args, scalarElement(x, i))
-		}
-		out, err := ev.callComputation(comp, args...)
-		if err != nil {
-			return err
-		}
-		if acc[o], err = reducerResults(out, len(inputs)); err != nil {
-			return err
-		}
+		var err error
+		acc[o], err = f.combine(acc[o], elementsAt(inputs, i))
 		i++
-		return ev.cancelled()
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -82,7 +130,7 @@ func gatherResults(s hlo.Shape, acc [][]*hlo.Literal, n int) (*hlo.Literal, erro
 		shapes = s.Elems
 	}
 	if len(shapes) != n {
-		return nil, fmt.Errorf("reduce of %d inputs declares %v", n, s)
+		return nil, fmt.Errorf("%d results, but the instruction declares %v", n, s)
 	}
 	outs := make([]*hlo.Literal, n)
 	for k := range outs {

@@ -11,8 +11,9 @@ import (
 // c128 through hlo.Literal's complex accessors; the data-movement kernels run twice
 // on a c128 value taken apart into its real and imaginary f64 planes, and the
 // planes' results are joined again (movement moves the parts of an element
-// together, so each plane moves alike); reduce folds c128 through to_apply on scalar
-// literals (reduce_wide.go); every other kernel refuses c128 with an error wrapping
+// together, so each plane moves alike); reduce, reduce-window, scatter,
+// select-and-scatter, sort and map call their computations on scalar literals
+// (reduce_wide.go's literalFn); every other kernel refuses c128 with an error wrapping
 // hlo.ErrUnsupported rather than reading half of each element.
 
 // wideKernels are the ops whose own kernels handle c128: the elementwise ops that
@@ -33,7 +34,10 @@ var planarKernels = []hlo.Opcode{
 
 // wideAlternatives are the kernels of ops on c128 values that their own kernels
 // cannot take.
-var wideAlternatives = map[hlo.Opcode]kernel{hlo.OpReduce: evalReduceWide}
+var wideAlternatives = map[hlo.Opcode]kernel{
+	hlo.OpReduce: evalReduceWide, hlo.OpReduceWindow: evalReduceWindowWide, hlo.OpScatter: evalScatterWide,
+	hlo.OpSelectAndScatter: evalSelectAndScatterWide, hlo.OpSort: evalSortWide, hlo.OpMap: evalMapWide,
+}
 
 // wrapWideKernels makes the movement kernels planar on c128, sends c128 reduces to
 // their own kernel, and makes every other kernel that does not handle c128 refuse
