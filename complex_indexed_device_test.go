@@ -12,14 +12,14 @@ import (
 )
 
 // Complex gather, scatter, reduce-window and sort on the GPU against cpuref, in
-// c64 and c128 (complexOpCases runs these for both). cpuref evaluates c64 in
-// all four and c128 in gather; it refuses c128 in scatter, reduce-window and
-// sort (docs/complex.md, "cpuref and c128"), so a c128 case of those is
-// compared with a reference module that cpuref does evaluate: the same op on
-// the real and imaginary f64 planes, joined by complex (scatter by replacement
-// or by add and reduce-window by sum act on each part alone, so each plane is
-// the real op on f64), and for sort a variadic f64 sort of the two planes by
-// the same order on the parts.
+// c64 and c128 (complexOpCases runs these for both). Each case of scatter by
+// replacement or by add, reduce-window by sum and sort also has a reference
+// module made of other ops: the same op on the real and imaginary planes, joined
+// by complex (those act on each part alone, so each plane is the real op), and
+// for sort a variadic sort of the two planes by the same order on the parts.
+// The device cases compare with cpuref on the op itself; TestComplexPlaneReferences
+// checks, in cpuref, that the op and its reference agree bit for bit in both
+// types (for c128 a check of cpuref's literal paths by its f64 ones).
 
 // planeBuild builds an op on values of element type et: the complex type of a
 // case, or its part type when the reference builds the op on one plane.
@@ -70,30 +70,31 @@ func int32Literal(t testing.TB, dims []int64, v ...int32) *hlo.Literal {
 	return l
 }
 
-// complexIndexedCases are the cases of dt; c64's compare with cpuref's c64
+// complexIndexedCases are the cases of dt, compared with cpuref on the op
 // itself, not with their plane references (TestComplexPlaneReferences checks
 // that the two agree).
 func complexIndexedCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 	cases := append(append(append(complexGatherCases(t, g, dt), complexScatterCases(t, g, dt)...),
 		complexReduceWindowCases(t, g, dt)...), complexSortCases(t, g, dt)...)
-	if dt == hlo.C64 {
-		for i := range cases {
-			cases[i].reference = nil
-		}
+	for i := range cases {
+		cases[i].reference = nil
 	}
 	return cases
 }
 
-// TestComplexPlaneReferences checks the plane references on c64, where cpuref
-// evaluates both the op and its reference (no device): their outputs are equal,
-// bit for bit (NaNs as NaNs).
+// TestComplexPlaneReferences checks the plane references in c64 and c128, where
+// cpuref evaluates both the op and its reference (no device): their outputs are
+// equal, bit for bit (NaNs as NaNs).
 func TestComplexPlaneReferences(t *testing.T) {
 	g := &gen{rng: rand.New(rand.NewPCG(3, 4))}
-	cases := append(append(complexScatterCases(t, g, hlo.C64), complexReduceWindowCases(t, g, hlo.C64)...), complexSortCases(t, g, hlo.C64)...)
+	var cases []opCase
+	for _, dt := range []hlo.DType{hlo.C64, hlo.C128} {
+		cases = append(append(append(cases, complexScatterCases(t, g, dt)...), complexReduceWindowCases(t, g, dt)...), complexSortCases(t, g, dt)...)
+	}
 	checked := 0
 	for _, c := range cases {
 		if c.reference == nil {
-			continue // multiply: c64 only, against cpuref itself
+			continue // multiply: against cpuref itself
 		}
 		checked++
 		t.Run(c.name, func(t *testing.T) {
@@ -108,7 +109,7 @@ func TestComplexPlaneReferences(t *testing.T) {
 			}
 		})
 	}
-	require.Equal(t, 8, checked, "plane references")
+	require.Equal(t, 16, checked, "plane references")
 }
 
 // complexGatherCases: rows (indices out of range clamp to the last row and the
@@ -162,13 +163,10 @@ func complexScatterCases(t testing.TB, g *gen, dt hlo.DType) []opCase {
 				return b.Scatter(ps[:1], ps[1], ps[2:], scalarComputation(t, hlo.OpAdd, et), sd)
 			}),
 	}
-	if dt == hlo.C64 {
-		// No plane reference: a product mixes the parts.
-		mul := rowScatter(hlo.OpMultiply, false)
-		cases = append(cases, complexCase(t, dt, "scatter multiply rows", hlo.OpScatter, []*hlo.Literal{x, repeated, upd},
-			func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return mul(t, b, ps, dt) }))
-	}
-	return cases
+	// No plane reference: a product mixes the parts.
+	mul := rowScatter(hlo.OpMultiply, false)
+	return append(cases, complexCase(t, dt, "scatter multiply rows", hlo.OpScatter, []*hlo.Literal{x, repeated, upd},
+		func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction { return mul(t, b, ps, dt) }))
 }
 
 // complexReduceWindowCases: sums over padded, strided windows of rows, and over
