@@ -85,7 +85,9 @@ func stepScans(t *testing.T, scans int, n, rows int64, policy hlo.CheckpointPoli
 }
 
 // tanhStep is x ← tanh(W·x).
-func tanhStep(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction { return b.Tanh(b.Dot(a[0], a[1])) }
+func tanhStep(b *hlo.Builder, a []*hlo.Instruction) *hlo.Instruction {
+	return b.Tanh(b.Dot(a[0], a[1]))
+}
 
 // TestScanStepOffloadOnDevice: each scan's steps saved by
 // offload_dot_with_no_batch_dims stack their W·x products as dots_saveable does,

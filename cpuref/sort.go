@@ -15,13 +15,8 @@ import (
 // algorithm, as in XLA.
 func evalSort(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	n := len(ops)
-	if n == 0 {
-		return nil, fmt.Errorf("sort needs at least one operand")
-	}
-	for k, op := range ops {
-		if !op.Shape().SameDims(ops[0].Shape()) {
-			return nil, fmt.Errorf("sort operand %d is %v, operand 0 is %v", k, op.Shape(), ops[0].Shape())
-		}
+	if err := checkSortOperands(ops); err != nil {
+		return nil, err
 	}
 	shapes, err := resultShapes(in.Shape, n)
 	if err != nil {
@@ -94,4 +89,17 @@ func (s *rowSorter) less(a, b int64) bool {
 		return false
 	}
 	return s.res[0] != 0
+}
+
+// checkSortOperands requires at least one operand, all of one shape's dimensions.
+func checkSortOperands(ops []*hlo.Literal) error {
+	if len(ops) == 0 {
+		return fmt.Errorf("sort needs at least one operand")
+	}
+	for k, op := range ops {
+		if !op.Shape().SameDims(ops[0].Shape()) {
+			return fmt.Errorf("sort operand %d is %v, operand 0 is %v", k, op.Shape(), ops[0].Shape())
+		}
+	}
+	return nil
 }

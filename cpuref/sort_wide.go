@@ -13,13 +13,8 @@ import (
 // comparator gives one (e.g. real part, then imaginary part).
 func evalSortWide(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
 	n := len(ops)
-	if n == 0 {
-		return nil, fmt.Errorf("sort needs at least one operand")
-	}
-	for k, op := range ops {
-		if !op.Shape().SameDims(ops[0].Shape()) {
-			return nil, fmt.Errorf("sort operand %d is %v, operand 0 is %v", k, op.Shape(), ops[0].Shape())
-		}
+	if err := checkSortOperands(ops); err != nil {
+		return nil, err
 	}
 	cmp, err := newLiteralFn(ev, in, 0, 1)
 	if err != nil {
