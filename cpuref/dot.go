@@ -171,15 +171,23 @@ func evalDot(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 	if !hlo.MakeShape(in.Shape.DType, outDims...).Equal(in.Shape) {
 		return nil, fmt.Errorf("dot of %v and %v gives dimensions %v, result declares %v", ls, rs, outDims, in.Shape)
 	}
-	mac, err := newMacOperands(in.Shape.DType, lhs, rhs)
-	if err != nil {
-		return nil, err
-	}
 	c, err := dotContraction(dn, ls, rs)
 	if err != nil {
 		return nil, err
 	}
 	out := hlo.NewLiteral(in.Shape)
+	if in.Shape.DType.IsComplex() {
+		if ls.DType != in.Shape.DType || rs.DType != in.Shape.DType {
+			return nil, fmt.Errorf("complex dot of %v and %v into %v: operands and result must be one complex type: %w",
+				ls, rs, in.Shape, ErrInvalidInput)
+		}
+		evalComplexDot(c, lhs, rhs, out)
+		return out, nil
+	}
+	mac, err := newMacOperands(in.Shape.DType, lhs, rhs)
+	if err != nil {
+		return nil, err
+	}
 	mac.run(ev, c, rhs, out)
 	return out, nil
 }
