@@ -1,0 +1,41 @@
+package autodiff
+
+import (
+	"testing"
+
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// complexDotCase differentiates both parts of dot(complex(ar, ai), complex(br,
+// bi)), times exp of the lhs's first entry so that the function is not bilinear,
+// by finite differences in every real parameter (c128 inside).
+func complexDotCase(name string, lhs, rhs []int64, dims hlo.DotDims, perm []int64) fdCase {
+	return fdCase{name: name, params: []hlo.Shape{f64s(lhs...), f64s(lhs...), f64s(rhs...), f64s(rhs...)}, gen: complexGen,
+		build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			a, c := b.Complex(ps[0], ps[1]), b.Complex(ps[2], ps[3])
+			d := b.DotGeneral(a, c, dims)
+			if perm != nil {
+				d = b.Transpose(d, perm...)
+			}
+			zero := make([]int64, len(lhs))
+			one := make([]int64, len(lhs))
+			for i := range one {
+				one[i] = 1
+			}
+			first := b.Reshape(b.Slice(a, zero, one, nil))
+			d = b.Mul(d, b.Broadcast(b.Exp(first), d.Shape.Dims, nil))
+			return complexParts(b, b.Reshape(d, d.Shape.NumElements()))
+		}}
+}
+
+func TestComplexDotVJP(t *testing.T) {
+	runFD(t, []fdCase{
+		complexDotCase("c128 matmul", []int64{2, 3}, []int64{3, 2},
+			hlo.DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}, nil),
+		complexDotCase("c128 batched", []int64{2, 2, 3}, []int64{2, 3, 2},
+			hlo.DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{2}, RhsContracting: []int64{1}}, nil),
+		complexDotCase("c128 fno bixy,ioxy->boxy", []int64{2, 3, 2, 2}, []int64{3, 2, 2, 2},
+			hlo.DotDims{LhsBatch: []int64{2, 3}, RhsBatch: []int64{2, 3}, LhsContracting: []int64{1}, RhsContracting: []int64{0}},
+			[]int64{2, 3, 0, 1}),
+	})
+}
