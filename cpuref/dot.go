@@ -177,9 +177,8 @@ func evalDot(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 	}
 	out := hlo.NewLiteral(in.Shape)
 	if in.Shape.DType.IsComplex() {
-		if ls.DType != in.Shape.DType || rs.DType != in.Shape.DType {
-			return nil, fmt.Errorf("complex dot of %v and %v into %v: operands and result must be one complex type: %w",
-				ls, rs, in.Shape, ErrInvalidInput)
+		if err := sameComplexType(in, lhs, rhs); err != nil {
+			return nil, err
 		}
 		evalComplexDot(c, lhs, rhs, out)
 		return out, nil

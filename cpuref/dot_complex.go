@@ -1,8 +1,12 @@
 package cpuref
 
-import "github.com/vkxla/vkxla/hlo"
+import (
+	"fmt"
 
-// Complex dot (c64, c128). Every term is the textbook product in float64
+	"github.com/vkxla/vkxla/hlo"
+)
+
+// Complex dot and convolution (c64, c128), as one contraction (contract.go). Every term is the textbook product in float64
 // (complexMul), the sum runs in complex128 in the contraction's term order, and
 // each part of the result is rounded once to the element type: the c64 dot is
 // thus the exact dot of its operands up to float64 rounding, not the f32
@@ -10,6 +14,16 @@ import "github.com/vkxla/vkxla/hlo"
 // one rounding per term in f32; the reference holds the better value, and the GPU
 // (four real dots, passes/complex_dot.go) is compared with it within the f32 dot
 // bound. A part whose f32 products overflow but cancel is finite here.
+
+// sameComplexType refuses a complex contraction whose operands and result are not
+// all one complex type.
+func sameComplexType(in *hlo.Instruction, lhs, rhs *hlo.Literal) error {
+	if lhs.DType() != in.Shape.DType || rhs.DType() != in.Shape.DType {
+		return fmt.Errorf("complex %v of %v and %v into %v: operands and result must be one complex type: %w",
+			in.Op, lhs.Shape(), rhs.Shape(), in.Shape, ErrInvalidInput)
+	}
+	return nil
+}
 
 // evalComplexDot evaluates the contraction c of complex lhs and rhs into out.
 func evalComplexDot(c *contraction, lhs, rhs, out *hlo.Literal) {

@@ -62,3 +62,17 @@ func complexMat[T complex64 | complex128](vals []complex128) *hlo.Literal {
 	}
 	return hlo.MustFromSlice([]int64{2, 2}, out)
 }
+
+// TestComplexConvolution: a 1-D valid convolution (cross-correlation) of one
+// feature, x = [1+i, 2, −i] with kernel k = [i, 1]:
+// out[0] = (1+i)·i + 2·1 = 1+i;  out[1] = 2·i + (−i)·1 = i.
+func TestComplexConvolution(t *testing.T) {
+	x := hlo.MustFromSlice([]int64{1, 1, 3}, []complex128{1 + 1i, 2, -1i})
+	k := hlo.MustFromSlice([]int64{1, 1, 2}, []complex128{1i, 1})
+	want := hlo.MustFromSlice([]int64{1, 1, 2}, []complex128{1 + 1i, 1i})
+	got := evalText(t, oneOp(`
+  x = c128[1,1,3] parameter(0)
+  k = c128[1,1,2] parameter(1)
+  ROOT c = c128[1,1,2] convolution(x, k), window={size=2}, dim_labels=bf0_oi0->bf0`), x, k)
+	assertLit(t, want, got)
+}

@@ -7,8 +7,8 @@ import (
 
 // Shape rules of dot and convolution. Operand element types must be equal and
 // numeric; the result type is theirs or a declared widening (contractionType).
-// Dot also takes complex operands (c64, c128), as XLA's InferDotOpShape does;
-// convolution does not yet.
+// Both also take complex operands (c64, c128), as XLA's InferDotOpShape and
+// InferConvolveShape do.
 
 func sameNumericTypes(l, r Shape) error {
 	if l.DType != r.DType {
@@ -20,9 +20,10 @@ func sameNumericTypes(l, r Shape) error {
 	return nil
 }
 
-// dotOperandTypes is sameNumericTypes with complex types allowed: both operands
-// the same complex type (a real and a complex operand differ, and are refused).
-func dotOperandTypes(l, r Shape) error {
+// complexOrNumericTypes is sameNumericTypes with complex types allowed: both
+// operands the same complex type (a real and a complex operand differ, and are
+// refused).
+func complexOrNumericTypes(l, r Shape) error {
 	if l.DType == r.DType && l.DType.IsComplex() {
 		return nil
 	}
@@ -37,7 +38,7 @@ func inferDot(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	l, r := a.operands[0], a.operands[1]
-	if err := dotOperandTypes(l, r); err != nil {
+	if err := complexOrNumericTypes(l, r); err != nil {
 		return Shape{}, err
 	}
 	d := a.attrs.Dot
@@ -144,7 +145,7 @@ func inferConvolution(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	in, k := a.operands[0], a.operands[1]
-	if err := sameNumericTypes(in, k); err != nil {
+	if err := complexOrNumericTypes(in, k); err != nil {
 		return Shape{}, err
 	}
 	cd := a.attrs.Conv
