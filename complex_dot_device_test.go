@@ -75,3 +75,22 @@ func TestComplexDotFNOShape(t *testing.T) {
 	require.Equal(t, hlo.MakeShape(hlo.C64, 6, 5, 2, 4).String(), d.Shape.String())
 	require.Equal(t, hlo.MakeShape(hlo.C64, 2, 4, 6, 5).String(), m.Entry.Root.Shape.String())
 }
+
+// TestComplexConvolutionAgainstCPU: a 2-D complex convolution (NCHW, padded,
+// strided, two feature groups) as four real convolutions on the GPU, against
+// cpuref within vkxla.Tolerance(hlo.OpConvolution, dt) of the modulus.
+func TestComplexConvolutionAgainstCPU(t *testing.T) {
+	rt := newRuntime(t)
+	rng := rand.New(rand.NewPCG(21, 8))
+	for _, dt := range hlo.ComplexDTypes {
+		t.Run(dt.String(), func(t *testing.T) {
+			xs, ks := hlo.MakeShape(dt, 2, 4, 9, 8), hlo.MakeShape(dt, 6, 2, 3, 3)
+			b := hlo.NewBuilder("cconv")
+			win := []hlo.WindowDim{{Size: 3, Stride: 2, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}, hlo.NewWindowDim(3)}
+			dims := hlo.ConvDims{InputBatch: 0, InputFeature: 1, InputSpatial: []int64{2, 3},
+				KernelOutput: 0, KernelInput: 1, KernelSpatial: []int64{2, 3}, OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2, 3}}
+			m := mustBuild(t, b, b.Conv(b.Parameter(xs, "x"), b.Parameter(ks, "k"), win, dims, 2, 1))
+			checkAgainstCPU(t, rt, m, vkxla.Tolerance(hlo.OpConvolution, dt), randomComplexParts(rng, xs), randomComplexParts(rng, ks))
+		})
+	}
+}

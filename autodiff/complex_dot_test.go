@@ -39,3 +39,21 @@ func TestComplexDotVJP(t *testing.T) {
 			[]int64{2, 3, 0, 1}),
 	})
 }
+
+// TestComplexConvolutionVJP: both parts of a padded, strided complex convolution
+// (two feature groups), times a complex scalar of the input, by finite
+// differences in the real and imaginary parts of input and kernel.
+func TestComplexConvolutionVJP(t *testing.T) {
+	x, k := []int64{1, 4, 5}, []int64{4, 2, 3}
+	runFD(t, []fdCase{{name: "c128 convolution", params: []hlo.Shape{f64s(x...), f64s(x...), f64s(k...), f64s(k...)}, gen: complexGen,
+		build: func(b *hlo.Builder, ps []*hlo.Instruction) *hlo.Instruction {
+			in, ker := b.Complex(ps[0], ps[1]), b.Complex(ps[2], ps[3])
+			win := []hlo.WindowDim{{Size: 3, Stride: 2, PadLow: 1, PadHigh: 1, WindowDilation: 1, BaseDilation: 1}}
+			dims := hlo.ConvDims{InputBatch: 0, InputFeature: 1, InputSpatial: []int64{2},
+				KernelOutput: 0, KernelInput: 1, KernelSpatial: []int64{2}, OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2}}
+			c := b.Conv(in, ker, win, dims, 2, 1)
+			first := b.Reshape(b.Slice(in, []int64{0, 0, 0}, []int64{1, 1, 1}, nil))
+			c = b.Mul(c, b.Broadcast(b.Exp(first), c.Shape.Dims, nil))
+			return complexParts(b, b.Reshape(c, c.Shape.NumElements()))
+		}}})
+}

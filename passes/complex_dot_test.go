@@ -62,3 +62,52 @@ ENTRY e {
 }
 `, 1e-15, a, b)
 }
+
+// A complex convolution (padded, strided, two feature groups) expands to four
+// real ones that agree with cpuref's complex convolution.
+func TestExpandComplexConvolutionMatchesDefinition(t *testing.T) {
+	x := hlo.NewLiteral(hlo.MakeShape(hlo.C128, 1, 4, 6))
+	k := hlo.NewLiteral(hlo.MakeShape(hlo.C128, 4, 2, 3))
+	for i := range x.NumElements() {
+		x.SetComplex128(i, complex(float64(i%5)-2, float64(i%3)*0.5))
+	}
+	for i := range k.NumElements() {
+		k.SetComplex128(i, complex(float64(i%4)*0.25, 1-float64(i%7)*0.3))
+	}
+	expandedMatchesCPU(t, `HloModule m
+ENTRY e {
+  x = c128[1,4,6] parameter(0)
+  k = c128[4,2,3] parameter(1)
+  ROOT c = c128[1,4,3] convolution(x, k), window={size=3 stride=2 pad=1_1}, dim_labels=bf0_oi0->bf0, feature_group_count=2
+}
+`, 1e-15, x, k)
+}
+
+// After the pipeline no complex contraction remains, and the four real ones do.
+func TestExpandComplexConvolutionLeavesRealOnes(t *testing.T) {
+	m, err := hlo.ParseModule(`HloModule m
+ENTRY e {
+  x = c64[1,2,6] parameter(0)
+  k = c64[2,2,3] parameter(1)
+  ROOT c = c64[1,2,4] convolution(x, k), window={size=3}, dim_labels=bf0_oi0->bf0
+}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Run(m, Config{Disabled: OptionalNames()}); err != nil {
+		t.Fatal(err)
+	}
+	real := 0
+	for _, in := range m.Entry.Instructions {
+		if in.Op == hlo.OpConvolution {
+			if in.Shape.DType != hlo.F32 {
+				t.Fatalf("%s stays %v", in.Name, in.Shape)
+			}
+			real++
+		}
+	}
+	if real != 4 {
+		t.Fatalf("%d real convolutions, want 4:\n%s", real, hlo.Print(m))
+	}
+}

@@ -210,10 +210,10 @@ func ComplexSupport(in *hlo.Instruction) string {
 
 // ExpandedComplexOps are the ops on complex values that have no kernel but that
 // a required pass rewrites into ops that have one before code generation runs
-// (dot: passes/complex_dot.go, four real dots of the parts). The plan accepts them
+// (dot, convolution: passes/complex_dot.go, four real ones of the parts). The plan accepts them
 // where the target computes their type; ComplexSupport, which code generation
 // asks, still refuses them.
-var ExpandedComplexOps = map[hlo.Opcode]bool{hlo.OpDot: true}
+var ExpandedComplexOps = map[hlo.Opcode]bool{hlo.OpDot: true, hlo.OpConvolution: true}
 
 // ComplexTargetSupport is ComplexSupport on target t, the ExpandedComplexOps
 // accepted: also why t cannot compute the c128 values in holds (missingFeature),
