@@ -322,7 +322,7 @@ func c128Tolerance(op hlo.Opcode) ErrorSpec {
 		// worst measured 5.8e-15 (26ε, (2.3e250 + 2.3e110i)^(1.2 − 0.97i), an
 		// angle of 560).
 		return ErrorSpec{Rel: 64 * eps}
-	case hlo.OpReduce, hlo.OpFft:
+	case hlo.OpReduce, hlo.OpFft, hlo.OpDot, hlo.OpConvolution: // four f64 contractions (passes/complex_dot.go)
 		return ErrorSpec{Rel: 1e-12}
 	}
 	if exactOp(op) || op == hlo.OpComplex || op == hlo.OpAdd || op == hlo.OpSubtract || op == hlo.OpMultiply {

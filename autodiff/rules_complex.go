@@ -58,6 +58,10 @@ var holomorphic = map[hlo.Opcode]bool{
 	// scatter) move or sum the cotangent, as on the reals; their other combiners
 	// stay errors in the real rules.
 	hlo.OpScatter: true, hlo.OpSort: true,
+	// Dot and convolution are C-bilinear: each operand's rule (a contraction of
+	// ct with the other operand, no conjugation) is the transpose of its linear
+	// map, as on the reals.
+	hlo.OpDot: true, hlo.OpConvolution: true,
 	// complex and fft rows serve real and complex alike (complexRows' ops).
 	hlo.OpComplex: true, hlo.OpFft: true,
 }

@@ -35,15 +35,22 @@ func evalConvolution(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*h
 	if err != nil {
 		return nil, err
 	}
-	mac, err := newMacOperands(in.Shape.DType, ops[0], ops[1])
-	if err != nil {
-		return nil, err
-	}
 	c, err := g.contraction()
 	if err != nil {
 		return nil, err
 	}
 	out := hlo.NewLiteral(in.Shape)
+	if in.Shape.DType.IsComplex() {
+		if err := sameComplexType(in, ops[0], ops[1]); err != nil {
+			return nil, err
+		}
+		evalComplexDot(c, ops[0], ops[1], out)
+		return out, nil
+	}
+	mac, err := newMacOperands(in.Shape.DType, ops[0], ops[1])
+	if err != nil {
+		return nil, err
+	}
 	mac.run(ev, c, ops[1], out)
 	return out, nil
 }

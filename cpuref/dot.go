@@ -171,15 +171,22 @@ func evalDot(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Liter
 	if !hlo.MakeShape(in.Shape.DType, outDims...).Equal(in.Shape) {
 		return nil, fmt.Errorf("dot of %v and %v gives dimensions %v, result declares %v", ls, rs, outDims, in.Shape)
 	}
-	mac, err := newMacOperands(in.Shape.DType, lhs, rhs)
-	if err != nil {
-		return nil, err
-	}
 	c, err := dotContraction(dn, ls, rs)
 	if err != nil {
 		return nil, err
 	}
 	out := hlo.NewLiteral(in.Shape)
+	if in.Shape.DType.IsComplex() {
+		if err := sameComplexType(in, lhs, rhs); err != nil {
+			return nil, err
+		}
+		evalComplexDot(c, lhs, rhs, out)
+		return out, nil
+	}
+	mac, err := newMacOperands(in.Shape.DType, lhs, rhs)
+	if err != nil {
+		return nil, err
+	}
 	mac.run(ev, c, rhs, out)
 	return out, nil
 }

@@ -325,6 +325,9 @@ func scratchBytes(in *hlo.Instruction, operands []*hlo.Literal) int64 {
 		return 16 * (n + in.Shape.NumElements())
 	case hlo.OpDot, hlo.OpConvolution:
 		width := int64(8)
+		if len(operands) == 2 && in.Shape.DType.IsComplex() { // both decoded to complex128
+			return 16 * int64(operands[0].NumElements()+operands[1].NumElements())
+		}
 		if dt := in.Shape.DType; dt.IsFloat() && dt != hlo.F64 {
 			width = 4
 		}

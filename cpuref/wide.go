@@ -8,7 +8,7 @@ import (
 
 // c128 values. Most kernels move elements as 64-bit words (bulk.go), which a
 // 16-byte c128 element does not fit. The elementwise complex kernels and fft read
-// c128 through hlo.Literal's complex accessors; the data-movement kernels run twice
+// c128 through hlo.Literal's complex accessors, and so do dot and convolution; the data-movement kernels run twice
 // on a c128 value taken apart into its real and imaginary f64 planes, and the
 // planes' results are joined again (movement moves the parts of an element
 // together, so each plane moves alike); reduce, reduce-window, scatter,
@@ -23,6 +23,9 @@ var wideKernels = map[hlo.Opcode]bool{
 	hlo.OpCall: true, hlo.OpFusion: true, hlo.OpWhile: true, hlo.OpConditional: true,
 	hlo.OpOptBarrier: true, hlo.OpCompare: true, hlo.OpConvert: true, hlo.OpComplex: true,
 	hlo.OpFft: true, hlo.OpBitcastConvert: true, // bitcast-convert copies bytes
+	// A complex dot or convolution reads its operands through the complex
+	// accessors (dot_complex.go).
+	hlo.OpDot: true, hlo.OpConvolution: true,
 }
 
 // planarKernels are the data-movement ops evaluated plane by plane on c128.

@@ -40,6 +40,27 @@ func TestInferComplexElementwise(t *testing.T) {
 	})
 }
 
+func TestInferComplexContraction(t *testing.T) {
+	mm := Attributes{Dot: &DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{0}}}
+	batched := Attributes{Dot: &DotDims{LhsBatch: []int64{0}, RhsBatch: []int64{0},
+		LhsContracting: []int64{2}, RhsContracting: []int64{1}}}
+	conv := Attributes{Conv: &ConvDims{InputBatch: 0, InputFeature: 1, InputSpatial: []int64{2},
+		KernelOutput: 0, KernelInput: 1, KernelSpatial: []int64{2},
+		OutputBatch: 0, OutputFeature: 1, OutputSpatial: []int64{2}},
+		Window: []WindowDim{NewWindowDim(2)}, FeatureGroupCount: 1, BatchGroupCount: 1}
+	runInferCases(t, []inferCase{
+		{name: "c64 matmul", op: OpDot, operands: shp(c64(2, 3), c64(3, 4)), attrs: mm, want: c64(2, 4)},
+		{name: "c128 batched", op: OpDot, operands: shp(c128(5, 2, 3), c128(5, 3, 4)), attrs: batched, want: c128(5, 2, 4)},
+		{name: "c64 declared", op: OpDot, operands: shp(c64(2, 3), c64(3, 4)), attrs: mm, declared: ptr(c64(2, 4))},
+		{name: "real and complex", op: OpDot, operands: shp(f32(2, 3), c64(3, 4)), attrs: mm, err: "differ"},
+		{name: "c64 and c128", op: OpDot, operands: shp(c64(2, 3), c128(3, 4)), attrs: mm, err: "differ"},
+		{name: "c64 widened to c128", op: OpDot, operands: shp(c64(2, 3), c64(3, 4)), attrs: mm, declared: ptr(c128(2, 4)), err: "not a widening"},
+		{name: "c64 to real", op: OpDot, operands: shp(c64(2, 3), c64(3, 4)), attrs: mm, declared: ptr(f32(2, 4)), err: "not a widening"},
+		{name: "c64 convolution", op: OpConvolution, operands: shp(c64(1, 2, 5), c64(3, 2, 2)), attrs: conv, want: c64(1, 3, 4)},
+		{name: "real and complex convolution", op: OpConvolution, operands: shp(f32(1, 2, 5), c64(3, 2, 2)), attrs: conv, err: "differ"},
+	})
+}
+
 func TestInferFft(t *testing.T) {
 	fft := func(typ FftType, n ...int64) Attributes { return Attributes{FftType: typ, FftLength: n} }
 	f64 := func(dims ...int64) Shape { return MakeShape(F64, dims...) }

@@ -7,6 +7,8 @@ import (
 
 // Shape rules of dot and convolution. Operand element types must be equal and
 // numeric; the result type is theirs or a declared widening (contractionType).
+// Both also take complex operands (c64, c128), as XLA's InferDotOpShape and
+// InferConvolveShape do.
 
 func sameNumericTypes(l, r Shape) error {
 	if l.DType != r.DType {
@@ -18,6 +20,16 @@ func sameNumericTypes(l, r Shape) error {
 	return nil
 }
 
+// complexOrNumericTypes is sameNumericTypes with complex types allowed: both
+// operands the same complex type (a real and a complex operand differ, and are
+// refused).
+func complexOrNumericTypes(l, r Shape) error {
+	if l.DType == r.DType && l.DType.IsComplex() {
+		return nil
+	}
+	return sameNumericTypes(l, r)
+}
+
 // inferDot: the result is the batch dims (in lhs order), then the lhs free dims,
 // then the rhs free dims. A nil Dot means no batch or contracting dims (an outer
 // product), as XLA's parser defaults.
@@ -26,7 +38,7 @@ func inferDot(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	l, r := a.operands[0], a.operands[1]
-	if err := sameNumericTypes(l, r); err != nil {
+	if err := complexOrNumericTypes(l, r); err != nil {
 		return Shape{}, err
 	}
 	d := a.attrs.Dot
@@ -133,7 +145,7 @@ func inferConvolution(a *shapeArgs) (Shape, error) {
 		return Shape{}, err
 	}
 	in, k := a.operands[0], a.operands[1]
-	if err := sameNumericTypes(in, k); err != nil {
+	if err := complexOrNumericTypes(in, k); err != nil {
 		return Shape{}, err
 	}
 	cd := a.attrs.Conv

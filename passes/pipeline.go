@@ -55,6 +55,8 @@ var Pipeline = []Pass{
 	{Name: "split-loop-fills", Summary: "give each while loop its own copy of a shared fill (broadcast constant) in its initial state, which the state then takes over", Run: SplitLoopFills},
 	{Name: "reduce-to-dot", Summary: "rewrite a sum of products of two broadcasts (reduce(multiply(broadcast(a), broadcast(b)))) as a dot of a and b", Run: ReduceToDot},
 	{Name: "transpose-folding", Summary: "read a dot's transposed operands in place through its dimension numbers", Run: TransposeFolding},
+	// After reduce-to-dot and transpose-folding, which make or change dots.
+	{Name: "complex-dot-expander", Summary: "rewrite a dot or convolution of complex operands as four real ones of their parts joined by complex", Run: ExpandComplexDots, Required: true},
 	{Name: "fusion", Summary: "fuse elementwise and data-movement producers into their consumers' kernels", Run: Fusion},
 	{Name: "sibling-fusion", Summary: "merge loop kernels that read the same array into one multi-output kernel", Run: SiblingFusion},
 	{Name: "dce-after-fusion", Summary: "remove producers that fusion made dead", Run: DCE},
