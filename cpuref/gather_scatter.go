@@ -168,16 +168,11 @@ func checkGather(gd *hlo.GatherDims, r *indexReader, opShape hlo.Shape, sizes []
 // positions are taken in row-major order and, within one, window elements in
 // row-major order, so repeated indices combine in that order.
 func evalScatter(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	sd := in.Attrs.Scatter
-	if sd == nil || len(ops) < 3 || len(ops)%2 == 0 {
-		return nil, fmt.Errorf("scatter needs dimension numbers, N operands, indices and N updates")
-	}
-	n := len(ops) / 2
-	operands, updates := ops[:n], ops[n+1:]
-	r, err := newIndexReader(ops[n], sd.IndexVectorDim)
+	sd, operands, updates, r, err := scatterArgs(in, ops)
 	if err != nil {
 		return nil, err
 	}
+	n := len(operands)
 	f, shapes, err := combiner(ev, in, n)
 	if err != nil {
 		return nil, err
@@ -314,4 +309,19 @@ func (p *scatterPlan) forEachUpdate(visit func(o, u int64) error) error {
 			return visit(o, linearIndex(p.updStrides, updIdx))
 		})
 	})
+}
+
+// scatterArgs splits a scatter's operands: N operands, the indices (read through
+// an index reader) and N updates.
+func scatterArgs(in *hlo.Instruction, ops []*hlo.Literal) (*hlo.ScatterDims, []*hlo.Literal, []*hlo.Literal, *indexReader, error) {
+	sd := in.Attrs.Scatter
+	if sd == nil || len(ops) < 3 || len(ops)%2 == 0 {
+		return nil, nil, nil, nil, fmt.Errorf("scatter needs dimension numbers, N operands, indices and N updates")
+	}
+	n := len(ops) / 2
+	r, err := newIndexReader(ops[n], sd.IndexVectorDim)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return sd, ops[:n], ops[n+1:], r, nil
 }

@@ -1,26 +1,17 @@
 package cpuref
 
-import (
-	"fmt"
-
-	"github.com/vkxla/vkxla/hlo"
-)
+import "github.com/vkxla/vkxla/hlo"
 
 // evalScatterWide is scatter over c128 values: evalScatter's geometry and order
 // (scatterPlan.forEachUpdate, so repeated indices combine in the same order), the
 // combiner called on scalar literals. Any combiner works: add, replace (returning
 // the update), multiply, or one of several outputs.
 func evalScatterWide(ev *evaluator, in *hlo.Instruction, ops []*hlo.Literal) (*hlo.Literal, error) {
-	sd := in.Attrs.Scatter
-	if sd == nil || len(ops) < 3 || len(ops)%2 == 0 {
-		return nil, fmt.Errorf("scatter needs dimension numbers, N operands, indices and N updates")
-	}
-	n := len(ops) / 2
-	operands, updates := ops[:n], ops[n+1:]
-	r, err := newIndexReader(ops[n], sd.IndexVectorDim)
+	sd, operands, updates, r, err := scatterArgs(in, ops)
 	if err != nil {
 		return nil, err
 	}
+	n := len(operands)
 	f, err := newLiteralFn(ev, in, 0, n)
 	if err != nil {
 		return nil, err

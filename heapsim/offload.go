@@ -46,16 +46,7 @@ func (l *lowering) hostParams(c *hlo.Computation, params []Value) {
 		}
 	}
 	for i, p := range c.Params {
-		if !p.Shape.IsArray() || l.ext[params[i].Leaves[0]] != extNone || p == c.Root || len(readers[p]) == 0 {
-			continue
-		}
-		onlyMoves := true
-		for _, r := range readers[p] {
-			if toHost, ok := hlo.Placement(r); !ok || toHost {
-				onlyMoves = false
-			}
-		}
-		if onlyMoves {
+		if hlo.HostResident(p, readers[p]) && l.ext[params[i].Leaves[0]] == extNone { // an array: one leaf
 			l.host[params[i].Leaves[0]] = true
 		}
 	}

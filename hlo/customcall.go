@@ -128,6 +128,21 @@ func Placement(in *Instruction) (toHost, ok bool) {
 	return false, false
 }
 
+// HostResident reports an array parameter p that only MoveToDevice copies read
+// (users are its readers): the planner keeps it in host memory, as JAX's
+// argument of memory kind pinned_host, unless the caller provides its memory.
+func HostResident(p *Instruction, users []*Instruction) bool {
+	if !p.Shape.IsArray() || len(users) == 0 {
+		return false
+	}
+	for _, u := range users {
+		if toHost, ok := Placement(u); !ok || toHost {
+			return false
+		}
+	}
+	return true
+}
+
 // MoveToHost is a custom-call MoveToHost of x: x's value in host memory.
 func (b *Builder) MoveToHost(x *Instruction) *Instruction {
 	return b.CustomCall(MoveToHostTarget, []*Instruction{x}, x.Shape, &CustomCallAttrs{HasSideEffect: true})

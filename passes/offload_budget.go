@@ -267,15 +267,7 @@ func onlyRootAfter(mm *memoryModel, order []*hlo.Instruction, at int, b *hlo.Ins
 func refetch(m *hlo.Module, b, next int) {
 	c := m.Entry
 	x := c.Instructions[b]
-	dev := move(moduleNames(m).fresh(x.Operands[0].Name+".device"), x.Operands[0], false)
-	for _, in := range c.Instructions[next:] {
-		for j, op := range in.Operands {
-			if op == x {
-				in.Operands[j] = dev
-			}
-		}
-	}
-	c.Instructions = slices.Insert(c.Instructions, next, dev)
+	copyBack(c, moduleNames(m), x.Operands[0], x, next, len(c.Instructions))
 	c.Renumber()
 }
 
@@ -287,9 +279,6 @@ func refetch(m *hlo.Module, b, next int) {
 func offloadParam(m *hlo.Module, p, at int) {
 	c := m.Entry
 	x := c.Instructions[p]
-	names := moduleNames(m)
-	type cut struct{ pos, end int } // readers in [pos, end) read one copy
-	var cuts []cut
 	first, after := -1, -1
 	for i := p + 1; i < len(c.Instructions); i++ {
 		if !slices.Contains(c.Instructions[i].Operands, x) {
@@ -302,26 +291,30 @@ func offloadParam(m *hlo.Module, p, at int) {
 			after = i
 		}
 	}
-	switch {
-	case first < 0:
+	if first < 0 {
 		return
-	case after < 0 || after == first:
-		cuts = []cut{{first, len(c.Instructions)}}
-	default:
-		cuts = []cut{{first, after}, {after, len(c.Instructions)}}
 	}
-	for k := len(cuts) - 1; k >= 0; k-- { // the later cut first: positions stay valid
-		dev := move(names.fresh(x.Name+".device"), x, false)
-		for _, in := range c.Instructions[cuts[k].pos:cuts[k].end] {
-			for j, op := range in.Operands {
-				if op == x {
-					in.Operands[j] = dev
-				}
+	names, end := moduleNames(m), len(c.Instructions)
+	if after > first { // the later copy first: positions before it stay valid
+		copyBack(c, names, x, x, after, end)
+		end = after
+	}
+	copyBack(c, names, x, x, first, end)
+	c.Renumber()
+}
+
+// copyBack inserts a MoveToDevice of src at position pos, which the readers of
+// old in [pos, end) read from then on.
+func copyBack(c *hlo.Computation, names *nameSet, src, old *hlo.Instruction, pos, end int) {
+	dev := move(names.fresh(src.Name+".device"), src, false)
+	for _, in := range c.Instructions[pos:end] {
+		for j, op := range in.Operands {
+			if op == old {
+				in.Operands[j] = dev
 			}
 		}
-		c.Instructions = slices.Insert(c.Instructions, cuts[k].pos, dev)
 	}
-	c.Renumber()
+	c.Instructions = slices.Insert(c.Instructions, pos, dev)
 }
 
 // offloadOutputs returns the root operands outs, which return the value at

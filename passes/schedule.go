@@ -126,25 +126,11 @@ func newMemoryModel(c *hlo.Computation) *memoryModel {
 		mm.pinned[s] = true
 	}
 	for _, p := range c.Params {
-		if hostResident(p, mm.users[p]) {
+		if hlo.HostResident(p, mm.users[p]) {
 			mm.size[p] = 0 // in host memory (heapsim's hostParams)
 		}
 	}
 	return mm
-}
-
-// hostResident reports a parameter that only MoveToDevice copies read: the
-// planner keeps it in host memory (unless the caller provides its memory).
-func hostResident(p *hlo.Instruction, users []*hlo.Instruction) bool {
-	if !p.Shape.IsArray() || len(users) == 0 {
-		return false
-	}
-	for _, u := range users {
-		if toHost, ok := hlo.Placement(u); !ok || toHost {
-			return false
-		}
-	}
-	return true
 }
 
 func appendNew(list []*hlo.Instruction, xs ...*hlo.Instruction) []*hlo.Instruction {
