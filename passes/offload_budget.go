@@ -41,13 +41,10 @@ func OffloadToMeetBudget(m *hlo.Module, cfg Config) (bool, error) {
 	for _, entryFirst := range []bool{false, true} {
 		t := m.Clone()
 		peak, changed := offloadGreedy(t, cfg, entryFirst)
-		if !changed {
-			continue
-		}
-		if bestPeak < 0 || peak < bestPeak {
+		if changed && (bestPeak < 0 || peak < bestPeak) {
 			best, bestPeak = t, peak
 		}
-		if peak <= cfg.MemoryBudget {
+		if peak <= cfg.MemoryBudget { // met (or unmodelled: the other order fails alike)
 			break
 		}
 	}
